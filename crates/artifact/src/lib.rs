@@ -1,0 +1,68 @@
+//! The content-hashed Parquet artifact store (design.md §3).
+//!
+//! Stages exchange artifacts: one Parquet file each, addressed by the
+//! SHA-256 of its bytes, with its execution record (the [`Manifest`]) in the
+//! Parquet key-value metadata under [`MANIFEST_KEY`]. A stage invocation is
+//! keyed by its [`Recipe`]; when the store already holds an action record for
+//! that key, the stage is not run again and its outputs are returned.
+//!
+//! Layout of a store directory:
+//!
+//! ```text
+//! objects/<id>.parquet   artifacts, immutable, named by the SHA-256 of their bytes
+//! actions/<key>.json     action records: recipe key -> output artifact ids
+//! pins/<id>              imported artifacts, kept by `gc` although no action made them
+//! indexes/               derived data (search indexes), keyed by their inputs
+//! tmp/                   files being written; renamed into place when complete
+//! log/runs.jsonl         wall-clock run log (never hashed)
+//! ```
+
+mod error;
+pub mod kinds;
+mod manifest;
+mod store;
+mod writer;
+
+pub use error::{ArtifactError, Result};
+pub use manifest::{Manifest, Recipe, MANIFEST_KEY};
+pub use store::{ActionRecord, GcReport, ObjectInfo, OutputRef, Store, VerifyProblem};
+pub use writer::{ArtifactWriter, Written};
+
+/// ragprobe's version, recorded in every manifest.
+pub const RAGPROBE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Lowercase hex SHA-256 of everything `reader` yields, streamed.
+pub fn sha256_reader(mut reader: impl std::io::Read) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
+
+/// Serialise a JSON value canonically: object keys sorted (serde_json's
+/// default map is ordered), no insignificant whitespace, numbers as serde_json
+/// prints them. Equal values give equal bytes.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    // serde_json without `preserve_order` stores objects in a BTreeMap, so
+    // serialisation is already key-sorted; re-parse guards values built from
+    // other maps.
+    serde_json::to_string(value).expect("a serde_json::Value always serialises")
+}
+
+/// True if `s` is a full artifact id (64 lowercase hex digits).
+pub fn is_full_id(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}

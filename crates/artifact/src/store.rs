@@ -1,0 +1,434 @@
+use arrow::datatypes::{Schema, SchemaRef};
+use arrow::record_batch::{RecordBatch, RecordBatchReader};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::error::{io_err, ArtifactError, Result};
+use crate::kinds;
+use crate::manifest::{Manifest, Recipe, MANIFEST_KEY};
+use crate::writer::{publish, ArtifactWriter, Written};
+use crate::{is_full_id, sha256_reader, RAGPROBE_VERSION};
+
+/// One output of an action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputRef {
+    pub kind: String,
+    pub id: String,
+    pub rows: u64,
+}
+
+impl From<&Written> for OutputRef {
+    fn from(w: &Written) -> Self {
+        OutputRef { kind: w.kind.clone(), id: w.id.clone(), rows: w.rows }
+    }
+}
+
+/// A finished stage invocation: its recipe and the artifacts it made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionRecord {
+    pub key: String,
+    pub recipe: Recipe,
+    pub outputs: Vec<OutputRef>,
+}
+
+/// A stored object, as `artifacts ls` lists it.
+#[derive(Debug, Clone)]
+pub struct ObjectInfo {
+    pub id: String,
+    pub bytes: u64,
+    pub manifest: Result<Manifest, String>,
+}
+
+/// A problem `verify` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyProblem {
+    pub id: String,
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// What `gc` removed.
+#[derive(Debug, Clone, Default)]
+pub struct GcReport {
+    pub kept: usize,
+    pub removed: Vec<String>,
+    pub removed_bytes: u64,
+    pub removed_tmp: usize,
+}
+
+/// A store directory (see the crate docs for its layout).
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl Store {
+    /// Open (creating if needed) the store at `root`.
+    pub fn open(root: impl Into<PathBuf>) -> Result<Store> {
+        let root = root.into();
+        for sub in ["objects", "actions", "pins", "tmp", "log", "indexes"] {
+            let d = root.join(sub);
+            std::fs::create_dir_all(&d).map_err(io_err(&d))?;
+        }
+        Ok(Store { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn object_path(&self, id: &str) -> PathBuf {
+        self.root.join("objects").join(format!("{id}.parquet"))
+    }
+
+    fn action_path(&self, key: &str) -> PathBuf {
+        self.root.join("actions").join(format!("{key}.json"))
+    }
+
+    /// A fresh temporary path inside the store (same filesystem as objects,
+    /// so the final rename is atomic).
+    pub fn tmp_path(&self, suffix: &str) -> PathBuf {
+        let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        self.root.join("tmp").join(format!("{}-{nanos}-{n}{suffix}", std::process::id()))
+    }
+
+    /// Start writing an artifact of a registered kind.
+    pub fn writer(&self, kind: &str, recipe: &Recipe) -> Result<ArtifactWriter> {
+        let k = kinds::kind(kind).ok_or_else(|| ArtifactError::Other(format!("unknown artifact kind `{kind}`")))?;
+        self.writer_with_schema(k.name, k.schema_version, Arc::new((k.schema)()), recipe)
+    }
+
+    /// Start writing an artifact with an explicit schema.
+    pub fn writer_with_schema(&self, kind: &str, schema_version: u32, schema: SchemaRef, recipe: &Recipe) -> Result<ArtifactWriter> {
+        let manifest = Manifest {
+            kind: kind.to_string(),
+            schema_version,
+            ragprobe_version: RAGPROBE_VERSION.to_string(),
+            recipe: recipe.for_manifest(),
+            rows: 0,
+            details: serde_json::Value::Null,
+        };
+        ArtifactWriter::create(self.tmp_path(".parquet.tmp"), self.root.join("objects"), schema, manifest)
+    }
+
+    /// The action record for `recipe`, if the stage already ran with it and
+    /// every output is still in the store.
+    pub fn cached(&self, recipe: &Recipe) -> Result<Option<ActionRecord>> {
+        let path = self.action_path(&recipe.key());
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ArtifactError::Io { path, error: e }),
+        };
+        let record: ActionRecord = match serde_json::from_str(&text) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!("{}: unreadable action record ({e}); running the stage again", path.display());
+                return Ok(None);
+            }
+        };
+        if record.outputs.iter().all(|o| self.object_path(&o.id).is_file()) {
+            Ok(Some(record))
+        } else {
+            tracing::info!("action {} has outputs missing from the store; running the stage again", &record.key[..12]);
+            Ok(None)
+        }
+    }
+
+    /// Record that `recipe` produced `outputs` (atomically).
+    pub fn record_action(&self, recipe: &Recipe, outputs: &[Written]) -> Result<ActionRecord> {
+        let record = ActionRecord { key: recipe.key(), recipe: recipe.clone(), outputs: outputs.iter().map(OutputRef::from).collect() };
+        let text = serde_json::to_string_pretty(&record).expect("action record serialises");
+        self.write_atomic(&self.action_path(&record.key), text.as_bytes())?;
+        Ok(record)
+    }
+
+    fn write_atomic(&self, dest: &Path, bytes: &[u8]) -> Result<()> {
+        let tmp = self.tmp_path(".tmp");
+        let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
+        f.write_all(bytes).map_err(io_err(&tmp))?;
+        f.sync_all().map_err(io_err(&tmp))?;
+        drop(f);
+        publish(&tmp, dest)
+    }
+
+    /// Append one JSON line to the run log (wall-clock facts; never hashed).
+    pub fn log_run(&self, mut event: serde_json::Value) {
+        let path = self.root.join("log").join("runs.jsonl");
+        if let Some(obj) = event.as_object_mut() {
+            let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+            obj.insert("unix_time".into(), secs.into());
+        }
+        let line = format!("{event}\n");
+        let res = std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = res {
+            tracing::warn!("{}: could not append to the run log: {e}", path.display());
+        }
+    }
+
+    /// Ids of every object in the store, sorted.
+    pub fn ids(&self) -> Result<Vec<String>> {
+        let dir = self.root.join("objects");
+        let mut ids = Vec::new();
+        for entry in std::fs::read_dir(&dir).map_err(io_err(&dir))? {
+            let entry = entry.map_err(io_err(&dir))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(id) = name.strip_suffix(".parquet") {
+                if is_full_id(id) {
+                    ids.push(id.to_string());
+                }
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Resolve what a user typed to an artifact id: a full id, a unique id
+    /// prefix (at least 4 hex digits), or a path to a `.parquet` file (which
+    /// is imported into the store first).
+    pub fn resolve(&self, spec: &str) -> Result<String> {
+        let as_path = Path::new(spec);
+        if spec.ends_with(".parquet") || (as_path.is_file() && !is_hex(spec)) {
+            return self.import(as_path);
+        }
+        if !is_hex(spec) || spec.len() < 4 {
+            return Err(ArtifactError::NotFound(spec.to_string()));
+        }
+        let spec_l = spec.to_ascii_lowercase();
+        let matches: Vec<String> = self.ids()?.into_iter().filter(|id| id.starts_with(&spec_l)).collect();
+        match matches.len() {
+            0 => Err(ArtifactError::NotFound(spec.to_string())),
+            1 => Ok(matches.into_iter().next().unwrap()),
+            _ => Err(ArtifactError::Ambiguous { prefix: spec.to_string(), candidates: matches }),
+        }
+    }
+
+    /// Resolve and check the artifact's kind.
+    pub fn resolve_kind(&self, spec: &str, kind: &str) -> Result<String> {
+        let id = self.resolve(spec)?;
+        let m = self.manifest(&id)?;
+        if m.kind != kind {
+            return Err(ArtifactError::WrongKind { id, expected: kind.to_string(), actual: m.kind });
+        }
+        Ok(id)
+    }
+
+    /// The manifest of a stored object (reads the footer only).
+    pub fn manifest(&self, id: &str) -> Result<Manifest> {
+        read_manifest(&self.object_path(id))
+    }
+
+    /// Verify the object's hash, then open it for streaming reads.
+    pub fn open_batches(&self, id: &str, batch_size: usize) -> Result<ParquetRecordBatchReader> {
+        self.verify_object(id)?;
+        let path = self.object_path(id);
+        let file = File::open(&path).map_err(io_err(&path))?;
+        ParquetRecordBatchReaderBuilder::try_new(file)
+            .and_then(|b| b.with_batch_size(batch_size).build())
+            .map_err(|e| ArtifactError::Parquet { path, message: e.to_string() })
+    }
+
+    /// Read a whole (verified) artifact into memory.
+    pub fn read_all(&self, id: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+        let reader = self.open_batches(id, 8192)?;
+        let schema = reader.schema();
+        let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok((schema, batches))
+    }
+
+    /// Check that the object's bytes hash to its id.
+    pub fn verify_object(&self, id: &str) -> Result<()> {
+        let path = self.object_path(id);
+        let f = File::open(&path).map_err(io_err(&path))?;
+        let actual = sha256_reader(std::io::BufReader::new(f)).map_err(io_err(&path))?;
+        if actual != id {
+            return Err(ArtifactError::HashMismatch { id: id.to_string(), actual });
+        }
+        Ok(())
+    }
+
+    /// Every stored object with its size and manifest.
+    pub fn list(&self) -> Result<Vec<ObjectInfo>> {
+        self.ids()?
+            .into_iter()
+            .map(|id| {
+                let path = self.object_path(&id);
+                let bytes = std::fs::metadata(&path).map_err(io_err(&path))?.len();
+                let manifest = read_manifest(&path).map_err(|e| e.to_string());
+                Ok(ObjectInfo { id, bytes, manifest })
+            })
+            .collect()
+    }
+
+    /// Check every object: hash equals the id, the manifest parses, and the
+    /// row count matches. Returns every problem found (empty = healthy).
+    pub fn verify(&self) -> Result<Vec<VerifyProblem>> {
+        let mut problems = Vec::new();
+        for id in self.ids()? {
+            let path = self.object_path(&id);
+            let res = self.verify_object(&id).and_then(|_| check_readable(&path));
+            if let Err(e) = res {
+                problems.push(VerifyProblem { id: id.clone(), path, message: e.to_string() });
+            }
+        }
+        Ok(problems)
+    }
+
+    /// Copy an object out of the store. `dest` may be a directory (the file
+    /// is then named `<id>.parquet`, which `import` checks) or a file path.
+    pub fn export(&self, id: &str, dest: &Path) -> Result<PathBuf> {
+        self.verify_object(id)?;
+        let target = if dest.is_dir() { dest.join(format!("{id}.parquet")) } else { dest.to_path_buf() };
+        let tmp = target.with_extension("parquet.tmp");
+        std::fs::copy(self.object_path(id), &tmp).map_err(io_err(&tmp))?;
+        File::open(&tmp).and_then(|f| f.sync_all()).map_err(io_err(&tmp))?;
+        std::fs::rename(&tmp, &target).map_err(io_err(&target))?;
+        Ok(target)
+    }
+
+    /// Bring a Parquet artifact file into the store and pin it (so `gc` keeps
+    /// it). Refused when the file is named `<id>.parquet` and its bytes hash
+    /// to something else, when it has no valid manifest, or when its data do
+    /// not decode to the row count the manifest records.
+    pub fn import(&self, path: &Path) -> Result<String> {
+        let f = File::open(path).map_err(io_err(path))?;
+        let actual = sha256_reader(std::io::BufReader::new(f)).map_err(io_err(path))?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        if is_full_id(&stem) && stem != actual {
+            return Err(ArtifactError::AlteredImport { path: path.to_path_buf(), expected: stem, actual });
+        }
+        if self.object_path(&actual).is_file() && self.verify_object(&actual).is_ok() {
+            self.pin(&actual)?;
+            return Ok(actual);
+        }
+        check_readable(path).map_err(|e| ArtifactError::BadImport { path: path.to_path_buf(), message: e.to_string() })?;
+        let tmp = self.tmp_path(".parquet.tmp");
+        std::fs::copy(path, &tmp).map_err(io_err(&tmp))?;
+        File::open(&tmp).and_then(|f| f.sync_all()).map_err(io_err(&tmp))?;
+        // Hash the copy: the source could change between the two reads.
+        let copied = sha256_reader(std::io::BufReader::new(File::open(&tmp).map_err(io_err(&tmp))?)).map_err(io_err(&tmp))?;
+        if copied != actual {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(ArtifactError::BadImport { path: path.to_path_buf(), message: "the file changed while it was being imported".into() });
+        }
+        publish(&tmp, &self.object_path(&actual))?;
+        self.pin(&actual)?;
+        tracing::info!("imported {} as {actual}", path.display());
+        Ok(actual)
+    }
+
+    fn pin(&self, id: &str) -> Result<()> {
+        let p = self.root.join("pins").join(id);
+        if !p.exists() {
+            self.write_atomic(&p, b"")?;
+        }
+        Ok(())
+    }
+
+    /// Every action record in the store.
+    pub fn actions(&self) -> Result<Vec<ActionRecord>> {
+        let dir = self.root.join("actions");
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&dir).map_err(io_err(&dir))? {
+            let path = entry.map_err(io_err(&dir))?.path();
+            if path.extension().is_some_and(|e| e == "json") {
+                match std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<ActionRecord>(&t).ok()) {
+                    Some(r) => out.push(r),
+                    None => tracing::warn!("{}: unreadable action record, ignored", path.display()),
+                }
+            }
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    /// Delete objects that no action record and no pin refers to, and any
+    /// leftover temporary files. With `dry_run`, only report.
+    pub fn gc(&self, dry_run: bool) -> Result<GcReport> {
+        let mut live = std::collections::BTreeSet::new();
+        for a in self.actions()? {
+            live.extend(a.outputs.into_iter().map(|o| o.id));
+        }
+        let pins = self.root.join("pins");
+        for entry in std::fs::read_dir(&pins).map_err(io_err(&pins))? {
+            live.insert(entry.map_err(io_err(&pins))?.file_name().to_string_lossy().into_owned());
+        }
+        let mut report = GcReport::default();
+        for id in self.ids()? {
+            if live.contains(&id) {
+                report.kept += 1;
+                continue;
+            }
+            let path = self.object_path(&id);
+            report.removed_bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            if !dry_run {
+                std::fs::remove_file(&path).map_err(io_err(&path))?;
+            }
+            report.removed.push(id);
+        }
+        let tmp = self.root.join("tmp");
+        for entry in std::fs::read_dir(&tmp).map_err(io_err(&tmp))? {
+            let p = entry.map_err(io_err(&tmp))?.path();
+            report.removed_tmp += 1;
+            if !dry_run {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+        Ok(report)
+    }
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Read the manifest from a Parquet file's footer.
+pub(crate) fn read_manifest(path: &Path) -> Result<Manifest> {
+    let (manifest, _) = read_footer(path)?;
+    Ok(manifest)
+}
+
+fn read_footer(path: &Path) -> Result<(Manifest, Schema)> {
+    let file = File::open(path).map_err(io_err(path))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| ArtifactError::Parquet { path: path.to_path_buf(), message: e.to_string() })?;
+    let kv = builder.metadata().file_metadata().key_value_metadata();
+    let text = kv
+        .and_then(|kv| kv.iter().find(|k| k.key == MANIFEST_KEY))
+        .and_then(|k| k.value.clone())
+        .ok_or_else(|| ArtifactError::NoManifest { path: path.to_path_buf() })?;
+    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| ArtifactError::BadManifest { path: path.to_path_buf(), message: e.to_string() })?;
+    Ok((manifest, builder.schema().as_ref().clone()))
+}
+
+/// Decode every row of the file and check the manifest's row count and, for
+/// known kinds, the schema.
+fn check_readable(path: &Path) -> Result<()> {
+    let (manifest, schema) = read_footer(path)?;
+    let file = File::open(path).map_err(io_err(path))?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .and_then(|b| b.build())
+        .map_err(|e| ArtifactError::Parquet { path: path.to_path_buf(), message: e.to_string() })?;
+    let mut rows = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| ArtifactError::Parquet { path: path.to_path_buf(), message: e.to_string() })?;
+        rows += batch.num_rows() as u64;
+    }
+    if rows != manifest.rows {
+        return Err(ArtifactError::BadManifest { path: path.to_path_buf(), message: format!("manifest says {} rows, the data has {rows}", manifest.rows) });
+    }
+    if let Some(k) = kinds::kind(&manifest.kind) {
+        if k.schema_version == manifest.schema_version && *(k.schema)().fields() != *schema.fields() {
+            return Err(ArtifactError::BadManifest { path: path.to_path_buf(), message: format!("columns differ from the `{}` schema", manifest.kind) });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,141 @@
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{io_err, ArtifactError, Result};
+use crate::manifest::{Manifest, MANIFEST_KEY};
+
+/// Rows per Parquet row group. Bounds the writer's memory on large inputs
+/// (a row group is buffered until it is flushed) and keeps files readable in
+/// pieces.
+pub const ROW_GROUP_ROWS: usize = 8192;
+
+/// Fixed writer settings: part of the artifact contract, since the bytes are
+/// the id. Changing any of these changes every id.
+fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .build()
+}
+
+/// A sink that hashes every byte on its way to the file.
+struct HashingFile {
+    inner: BufWriter<File>,
+    hasher: Sha256,
+}
+
+impl Write for HashingFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The outcome of writing one artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub kind: String,
+    pub id: String,
+    pub rows: u64,
+}
+
+/// Streams record batches into a temporary file in the store; on
+/// [`finish`](Self::finish) embeds the manifest, fsyncs, and renames the file
+/// to `objects/<sha256>.parquet`. Dropped without `finish`, it deletes the
+/// temporary file: no partial object ever becomes visible.
+pub struct ArtifactWriter {
+    tmp_path: PathBuf,
+    objects_dir: PathBuf,
+    writer: Option<ArrowWriter<HashingFile>>,
+    manifest: Manifest,
+    schema: SchemaRef,
+}
+
+impl ArtifactWriter {
+    pub(crate) fn create(tmp_path: PathBuf, objects_dir: PathBuf, schema: SchemaRef, manifest: Manifest) -> Result<Self> {
+        let file = File::create(&tmp_path).map_err(io_err(&tmp_path))?;
+        let sink = HashingFile { inner: BufWriter::with_capacity(1 << 20, file), hasher: Sha256::new() };
+        let writer = ArrowWriter::try_new(sink, schema.clone(), Some(writer_properties()))
+            .map_err(|e| ArtifactError::Parquet { path: tmp_path.clone(), message: e.to_string() })?;
+        Ok(ArtifactWriter { tmp_path, objects_dir, writer: Some(writer), manifest, schema })
+    }
+
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    pub fn kind(&self) -> &str {
+        &self.manifest.kind
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.manifest.rows
+    }
+
+    /// Append one batch. Its schema must equal the kind's schema.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.schema() != self.schema {
+            return Err(ArtifactError::Other(format!(
+                "internal: batch schema for `{}` artifact differs from the kind's schema",
+                self.manifest.kind
+            )));
+        }
+        let w = self.writer.as_mut().expect("writer present until finish");
+        w.write(batch).map_err(|e| ArtifactError::Parquet { path: self.tmp_path.clone(), message: e.to_string() })?;
+        self.manifest.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Close the file with `details` recorded in the manifest, and move it into
+    /// the store. Returns the artifact id.
+    pub fn finish(mut self, details: serde_json::Value) -> Result<Written> {
+        self.manifest.details = details;
+        let mut w = self.writer.take().expect("writer present until finish");
+        w.append_key_value_metadata(KeyValue::new(MANIFEST_KEY.to_string(), self.manifest.to_json()));
+        let sink = w
+            .into_inner()
+            .map_err(|e| ArtifactError::Parquet { path: self.tmp_path.clone(), message: e.to_string() })?;
+        let HashingFile { inner, hasher } = sink;
+        let file = inner.into_inner().map_err(|e| ArtifactError::Io { path: self.tmp_path.clone(), error: e.into_error() })?;
+        file.sync_all().map_err(io_err(&self.tmp_path))?;
+        drop(file);
+        let id = hex::encode(hasher.finalize());
+        let dest = self.objects_dir.join(format!("{id}.parquet"));
+        publish(&self.tmp_path, &dest)?;
+        Ok(Written { kind: self.manifest.kind.clone(), id, rows: self.manifest.rows })
+    }
+}
+
+impl Drop for ArtifactWriter {
+    fn drop(&mut self) {
+        if self.writer.is_some() || self.tmp_path.exists() {
+            let _ = std::fs::remove_file(&self.tmp_path);
+        }
+    }
+}
+
+/// Atomically move a complete, fsynced temp file to `dest` and fsync the
+/// directory. An existing `dest` is replaced: it should hold the same bytes
+/// (content addressing), and replacing it heals a corrupted copy.
+pub(crate) fn publish(tmp: &Path, dest: &Path) -> Result<()> {
+    std::fs::rename(tmp, dest).map_err(io_err(dest))?;
+    if let Some(dir) = dest.parent() {
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,152 @@
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use ragprobe_artifact::Store;
+use ragprobe_ingest::{ingest, Format, IngestOptions, OnError, TableKind, TableMapping};
+use std::path::PathBuf;
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum FormatArg {
+    /// DPR/FiD retrieval results (JSON array or JSONL): question, answers, ctxs.
+    Dpr,
+    /// NoMIRACL JSONL: query_id, query, positive_passages, negative_passages.
+    Nomiracl,
+    /// RGB JSONL: id, query, answer, positive, negative, fakeanswer?, positive_wrong?.
+    Rgb,
+    /// BEIR directory: corpus.jsonl, queries.jsonl, qrels/*.tsv.
+    Beir,
+    /// Self-RAG / PopQA JSONL: question, answers, ctxs with string scores.
+    Selfrag,
+    /// Any CSV/TSV, JSONL or Parquet table; columns set by the --col-* flags.
+    Table,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Dpr => Format::Dpr,
+            FormatArg::Nomiracl => Format::Nomiracl,
+            FormatArg::Rgb => Format::Rgb,
+            FormatArg::Beir => Format::Beir,
+            FormatArg::Selfrag => Format::Selfrag,
+            FormatArg::Table => Format::Table,
+        }
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default)]
+pub enum OnErrorArg {
+    /// Stop at the first bad record.
+    #[default]
+    Fail,
+    /// Skip bad records; count them, log the first few, record the count in the manifest.
+    Skip,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default)]
+pub enum TableKindArg {
+    #[default]
+    Questions,
+    Corpus,
+}
+
+/// Read dataset files (gzip read transparently) into canonical artifacts.
+///
+/// Writes `questions` and `contexts` (and `corpus` for BEIR, or for
+/// `--format table --table-kind corpus`). A second run with the same inputs
+/// and options is a cache hit and does no work.
+#[derive(Args, Debug)]
+pub struct IngestArgs {
+    /// Input format.
+    #[arg(long, short)]
+    pub format: FormatArg,
+    /// Input files (a directory for BEIR).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Dataset name [default: the file name without extensions].
+    #[arg(long)]
+    pub dataset: Option<String>,
+    /// Split name recorded on every question (e.g. dev, test).
+    #[arg(long)]
+    pub split: Option<String>,
+    /// Language code [default: from a NoMIRACL file name, else zh/ja/ko by script, else en].
+    #[arg(long)]
+    pub lang: Option<String>,
+    /// NoMIRACL subset [default: relevant when the query has a positive passage].
+    #[arg(long, value_parser = ["relevant", "non_relevant"])]
+    pub subset: Option<String>,
+    /// What to do with a bad record.
+    #[arg(long, value_enum, default_value_t = OnErrorArg::Fail)]
+    pub on_error: OnErrorArg,
+    /// Table format: what the rows are.
+    #[arg(long, value_enum, default_value_t = TableKindArg::Questions, help_heading = "Table format")]
+    pub table_kind: TableKindArg,
+    /// Table format: question id column [default: a hash of dataset + question].
+    #[arg(long, help_heading = "Table format")]
+    pub col_id: Option<String>,
+    /// Table format: question column.
+    #[arg(long, default_value = "question", help_heading = "Table format")]
+    pub col_question: String,
+    /// Table format: answers column (a list, a JSON list in a string, or a string; see --answers-sep).
+    #[arg(long, default_value = "answers", help_heading = "Table format")]
+    pub col_answers: String,
+    /// Table format: split a string answers column on this separator (e.g. "|").
+    #[arg(long, help_heading = "Table format")]
+    pub answers_sep: Option<String>,
+    /// Table format: language column.
+    #[arg(long, help_heading = "Table format")]
+    pub col_lang: Option<String>,
+    /// Table format: split column.
+    #[arg(long, help_heading = "Table format")]
+    pub col_split: Option<String>,
+    /// Table format (corpus): passage id column.
+    #[arg(long, default_value = "doc_id", help_heading = "Table format")]
+    pub col_doc_id: String,
+    /// Table format (corpus): title column ("" for none).
+    #[arg(long, default_value = "title", help_heading = "Table format")]
+    pub col_title: String,
+    /// Table format (corpus): text column.
+    #[arg(long, default_value = "text", help_heading = "Table format")]
+    pub col_text: String,
+}
+
+pub fn run(store: &Store, a: IngestArgs) -> Result<()> {
+    let opts = IngestOptions {
+        format: Some(a.format.into()),
+        paths: a.paths,
+        dataset: a.dataset,
+        split: a.split,
+        lang: a.lang,
+        subset: a.subset,
+        on_error: match a.on_error {
+            OnErrorArg::Fail => OnError::Fail,
+            OnErrorArg::Skip => OnError::Skip,
+        },
+        table: TableMapping {
+            kind: match a.table_kind {
+                TableKindArg::Questions => TableKind::Questions,
+                TableKindArg::Corpus => TableKind::Corpus,
+            },
+            id: a.col_id,
+            question: a.col_question,
+            answers: a.col_answers,
+            answers_sep: a.answers_sep,
+            lang: a.col_lang,
+            split: a.col_split,
+            doc_id: a.col_doc_id,
+            title: Some(a.col_title).filter(|t| !t.is_empty()),
+            text: a.col_text,
+        },
+        progress: true,
+    };
+    let report = ingest(store, &opts)?;
+    if !report.cached {
+        tracing::info!(
+            "ingest: {} records read, {} skipped -> {}",
+            report.records,
+            report.skipped,
+            report.outputs.iter().map(|o| format!("{} ({} rows)", o.kind, o.rows)).collect::<Vec<_>>().join(", ")
+        );
+    }
+    crate::print_outputs(report.outputs.iter().map(|o| (o.kind.as_str(), o.id.as_str())));
+    Ok(())
+}

@@ -1,0 +1,236 @@
+//! BEIR: `corpus.jsonl` (`_id, title, text`), `queries.jsonl` (`_id, text,
+//! metadata?`), `qrels/*.tsv` (`query-id corpus-id score`).
+//!
+//! Gives a `corpus` artifact, a `questions` artifact (answers from
+//! `metadata.answers` when present, else empty; split = the qrels file the
+//! query is judged in), and a `contexts` artifact of the judged passages per
+//! query (rank by grade, then doc id; relevance relevant when grade > 0).
+//! Only judged passages are held in memory.
+
+use ragprobe_artifact::Written;
+use ragprobe_matching::has_answer;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use crate::error::IngestError;
+use crate::fields::{str_list, Obj};
+use crate::rows::{ContextRow, ContextSink, CorpusRow, CorpusSink, QuestionRow, QuestionSink};
+use crate::source::{open, JsonRecords};
+use crate::Run;
+
+/// The files of a BEIR dataset directory.
+pub struct BeirFiles {
+    pub corpus: PathBuf,
+    pub queries: PathBuf,
+    pub qrels: Vec<PathBuf>,
+}
+
+impl BeirFiles {
+    pub fn all(&self) -> Vec<PathBuf> {
+        let mut v = vec![self.corpus.clone(), self.queries.clone()];
+        v.extend(self.qrels.iter().cloned());
+        v
+    }
+}
+
+fn find(dir: &Path, stem: &str) -> Option<PathBuf> {
+    [".jsonl", ".jsonl.gz"].iter().map(|ext| dir.join(format!("{stem}{ext}"))).find(|p| p.is_file())
+}
+
+/// Locate the files of a BEIR directory (or of the directory holding a
+/// given `corpus.jsonl`).
+pub fn files(path: &Path) -> Result<BeirFiles, IngestError> {
+    let dir = if path.is_dir() { path.to_path_buf() } else { path.parent().map(Path::to_path_buf).unwrap_or_default() };
+    let missing = |what: &str| IngestError::File { file: dir.display().to_string(), message: format!("not a BEIR directory: no {what}") };
+    let corpus = find(&dir, "corpus").ok_or_else(|| missing("corpus.jsonl"))?;
+    let queries = find(&dir, "queries").ok_or_else(|| missing("queries.jsonl"))?;
+    let mut qrels = Vec::new();
+    let qdir = dir.join("qrels");
+    if qdir.is_dir() {
+        let entries = std::fs::read_dir(&qdir).map_err(|e| IngestError::File { file: qdir.display().to_string(), message: e.to_string() })?;
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "tsv") {
+                qrels.push(p);
+            }
+        }
+    }
+    qrels.sort();
+    Ok(BeirFiles { corpus, queries, qrels })
+}
+
+struct Judgement {
+    doc_id: String,
+    grade: i64,
+    file: String,
+    line: u64,
+}
+
+/// Read every qrels file: query id -> (split, judgements in file order).
+fn read_qrels(run: &mut Run, files: &[PathBuf]) -> Result<BTreeMap<String, (String, Vec<Judgement>)>, IngestError> {
+    let mut out: BTreeMap<String, (String, Vec<Judgement>)> = BTreeMap::new();
+    for path in files {
+        let split = crate::dataset_stem(path);
+        let (reader, _) = open(path, false)?;
+        for (i, line) in reader.lines().enumerate() {
+            let lineno = i as u64 + 1;
+            let err = |message: String| IngestError::Record { file: path.display().to_string(), line: lineno, message };
+            let line = match line {
+                Ok(l) => l,
+                Err(e) => {
+                    run.skipper.handle(err(format!("unreadable line: {e}")))?;
+                    continue;
+                }
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let cols: Vec<&str> = line.split('\t').collect();
+            if lineno == 1 && cols.get(2).is_some_and(|c| c.trim().parse::<i64>().is_err()) {
+                continue; // header
+            }
+            if cols.len() < 3 {
+                run.skipper.handle(err(format!("expected 3 tab-separated columns (query-id, corpus-id, score), found {}", cols.len())))?;
+                continue;
+            }
+            let grade = match cols[2].trim().parse::<i64>() {
+                Ok(g) => g,
+                Err(_) => {
+                    run.skipper.handle(err(format!("column `score` must be an integer, found {:?}", cols[2])))?;
+                    continue;
+                }
+            };
+            let entry = out.entry(cols[0].to_string()).or_insert_with(|| (split.clone(), Vec::new()));
+            entry.1.push(Judgement { doc_id: cols[1].to_string(), grade, file: path.display().to_string(), line: lineno });
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
+    let mut all = Vec::new();
+    for p in run.opts.paths.clone() {
+        all.push(files(&p)?);
+    }
+    let mut questions = QuestionSink::new(run.store, &run.recipe)?;
+    let mut contexts = ContextSink::new(run.store, &run.recipe)?;
+    let mut corpus = CorpusSink::new(run.store, &run.recipe)?;
+    for f in all {
+        let dir = f.corpus.parent().map(Path::to_path_buf).unwrap_or_default();
+        let dataset = run.opts.dataset.clone().unwrap_or_else(|| crate::basename(&dir));
+        let qrels = read_qrels(run, &f.qrels)?;
+        let judged: HashSet<&str> = qrels.values().flat_map(|(_, js)| js.iter().map(|j| j.doc_id.as_str())).collect();
+
+        // Queries, in file order; remember the answers for has_answer.
+        let mut order: Vec<(String, Vec<String>)> = Vec::new();
+        let (reader, _) = open(&f.queries, false)?;
+        let qfile = f.queries.display().to_string();
+        for rec in JsonRecords::new(&f.queries, reader) {
+            let rec = match rec {
+                Ok(r) => r,
+                Err(e) => {
+                    run.skipper.handle(e)?;
+                    continue;
+                }
+            };
+            run.records += 1;
+            let parsed = Obj::new(rec.value, "").and_then(|mut o| {
+                let id = o.opt_id(&["_id", "id"])?.ok_or_else(|| crate::FieldError::missing("_id"))?;
+                let text = o.req_str("text")?;
+                let mut answers = Vec::new();
+                if let Some(Value::Object(mut m)) = o.take("metadata") {
+                    if let Some(a) = m.remove("answers") {
+                        answers = str_list(a, "metadata.answers")?;
+                    }
+                    if !m.is_empty() {
+                        o.map.insert("metadata".into(), Value::Object(m));
+                    }
+                }
+                Ok((id, text, answers, o.rest()))
+            });
+            let (id, text, answers, meta) = match parsed {
+                Ok(p) => p,
+                Err(fe) => {
+                    run.skipper.handle(IngestError::Record { file: qfile.clone(), line: rec.line, message: fe.to_string() })?;
+                    continue;
+                }
+            };
+            let qid = run.qids.assign(&dataset, Some(&id), &text);
+            let split = run.opts.split.clone().or_else(|| qrels.get(&id).map(|(s, _)| s.clone()));
+            let lang = run.lang_for(None, &text);
+            if qrels.contains_key(&id) {
+                order.push((id.clone(), answers.clone()));
+            }
+            questions.push(&QuestionRow { qid, dataset: dataset.clone(), split, lang, question: text, answers, meta, ..Default::default() })?;
+        }
+
+        // Corpus, streamed; judged passages are kept for the contexts.
+        let mut passages: HashMap<String, (Option<String>, String)> = HashMap::new();
+        let (reader, bar) = open(&f.corpus, run.opts.progress)?;
+        let cfile = f.corpus.display().to_string();
+        for rec in JsonRecords::new(&f.corpus, reader) {
+            let rec = match rec {
+                Ok(r) => r,
+                Err(e) => {
+                    run.skipper.handle(e)?;
+                    continue;
+                }
+            };
+            let parsed = Obj::new(rec.value, "").and_then(|mut o| {
+                let id = o.opt_id(&["_id", "id", "doc_id"])?.ok_or_else(|| crate::FieldError::missing("_id"))?;
+                let title = o.opt_str("title")?.filter(|t| !t.is_empty());
+                let text = o.req_str("text")?;
+                Ok(CorpusRow { doc_id: id, title, text, meta: o.rest() })
+            });
+            match parsed {
+                Ok(row) => {
+                    if judged.contains(row.doc_id.as_str()) {
+                        passages.insert(row.doc_id.clone(), (row.title.clone(), row.text.clone()));
+                    }
+                    corpus.push(&row)?;
+                }
+                Err(fe) => run.skipper.handle(IngestError::Record { file: cfile.clone(), line: rec.line, message: fe.to_string() })?,
+            }
+        }
+        bar.finish_and_clear();
+
+        for (qid, answers) in order {
+            let (_, js) = &qrels[&qid];
+            let mut js: Vec<&Judgement> = js.iter().collect();
+            js.sort_by(|a, b| b.grade.cmp(&a.grade).then_with(|| a.doc_id.cmp(&b.doc_id)));
+            for (rank, j) in js.into_iter().enumerate() {
+                let Some((title, text)) = passages.get(&j.doc_id) else {
+                    run.skipper.handle(IngestError::Record {
+                        file: j.file.clone(),
+                        line: j.line,
+                        message: format!("query `{qid}` judges corpus-id `{}`, which is not in {}", j.doc_id, crate::basename(&f.corpus)),
+                    })?;
+                    continue;
+                };
+                let has = (!answers.is_empty()).then(|| has_answer(&answers, text));
+                if has.is_some() {
+                    run.has_answer_computed += 1;
+                }
+                contexts.push(&ContextRow {
+                    qid: qid.clone(),
+                    rank: rank as i32 + 1,
+                    doc_id: j.doc_id.clone(),
+                    title: title.clone(),
+                    text: text.clone(),
+                    score: None,
+                    has_answer: has,
+                    has_answer_source: has.map(|_| "computed".into()),
+                    relevance: Some(if j.grade > 0 { "relevant" } else { "non_relevant" }.into()),
+                    meta: Some(json!({ "qrel": j.grade }).to_string()),
+                })?;
+            }
+        }
+    }
+    if questions.rows() == 0 && corpus.rows() == 0 {
+        return Err(IngestError::Usage("no valid records in the BEIR input".into()));
+    }
+    let details = run.details();
+    Ok(vec![questions.finish(details.clone())?, contexts.finish(details.clone())?, corpus.finish(details)?])
+}

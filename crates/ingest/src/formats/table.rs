@@ -1,0 +1,193 @@
+//! `--format table`: any CSV/TSV, JSON Lines/JSON array or Parquet file, with
+//! columns mapped by flags, to `questions` (or `corpus` with
+//! `--table-kind corpus`).
+
+use arrow::record_batch::RecordBatchReader;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use ragprobe_artifact::Written;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+use crate::error::{FieldError, IngestError};
+use crate::fields::{str_list, type_of, Obj};
+use crate::rows::{CorpusRow, CorpusSink, QuestionRow, QuestionSink};
+use crate::source::{open, JsonRecords};
+use crate::{Run, TableKind, TableMapping};
+
+/// One table row as a JSON object, and its 1-based line (CSV, JSON) or row (Parquet).
+type Row = Result<(u64, Value), IngestError>;
+
+fn rows(path: &Path, progress: bool) -> Result<Box<dyn Iterator<Item = Row>>, IngestError> {
+    let name = crate::basename(path).to_lowercase();
+    let file = path.display().to_string();
+    if name.ends_with(".parquet") {
+        let f = std::fs::File::open(path).map_err(|e| IngestError::File { file: file.clone(), message: e.to_string() })?;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+            .and_then(|b| b.with_batch_size(1024).build())
+            .map_err(|e| IngestError::File { file: file.clone(), message: format!("not a readable Parquet file: {e}") })?;
+        let _ = reader.schema();
+        let mut row = 0u64;
+        let iter = reader.flat_map(move |batch| -> Vec<Row> {
+            let batch = match batch {
+                Ok(b) => b,
+                Err(e) => return vec![Err(IngestError::File { file: file.clone(), message: e.to_string() })],
+            };
+            let mut buf = Vec::new();
+            let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+            if let Err(e) = w.write(&batch).and_then(|_| w.finish()) {
+                return vec![Err(IngestError::File { file: file.clone(), message: e.to_string() })];
+            }
+            buf.split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(|l| {
+                    row += 1;
+                    serde_json::from_slice(l).map(|v| (row, v)).map_err(|e| IngestError::File { file: file.clone(), message: e.to_string() })
+                })
+                .collect()
+        });
+        return Ok(Box::new(iter));
+    }
+    if name.ends_with(".csv") || name.ends_with(".tsv") || name.ends_with(".csv.gz") || name.ends_with(".tsv.gz") {
+        let (reader, _) = open(path, progress)?;
+        let delim = if name.contains(".tsv") { b'\t' } else { b',' };
+        let mut csv = csv::ReaderBuilder::new().delimiter(delim).flexible(false).from_reader(reader);
+        let headers = csv.headers().map_err(|e| IngestError::File { file: file.clone(), message: format!("cannot read the header row: {e}") })?.clone();
+        let iter = csv.into_records().map(move |r| match r {
+            Ok(rec) => {
+                let line = rec.position().map(|p| p.line()).unwrap_or(0);
+                let obj: Map<String, Value> = headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), Value::String(v.to_string()))).collect();
+                Ok((line, Value::Object(obj)))
+            }
+            Err(e) => {
+                let line = e.position().map(|p| p.line()).unwrap_or(0);
+                let message = match e.kind() {
+                    csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8 in column {}", err.field() + 1),
+                    _ => format!("malformed CSV: {e}"),
+                };
+                Err(IngestError::Record { file: file.clone(), line, message })
+            }
+        });
+        return Ok(Box::new(iter));
+    }
+    let (reader, _) = open(path, progress)?;
+    Ok(Box::new(JsonRecords::new(path, reader).map(|r| r.map(|rec| (rec.line, rec.value)))))
+}
+
+/// Answers from a list column, a JSON list inside a string, or a string
+/// split on the separator (or taken whole).
+fn answers_of(v: Value, name: &str, sep: Option<&str>) -> Result<Vec<String>, FieldError> {
+    match v {
+        Value::Array(_) => str_list(v, name),
+        Value::String(s) => {
+            let t = s.trim();
+            if t.starts_with('[') {
+                let parsed: Value = serde_json::from_str(t).map_err(|e| FieldError::new(name, format!("looks like a JSON list but does not parse: {e}")))?;
+                return str_list(parsed, name);
+            }
+            let parts: Vec<String> = match sep {
+                Some(sep) => t.split(sep).map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
+                None => vec![t.to_string()],
+            };
+            if parts.iter().all(|p| p.is_empty()) {
+                return Err(FieldError::new(name, "is empty"));
+            }
+            Ok(parts)
+        }
+        Value::Number(n) => Ok(vec![n.to_string()]),
+        other => Err(FieldError::new(name, format!("must be a list of strings or a string, found {}", type_of(&other)))),
+    }
+}
+
+fn question_row(mut o: Obj, m: &TableMapping) -> Result<(Option<String>, Option<String>, Option<String>, String, Vec<String>, Option<String>), FieldError> {
+    let id = match &m.id {
+        Some(c) => Some(o.opt_id(&[c.as_str()])?.ok_or_else(|| FieldError::missing(c.clone()))?),
+        None => None,
+    };
+    let question = o.req_str(&m.question)?;
+    let answers = match o.take(&m.answers) {
+        None => return Err(FieldError::missing(m.answers.clone())),
+        Some(v) => answers_of(v, &m.answers, m.answers_sep.as_deref())?,
+    };
+    let lang = match &m.lang {
+        Some(c) => o.opt_str(c)?,
+        None => None,
+    };
+    let split = match &m.split {
+        Some(c) => o.opt_str(c)?,
+        None => None,
+    };
+    Ok((id, lang, split, question, answers, o.rest()))
+}
+
+fn corpus_row(mut o: Obj, m: &TableMapping) -> Result<CorpusRow, FieldError> {
+    let doc_id = o.opt_id(&[m.doc_id.as_str()])?.ok_or_else(|| FieldError::missing(m.doc_id.clone()))?;
+    let title = match &m.title {
+        Some(c) => o.opt_str(c)?,
+        None => None,
+    };
+    let text = o.req_str(&m.text)?;
+    Ok(CorpusRow { doc_id, title, text, meta: o.rest() })
+}
+
+pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
+    let m = run.opts.table.clone();
+    let mut questions = match m.kind {
+        TableKind::Questions => Some(QuestionSink::new(run.store, &run.recipe)?),
+        TableKind::Corpus => None,
+    };
+    let mut corpus = match m.kind {
+        TableKind::Corpus => Some(CorpusSink::new(run.store, &run.recipe)?),
+        TableKind::Questions => None,
+    };
+    for path in run.opts.paths.clone() {
+        let dataset = run.dataset_for(&path);
+        let file = path.display().to_string();
+        for r in rows(&path, run.opts.progress)? {
+            let (line, value) = match r {
+                Ok(x) => x,
+                Err(e) => {
+                    run.skipper.handle(e)?;
+                    continue;
+                }
+            };
+            run.records += 1;
+            let rec_err = |fe: FieldError| IngestError::Record { file: file.clone(), line, message: fe.to_string() };
+            let obj = match Obj::new(value, "") {
+                Ok(o) => o,
+                Err(fe) => {
+                    run.skipper.handle(rec_err(fe))?;
+                    continue;
+                }
+            };
+            if let Some(sink) = questions.as_mut() {
+                match question_row(obj, &m) {
+                    Ok((id, lang, split, question, answers, meta)) => {
+                        let qid = run.qids.assign(&dataset, id.as_deref(), &question);
+                        let lang = lang.unwrap_or_else(|| run.lang_for(None, &question));
+                        let split = split.or_else(|| run.opts.split.clone());
+                        sink.push(&QuestionRow { qid, dataset: dataset.clone(), split, lang, question, answers, meta, ..Default::default() })?;
+                    }
+                    Err(fe) => run.skipper.handle(rec_err(fe))?,
+                }
+            } else if let Some(sink) = corpus.as_mut() {
+                match corpus_row(obj, &m) {
+                    Ok(row) => sink.push(&row)?,
+                    Err(fe) => run.skipper.handle(rec_err(fe))?,
+                }
+            }
+        }
+    }
+    let details = run.details();
+    let rows = questions.as_ref().map(|q| q.rows()).or(corpus.as_ref().map(|c| c.rows())).unwrap_or(0);
+    if rows == 0 {
+        return Err(IngestError::Usage(format!("no valid rows in the table input ({} skipped)", run.skipper.skipped)));
+    }
+    let mut out = Vec::new();
+    if let Some(q) = questions {
+        out.push(q.finish(details.clone())?);
+    }
+    if let Some(c) = corpus {
+        out.push(c.finish(details)?);
+    }
+    Ok(out)
+}

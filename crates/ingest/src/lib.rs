@@ -1,0 +1,371 @@
+//! Ingest: dataset files -> canonical `questions`, `contexts` and `corpus`
+//! artifacts.
+//!
+//! Readers stream their input (one record in memory at a time; gzip is read
+//! transparently) and keep the source's record order, which is deterministic.
+//! Every field a format does not map is kept, as canonical JSON, in `meta`.
+//! Bad input is an error naming file, line and field; with
+//! [`OnError::Skip`] bad records are skipped, counted, logged and recorded
+//! in the manifest — never dropped silently.
+
+mod error;
+mod fields;
+mod formats;
+mod rows;
+pub mod source;
+
+pub use error::{FieldError, IngestError};
+pub use rows::{ContextRow, CorpusRow, QuestionRow};
+
+use ragprobe_artifact::{Recipe, Store, Written};
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Version of the ingest stage's logic; part of every ingest recipe.
+pub const STAGE_VERSION: u32 = 1;
+
+/// Supported input formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// DPR/FiD retrieval results: `{question, answers, ctxs: [{id?, title, text, score?, hasanswer?}]}`.
+    Dpr,
+    /// NoMIRACL: `{query_id, query, positive_passages, negative_passages}`.
+    Nomiracl,
+    /// RGB: `{id, query, answer, positive, negative, fakeanswer?, positive_wrong?}`.
+    Rgb,
+    /// BEIR: a directory with `corpus.jsonl`, `queries.jsonl`, `qrels/*.tsv`.
+    Beir,
+    /// Self-RAG PopQA style: like DPR, with string scores.
+    Selfrag,
+    /// Any CSV/TSV, JSON Lines or Parquet table with a column mapping.
+    Table,
+}
+
+impl Format {
+    pub const ALL: [Format; 6] = [Format::Dpr, Format::Nomiracl, Format::Rgb, Format::Beir, Format::Selfrag, Format::Table];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Dpr => "dpr",
+            Format::Nomiracl => "nomiracl",
+            Format::Rgb => "rgb",
+            Format::Beir => "beir",
+            Format::Selfrag => "selfrag",
+            Format::Table => "table",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == s)
+    }
+}
+
+/// What to do with a bad record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnError {
+    /// Stop at the first bad record (the default).
+    #[default]
+    Fail,
+    /// Skip bad records, count them, log the first few, record the count.
+    Skip,
+}
+
+/// What a table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableKind {
+    #[default]
+    Questions,
+    Corpus,
+}
+
+/// Column names for `--format table`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableMapping {
+    pub kind: TableKind,
+    /// Question id column (optional: a hash of dataset + question is used).
+    pub id: Option<String>,
+    pub question: String,
+    /// Answers: a list column, a JSON list in a string, or a string split on `answers_sep`.
+    pub answers: String,
+    pub answers_sep: Option<String>,
+    pub lang: Option<String>,
+    pub split: Option<String>,
+    pub doc_id: String,
+    pub title: Option<String>,
+    pub text: String,
+}
+
+impl Default for TableMapping {
+    fn default() -> Self {
+        TableMapping {
+            kind: TableKind::Questions,
+            id: None,
+            question: "question".into(),
+            answers: "answers".into(),
+            answers_sep: None,
+            lang: None,
+            split: None,
+            doc_id: "doc_id".into(),
+            title: Some("title".into()),
+            text: "text".into(),
+        }
+    }
+}
+
+/// Options of one ingest run.
+#[derive(Debug, Clone, Default)]
+pub struct IngestOptions {
+    pub format: Option<Format>,
+    pub paths: Vec<PathBuf>,
+    /// Dataset name; default: the input file's stem.
+    pub dataset: Option<String>,
+    pub split: Option<String>,
+    /// Language code; default: from a NoMIRACL file name (`de.dev.jsonl`),
+    /// else `zh`/`ja`/`ko` when the question is in that script, else `en`.
+    pub lang: Option<String>,
+    /// NoMIRACL subset (`relevant` | `non_relevant`); default: inferred per
+    /// query (relevant when it has positive passages).
+    pub subset: Option<String>,
+    pub on_error: OnError,
+    pub table: TableMapping,
+    pub progress: bool,
+}
+
+/// The outcome of an ingest run.
+#[derive(Debug, Clone)]
+pub struct IngestReport {
+    pub outputs: Vec<Written>,
+    pub cached: bool,
+    pub records: u64,
+    pub skipped: u64,
+}
+
+/// Counts and remembers skipped records.
+pub(crate) struct Skipper {
+    policy: OnError,
+    pub skipped: u64,
+    examples: Vec<String>,
+}
+
+impl Skipper {
+    fn new(policy: OnError) -> Self {
+        Skipper { policy, skipped: 0, examples: Vec::new() }
+    }
+
+    /// Fail, or count and log a record-level error.
+    pub(crate) fn handle(&mut self, err: IngestError) -> Result<(), IngestError> {
+        if self.policy == OnError::Fail || !err.is_record_level() {
+            return Err(err);
+        }
+        self.skipped += 1;
+        if self.examples.len() < 5 {
+            tracing::warn!("skipped: {err}");
+            // Keep file names out of directories so the manifest does not
+            // depend on where the input lives.
+            self.examples.push(basename_in_message(&err));
+        } else if self.skipped == 6 {
+            tracing::warn!("more records skipped; the count is in the manifest");
+        }
+        Ok(())
+    }
+}
+
+fn basename_in_message(err: &IngestError) -> String {
+    match err {
+        IngestError::Record { file, line, message } => format!("{}:{line}: {message}", basename(Path::new(file))),
+        other => other.to_string(),
+    }
+}
+
+pub(crate) fn basename(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+}
+
+/// The file stem without compression and data extensions: `nq.jsonl.gz` -> `nq`.
+pub fn dataset_stem(p: &Path) -> String {
+    let mut name = basename(p);
+    for ext in [".gz", ".jsonl", ".json", ".csv", ".tsv", ".parquet"] {
+        if let Some(s) = name.strip_suffix(ext) {
+            name = s.to_string();
+        }
+    }
+    name
+}
+
+/// Assigns stable, unique qids: the source id when present, else
+/// `q` + 16 hex digits of SHA-256(dataset, question). A repeated qid gets
+/// `#2`, `#3`, ... and is counted.
+#[derive(Default)]
+pub(crate) struct QidAssigner {
+    seen: HashMap<String, u32>,
+    pub duplicates: u64,
+}
+
+impl QidAssigner {
+    pub(crate) fn assign(&mut self, dataset: &str, source_id: Option<&str>, question: &str) -> String {
+        let base = match source_id {
+            Some(id) => id.to_string(),
+            None => format!("q{}", &ragprobe_artifact::sha256_hex(format!("{dataset}\u{1f}{question}").as_bytes())[..16]),
+        };
+        let n = self.seen.entry(base.clone()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            base
+        } else {
+            self.duplicates += 1;
+            format!("{base}#{n}")
+        }
+    }
+}
+
+/// A content id for a passage without one: `h` + 16 hex digits of
+/// SHA-256(title, text).
+pub(crate) fn passage_id(title: Option<&str>, text: &str) -> String {
+    format!("h{}", &ragprobe_artifact::sha256_hex(format!("{}\u{1f}{text}", title.unwrap_or("")).as_bytes())[..16])
+}
+
+/// Language from the script of `text`, for inputs that do not say.
+pub(crate) fn detect_lang(text: &str) -> &'static str {
+    let (mut han, mut kana, mut hangul) = (0, 0, 0);
+    for c in text.chars() {
+        match c as u32 {
+            0x4E00..=0x9FFF | 0x3400..=0x4DBF => han += 1,
+            0x3040..=0x30FF => kana += 1,
+            0xAC00..=0xD7AF => hangul += 1,
+            _ => {}
+        }
+    }
+    if kana > 0 {
+        "ja"
+    } else if hangul > 0 {
+        "ko"
+    } else if han > 0 {
+        "zh"
+    } else {
+        "en"
+    }
+}
+
+/// The files whose bytes determine the result, for the action key.
+fn source_files(opts: &IngestOptions, format: Format) -> Result<Vec<PathBuf>, IngestError> {
+    if opts.paths.is_empty() {
+        return Err(IngestError::Usage("no input files given".into()));
+    }
+    let mut files = Vec::new();
+    for p in &opts.paths {
+        if !p.exists() {
+            return Err(IngestError::File { file: p.display().to_string(), message: "no such file or directory".into() });
+        }
+        if format == Format::Beir {
+            files.extend(formats::beir::files(p)?.all());
+        } else if p.is_dir() {
+            return Err(IngestError::File { file: p.display().to_string(), message: format!("is a directory; the `{}` format reads files", format.name()) });
+        } else {
+            files.push(p.clone());
+        }
+    }
+    Ok(files)
+}
+
+/// The recipe of an ingest run: options and source file names in the
+/// params, source file hashes in `sources` (action key only).
+fn recipe(opts: &IngestOptions, format: Format, files: &[PathBuf]) -> Result<Recipe, IngestError> {
+    let t = &opts.table;
+    let params = json!({
+        "format": format.name(),
+        "files": files.iter().map(|p| basename(p)).collect::<Vec<_>>(),
+        "dataset": opts.dataset,
+        "split": opts.split,
+        "lang": opts.lang,
+        "subset": opts.subset,
+        "on_error": match opts.on_error { OnError::Fail => "fail", OnError::Skip => "skip" },
+        "table": if format == Format::Table { json!({
+            "kind": match t.kind { TableKind::Questions => "questions", TableKind::Corpus => "corpus" },
+            "id": t.id, "question": t.question, "answers": t.answers, "answers_sep": t.answers_sep,
+            "lang": t.lang, "split": t.split, "doc_id": t.doc_id, "title": t.title, "text": t.text,
+        }) } else { serde_json::Value::Null },
+    });
+    let mut r = Recipe::new("ingest", STAGE_VERSION, params);
+    let mut sources = BTreeMap::new();
+    for (i, f) in files.iter().enumerate() {
+        let file = std::fs::File::open(f).map_err(|e| IngestError::File { file: f.display().to_string(), message: e.to_string() })?;
+        let digest = ragprobe_artifact::sha256_reader(std::io::BufReader::new(file))
+            .map_err(|e| IngestError::File { file: f.display().to_string(), message: e.to_string() })?;
+        sources.insert(format!("{i:03}:{}", basename(f)), digest);
+    }
+    r.sources = sources;
+    Ok(r)
+}
+
+/// Shared state of one run, handed to the format readers.
+pub(crate) struct Run<'a> {
+    pub store: &'a Store,
+    pub opts: &'a IngestOptions,
+    pub recipe: Recipe,
+    pub skipper: Skipper,
+    pub qids: QidAssigner,
+    pub records: u64,
+    pub has_answer_dataset: u64,
+    pub has_answer_computed: u64,
+}
+
+impl Run<'_> {
+    pub(crate) fn dataset_for(&self, path: &Path) -> String {
+        self.opts.dataset.clone().unwrap_or_else(|| dataset_stem(path))
+    }
+
+    pub(crate) fn lang_for(&self, file_lang: Option<&str>, question: &str) -> String {
+        self.opts.lang.clone().or_else(|| file_lang.map(str::to_string)).unwrap_or_else(|| detect_lang(question).to_string())
+    }
+
+    /// Deterministic facts for the manifest.
+    pub(crate) fn details(&self) -> serde_json::Value {
+        json!({
+            "records_read": self.records,
+            "records_skipped": self.skipper.skipped,
+            "skipped_examples": self.skipper.examples,
+            "duplicate_qids_renamed": self.qids.duplicates,
+            "has_answer": { "from_dataset": self.has_answer_dataset, "computed": self.has_answer_computed },
+        })
+    }
+}
+
+/// Run ingest (or return the cached result of an identical earlier run).
+pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, IngestError> {
+    let format = opts.format.ok_or_else(|| IngestError::Usage("no --format given".into()))?;
+    let files = source_files(opts, format)?;
+    let recipe = recipe(opts, format, &files)?;
+    if let Some(record) = store.cached(&recipe)? {
+        tracing::info!("ingest: cached, not run (action {}); same recipe as an earlier run", &record.key[..12]);
+        let outputs = record.outputs.iter().map(|o| Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }).collect();
+        return Ok(IngestReport { outputs, cached: true, records: 0, skipped: 0 });
+    }
+    let started = std::time::Instant::now();
+    let mut run = Run {
+        store,
+        opts,
+        recipe,
+        skipper: Skipper::new(opts.on_error),
+        qids: QidAssigner::default(),
+        records: 0,
+        has_answer_dataset: 0,
+        has_answer_computed: 0,
+    };
+    let outputs = match format {
+        Format::Dpr | Format::Selfrag | Format::Nomiracl | Format::Rgb => formats::qa::run(&mut run, format)?,
+        Format::Beir => formats::beir::run(&mut run)?,
+        Format::Table => formats::table::run(&mut run)?,
+    };
+    if run.skipper.skipped > 0 {
+        tracing::warn!("{} bad record(s) skipped (recorded in the manifest)", run.skipper.skipped);
+    }
+    let record = store.record_action(&run.recipe, &outputs)?;
+    store.log_run(json!({
+        "stage": "ingest", "action": record.key, "format": format.name(),
+        "files": files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "outputs": outputs.iter().map(|o| json!({"kind": o.kind, "id": o.id, "rows": o.rows})).collect::<Vec<_>>(),
+        "records": run.records, "skipped": run.skipper.skipped, "seconds": started.elapsed().as_secs_f64(),
+    }));
+    Ok(IngestReport { outputs, cached: false, records: run.records, skipped: run.skipper.skipped })
+}

@@ -1,0 +1,146 @@
+//! SQuAD-style answer normalisation and metrics.
+//!
+//! Definitions follow the official SQuAD v1.1 evaluation script
+//! (`normalize_answer`, `exact_match_score`, `f1_score`), which the studies
+//! use for EM and F1 (seed 000 Appendix B), and seed 000 §4.2 for accuracy.
+
+use regex::Regex;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// ASCII punctuation, exactly Python's `string.punctuation`.
+const PUNCTUATION: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+
+fn articles() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Python: re.sub(r"\b(a|an|the)\b", " ", text) on a str (Unicode \b).
+    RE.get_or_init(|| Regex::new(r"\b(a|an|the)\b").expect("static regex"))
+}
+
+/// SQuAD `normalize_answer`: lowercase, remove punctuation (ASCII
+/// `string.punctuation`), replace the articles a/an/the by a space, and
+/// collapse whitespace (Python `str.split()` semantics: any Unicode
+/// whitespace, no empty tokens). The steps run in the script's order:
+/// `white_space_fix(remove_articles(remove_punc(lower(s))))`.
+pub fn normalize_answer(s: &str) -> String {
+    let lower = s.to_lowercase();
+    let no_punc: String = lower.chars().filter(|c| !PUNCTUATION.contains(*c)).collect();
+    let no_articles = articles().replace_all(&no_punc, " ");
+    no_articles.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Exact match: 1 if the normalised prediction equals any normalised gold
+/// alias. Empty `golds` gives `false`.
+pub fn exact_match(prediction: &str, golds: &[impl AsRef<str>]) -> bool {
+    let p = normalize_answer(prediction);
+    golds.iter().any(|g| normalize_answer(g.as_ref()) == p)
+}
+
+/// Token F1 between one prediction and one gold answer, as in SQuAD:
+/// bag-of-tokens overlap of the normalised strings,
+/// `2PR/(P+R)` with `P = common/|pred|`, `R = common/|gold|`.
+///
+/// When either side normalises to no tokens, the SQuAD v2 convention
+/// applies: 1.0 if both are empty, else 0.0 (v1.1 would divide by zero).
+pub fn token_f1(prediction: &str, gold: &str) -> f64 {
+    let p = normalize_answer(prediction);
+    let g = normalize_answer(gold);
+    let pt: Vec<&str> = p.split(' ').filter(|t| !t.is_empty()).collect();
+    let gt: Vec<&str> = g.split(' ').filter(|t| !t.is_empty()).collect();
+    if pt.is_empty() || gt.is_empty() {
+        return if pt.is_empty() && gt.is_empty() { 1.0 } else { 0.0 };
+    }
+    let mut counts: HashMap<&str, i64> = HashMap::new();
+    for t in &gt {
+        *counts.entry(t).or_default() += 1;
+    }
+    let mut common = 0i64;
+    for t in &pt {
+        if let Some(c) = counts.get_mut(t) {
+            if *c > 0 {
+                *c -= 1;
+                common += 1;
+            }
+        }
+    }
+    if common == 0 {
+        return 0.0;
+    }
+    let precision = common as f64 / pt.len() as f64;
+    let recall = common as f64 / gt.len() as f64;
+    2.0 * precision * recall / (precision + recall)
+}
+
+/// Token F1 against several gold aliases: the maximum over aliases
+/// (`metric_max_over_ground_truths` in the SQuAD script). Empty `golds`
+/// gives 0.0.
+pub fn f1(prediction: &str, golds: &[impl AsRef<str>]) -> f64 {
+    golds.iter().map(|g| token_f1(prediction, g.as_ref())).fold(0.0, f64::max)
+}
+
+/// The studies' accuracy (seed 000 §4.2, after Mallen et al. 2023): a
+/// prediction is correct if any normalised gold alias is a substring of the
+/// normalised prediction. Aliases that normalise to the empty string never
+/// match (an empty alias would otherwise match every prediction).
+pub fn accuracy(prediction: &str, golds: &[impl AsRef<str>]) -> bool {
+    let p = normalize_answer(prediction);
+    golds.iter().any(|g| {
+        let g = normalize_answer(g.as_ref());
+        !g.is_empty() && p.contains(&g)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_follows_the_squad_script() {
+        assert_eq!(normalize_answer("The  Eiffel Tower!"), "eiffel tower");
+        assert_eq!(normalize_answer("an apple, a pear"), "apple pear");
+        // Articles inside words stay ("theatre", "another").
+        assert_eq!(normalize_answer("Theatre of another"), "theatre of another");
+        // Punctuation is removed, not replaced: "U.S.A." -> "usa".
+        assert_eq!(normalize_answer("U.S.A."), "usa");
+        // Hyphen removal joins words, as in the script.
+        assert_eq!(normalize_answer("well-known"), "wellknown");
+        // Non-ASCII punctuation is not in string.punctuation and stays.
+        assert_eq!(normalize_answer("«Paris»"), "«paris»");
+        assert_eq!(normalize_answer("  \t\n "), "");
+    }
+
+    #[test]
+    fn exact_match_over_aliases() {
+        assert!(exact_match("the Beatles", &["Beatles", "Fab Four"]));
+        assert!(!exact_match("The Beatles band", &["Beatles"]));
+        assert!(!exact_match("x", &[] as &[&str]));
+    }
+
+    #[test]
+    fn f1_worked_example() {
+        // pred tokens: [barack, obama, was, president] (4)
+        // gold tokens: [obama] (1); common = 1 -> P = 1/4, R = 1 -> F1 = 0.4
+        let v = token_f1("Barack Obama was president", "Obama");
+        assert!((v - 0.4).abs() < 1e-12, "{v}");
+        // Repeated tokens count by multiplicity: pred [new, new, york] vs
+        // gold [new, york]: common = 2, P = 2/3, R = 1 -> F1 = 0.8
+        let v = token_f1("new new york", "New York");
+        assert!((v - 0.8).abs() < 1e-12, "{v}");
+        // Max over aliases.
+        let v = f1("Obama", &["Barack Obama", "Obama"]);
+        assert_eq!(v, 1.0);
+        assert_eq!(token_f1("the", "a"), 1.0); // both empty after normalisation
+        assert_eq!(token_f1("", "paris"), 0.0);
+    }
+
+    #[test]
+    fn accuracy_is_normalised_substring() {
+        assert!(accuracy("I think it was the year 1969.", &["1969"]));
+        assert!(accuracy("It is PARIS, France", &["Paris"]));
+        assert!(!accuracy("London", &["Paris", "City of Light"]));
+        // Substring, not token: "1969" is inside "19690" too (as in the studies' code).
+        assert!(accuracy("19690", &["1969"]));
+        // Empty alias never matches.
+        assert!(!accuracy("anything", &["the"]));
+    }
+}
