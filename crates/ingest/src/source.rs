@@ -153,6 +153,9 @@ impl JsonRecords {
             if self.buf.iter().all(|b| b.is_ascii_whitespace()) {
                 continue;
             }
+            while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+                self.buf.pop();
+            }
             let bytes = std::mem::take(&mut self.buf);
             let r = self.parse(start, &bytes);
             self.buf = bytes;

@@ -1,0 +1,183 @@
+//! Behaviour of the store: content ids, determinism, caching, atomicity,
+//! verification, export/import and gc.
+
+use arrow::array::{ArrayRef, Int32Array, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
+use ragprobe_artifact::{ArtifactError, Recipe, Store};
+use serde_json::json;
+use std::sync::Arc;
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![Field::new("k", DataType::Utf8, false), Field::new("v", DataType::Int32, false)]))
+}
+
+fn batch(n: i32) -> RecordBatch {
+    let keys: Vec<String> = (0..n).map(|i| format!("key-{i}")).collect();
+    let cols: Vec<ArrayRef> = vec![Arc::new(StringArray::from(keys)), Arc::new(Int32Array::from_iter_values(0..n))];
+    RecordBatch::try_new(schema(), cols).unwrap()
+}
+
+fn recipe(p: i64) -> Recipe {
+    Recipe::new("test", 1, json!({ "p": p }))
+}
+
+fn write(store: &Store, n: i32, p: i64) -> String {
+    let mut w = store.writer_with_schema("test", 1, schema(), &recipe(p)).unwrap();
+    w.write(&batch(n)).unwrap();
+    let written = w.finish(json!({"note": "x"})).unwrap();
+    store.record_action(&recipe(p), &[written.clone()]).unwrap();
+    written.id
+}
+
+#[test]
+fn same_content_same_id_in_two_stores() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (sa, sb) = (Store::open(a.path()).unwrap(), Store::open(b.path()).unwrap());
+    let ia = write(&sa, 100, 1);
+    let ib = write(&sb, 100, 1);
+    assert_eq!(ia, ib);
+    assert_eq!(std::fs::read(sa.object_path(&ia)).unwrap(), std::fs::read(sb.object_path(&ib)).unwrap());
+    // The id is the SHA-256 of the bytes.
+    assert_eq!(ragprobe_artifact::sha256_hex(&std::fs::read(sa.object_path(&ia)).unwrap()), ia);
+    // Different params -> different manifest -> different id.
+    assert_ne!(write(&sa, 100, 2), ia);
+}
+
+#[test]
+fn manifest_round_trips() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    let id = write(&s, 10, 7);
+    let m = s.manifest(&id).unwrap();
+    assert_eq!(m.kind, "test");
+    assert_eq!(m.rows, 10);
+    assert_eq!(m.recipe.params, json!({"p": 7}));
+    assert_eq!(m.details, json!({"note": "x"}));
+}
+
+#[test]
+fn action_records_make_a_cache() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    assert!(s.cached(&recipe(1)).unwrap().is_none());
+    let id = write(&s, 5, 1);
+    let hit = s.cached(&recipe(1)).unwrap().expect("cached");
+    assert_eq!(hit.outputs[0].id, id);
+    assert!(s.cached(&recipe(2)).unwrap().is_none());
+    // Source hashes key the action but stay out of the manifest.
+    let mut r = recipe(1);
+    r.sources.insert("a.jsonl".into(), "00".repeat(32));
+    assert_ne!(r.key(), recipe(1).key());
+    assert_eq!(r.for_manifest(), recipe(1));
+    // A record whose object disappeared is not a hit.
+    std::fs::remove_file(s.object_path(&id)).unwrap();
+    assert!(s.cached(&recipe(1)).unwrap().is_none());
+}
+
+#[test]
+fn an_unfinished_writer_leaves_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    {
+        let mut w = s.writer_with_schema("test", 1, schema(), &recipe(1)).unwrap();
+        w.write(&batch(50)).unwrap();
+        // dropped: a crash or error mid-stage
+    }
+    assert!(s.ids().unwrap().is_empty());
+    assert_eq!(std::fs::read_dir(d.path().join("tmp")).unwrap().count(), 0);
+}
+
+fn flip_byte(path: &std::path::Path, at: usize) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at] ^= 0x01;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn verify_names_every_corrupt_object() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    let good = write(&s, 20, 1);
+    let bad1 = write(&s, 20, 2);
+    let bad2 = write(&s, 30, 3);
+    assert!(s.verify().unwrap().is_empty());
+    flip_byte(&s.object_path(&bad1), 100);
+    flip_byte(&s.object_path(&bad2), 10);
+    let problems = s.verify().unwrap();
+    let ids: Vec<&str> = problems.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.contains(&bad1.as_str()) && ids.contains(&bad2.as_str()));
+    assert!(!ids.contains(&good.as_str()));
+    assert!(problems[0].message.contains("corrupt"), "{}", problems[0].message);
+    // Reading a corrupt object fails instead of returning altered data.
+    assert!(matches!(s.read_all(&bad1), Err(ArtifactError::HashMismatch { .. })));
+}
+
+#[test]
+fn export_import_and_altered_import() {
+    let (a, b, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (sa, sb) = (Store::open(a.path()).unwrap(), Store::open(b.path()).unwrap());
+    let id = write(&sa, 40, 1);
+    let file = sa.export(&id, out.path()).unwrap();
+    assert_eq!(file.file_name().unwrap().to_string_lossy(), format!("{id}.parquet"));
+    assert_eq!(sb.import(&file).unwrap(), id);
+    assert!(sb.verify().unwrap().is_empty());
+    // An altered copy is refused, whatever byte changed.
+    let c = tempfile::tempdir().unwrap();
+    let sc = Store::open(c.path()).unwrap();
+    for at in [0usize, 200, std::fs::metadata(&file).unwrap().len() as usize - 3] {
+        let altered = out.path().join("alt").join(format!("{id}.parquet"));
+        std::fs::create_dir_all(altered.parent().unwrap()).unwrap();
+        std::fs::copy(&file, &altered).unwrap();
+        flip_byte(&altered, at);
+        let err = sc.import(&altered).unwrap_err();
+        assert!(matches!(err, ArtifactError::AlteredImport { .. }), "{err}");
+        assert!(err.to_string().contains("altered"), "{err}");
+    }
+    assert!(sc.ids().unwrap().is_empty());
+    // A renamed file whose footer is damaged is refused too.
+    let renamed = out.path().join("mine.parquet");
+    std::fs::copy(&file, &renamed).unwrap();
+    let len = std::fs::metadata(&renamed).unwrap().len() as usize;
+    flip_byte(&renamed, len - 1); // the trailing PAR1 magic
+    assert!(sc.import(&renamed).is_err());
+}
+
+#[test]
+fn resolve_by_prefix_and_path() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    let id = write(&s, 3, 1);
+    assert_eq!(s.resolve(&id[..8]).unwrap(), id);
+    assert_eq!(s.resolve(&id.to_uppercase()[..10]).unwrap(), id);
+    assert!(matches!(s.resolve("ffffffffffff"), Err(ArtifactError::NotFound(_))));
+    assert!(matches!(s.resolve("no-such-thing"), Err(ArtifactError::NotFound(_))));
+    assert_eq!(s.resolve(s.object_path(&id).to_str().unwrap()).unwrap(), id);
+    assert!(matches!(s.resolve_kind(&id, "questions"), Err(ArtifactError::WrongKind { .. })));
+}
+
+#[test]
+fn gc_keeps_what_actions_and_imports_refer_to() {
+    let (d, o) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = Store::open(d.path()).unwrap();
+    let kept = write(&s, 3, 1);
+    // An orphan: written but no action recorded.
+    let mut w = s.writer_with_schema("test", 1, schema(), &recipe(9)).unwrap();
+    w.write(&batch(9)).unwrap();
+    let orphan = w.finish(json!(null)).unwrap().id;
+    // An imported object from elsewhere.
+    let other = tempfile::tempdir().unwrap();
+    let so = Store::open(other.path()).unwrap();
+    let foreign = write(&so, 4, 4);
+    let f = so.export(&foreign, o.path()).unwrap();
+    s.import(&f).unwrap();
+    let dry = s.gc(true).unwrap();
+    assert_eq!(dry.removed, vec![orphan.clone()]);
+    assert!(s.object_path(&orphan).exists());
+    let r = s.gc(false).unwrap();
+    assert_eq!(r.removed, vec![orphan.clone()]);
+    assert_eq!(r.kept, 2);
+    assert!(!s.object_path(&orphan).exists());
+    assert!(s.object_path(&kept).exists() && s.object_path(&foreign).exists());
+}

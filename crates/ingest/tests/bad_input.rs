@@ -1,0 +1,132 @@
+//! Every bad-input class gives an error naming the file, the line and the
+//! field; `--on-error skip` skips, counts and records.
+
+use ragprobe_artifact::Store;
+use ragprobe_ingest::{ingest, Format, IngestError, IngestOptions, OnError};
+use std::path::{Path, PathBuf};
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn run(format: Format, path: PathBuf, on_error: OnError) -> (Store, tempfile::TempDir, Result<ragprobe_ingest::IngestReport, IngestError>) {
+    let d = tempfile::tempdir().unwrap();
+    let store = Store::open(d.path().join("store")).unwrap();
+    let opts = IngestOptions { format: Some(format), paths: vec![path], on_error, ..Default::default() };
+    let r = ingest(&store, &opts);
+    (store, d, r)
+}
+
+fn err_text(format: Format, name: &str, bytes: &[u8]) -> String {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(d.path(), name, bytes);
+    let (_s, _d, r) = run(format, p, OnError::Fail);
+    r.expect_err("bad input must fail").to_string()
+}
+
+const GOOD: &str = r#"{"question": "q1", "answers": ["a"], "ctxs": [{"title": "t", "text": "a b"}]}"#;
+
+#[test]
+fn malformed_json_names_file_and_line() {
+    let text = format!("{GOOD}\n{GOOD}\n{{\"question\": \"q3\", \"answers\": [\"a\"\n");
+    let e = err_text(Format::Dpr, "bad.jsonl", text.as_bytes());
+    assert!(e.contains("bad.jsonl:3:"), "{e}");
+    assert!(e.contains("malformed JSON"), "{e}");
+}
+
+#[test]
+fn malformed_element_in_a_json_array_names_its_line() {
+    let text = format!("[\n{GOOD},\n{{\"question\": \"q2\", \"answers\": [\"a\",]}}\n]\n");
+    let e = err_text(Format::Dpr, "bad.json", text.as_bytes());
+    assert!(e.contains("bad.json:3:"), "{e}");
+    assert!(e.contains("malformed JSON"), "{e}");
+}
+
+#[test]
+fn missing_question_names_the_field() {
+    let text = format!("{GOOD}\n{{\"answers\": [\"a\"], \"ctxs\": []}}\n");
+    let e = err_text(Format::Dpr, "bad.jsonl", text.as_bytes());
+    assert!(e.contains("bad.jsonl:2:"), "{e}");
+    assert!(e.contains("field `question` is missing"), "{e}");
+}
+
+#[test]
+fn answers_of_the_wrong_type_name_the_field() {
+    let e = err_text(Format::Dpr, "bad.jsonl", br#"{"question": "q", "answers": "Paris"}"#);
+    assert!(e.contains("bad.jsonl:1:") && e.contains("field `answers` must be a list of strings, found a string"), "{e}");
+    let e = err_text(Format::Dpr, "bad.jsonl", br#"{"question": "q", "answers": ["Paris", {"x": 1}]}"#);
+    assert!(e.contains("field `answers[1]` must be a string, found an object"), "{e}");
+}
+
+#[test]
+fn nested_field_errors_name_the_path() {
+    let text = format!("{GOOD}\n{{\"question\": \"q\", \"answers\": [\"a\"], \"ctxs\": [{{\"title\": \"t\", \"text\": \"x\"}}, {{\"title\": \"t\"}}]}}\n");
+    let e = err_text(Format::Dpr, "bad.jsonl", text.as_bytes());
+    assert!(e.contains("bad.jsonl:2:") && e.contains("field `ctxs[1].text` is missing"), "{e}");
+}
+
+#[test]
+fn empty_file_is_refused() {
+    let e = err_text(Format::Dpr, "empty.jsonl", b"");
+    assert!(e.contains("empty.jsonl") && e.contains("empty"), "{e}");
+    let e = err_text(Format::Rgb, "blank.jsonl", b"\n\n  \n");
+    assert!(e.contains("blank.jsonl") && e.contains("empty"), "{e}");
+}
+
+#[test]
+fn invalid_utf8_names_line_and_column() {
+    let mut bytes = format!("{GOOD}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"question\": \"caf\xe9\", \"answers\": [\"a\"]}\n");
+    let e = err_text(Format::Dpr, "latin1.jsonl", &bytes);
+    assert!(e.contains("latin1.jsonl:2:") && e.contains("invalid UTF-8 at column 18"), "{e}");
+}
+
+#[test]
+fn other_formats_name_their_fields() {
+    let e = err_text(Format::Rgb, "r.jsonl", br#"{"id": 1, "query": "q", "answer": {"x": 1}, "positive": []}"#);
+    assert!(e.contains("r.jsonl:1:") && e.contains("field `answer`"), "{e}");
+    let e = err_text(Format::Rgb, "r.jsonl", br#"{"id": 1, "answer": "a"}"#);
+    assert!(e.contains("field `query` is missing"), "{e}");
+    let e = err_text(Format::Nomiracl, "n.jsonl", br#"{"query_id": "1", "query": "q", "positive_passages": [{"docid": "d", "title": "t"}]}"#);
+    assert!(e.contains("n.jsonl:1:") && e.contains("field `positive_passages[0].text` is missing"), "{e}");
+    let e = err_text(Format::Selfrag, "p.jsonl", br#"{"question": "q", "answers": ["a"], "ctxs": [{"title": "t", "text": "x", "score": "high"}]}"#);
+    assert!(e.contains("field `ctxs[0].score` must be a number"), "{e}");
+    let e = err_text(Format::Table, "t.csv", b"question,answers\n\"who?\",Paris\n,London\n");
+    assert!(e.contains("t.csv:3:") && e.contains("field `question` is empty"), "{e}");
+}
+
+#[test]
+fn skip_mode_skips_counts_and_records() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!("{GOOD}\nnot json\n{{\"answers\": [\"a\"]}}\n{GOOD}\n");
+    let p = write(d.path(), "mixed.jsonl", text.as_bytes());
+    let (store, _d, r) = run(Format::Dpr, p, OnError::Skip);
+    let r = r.unwrap();
+    assert_eq!(r.skipped, 2);
+    let q = r.outputs.iter().find(|o| o.kind == "questions").unwrap();
+    assert_eq!(q.rows, 2);
+    let m = store.manifest(&q.id).unwrap();
+    assert_eq!(m.details["records_skipped"], 2);
+    let examples = m.details["skipped_examples"].as_array().unwrap();
+    assert_eq!(examples.len(), 2);
+    assert!(examples[0].as_str().unwrap().starts_with("mixed.jsonl:2:"), "{examples:?}");
+    assert!(examples[1].as_str().unwrap().contains("mixed.jsonl:3: field `question` is missing"), "{examples:?}");
+}
+
+#[test]
+fn a_file_of_only_bad_records_is_an_error_even_when_skipping() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(d.path(), "allbad.jsonl", b"nope\n{\"answers\": [\"a\"]}\n");
+    let (_s, _d, r) = run(Format::Dpr, p, OnError::Skip);
+    let e = r.unwrap_err().to_string();
+    assert!(e.contains("no valid records") && e.contains("2 skipped"), "{e}");
+}
+
+#[test]
+fn missing_path_is_a_clear_error() {
+    let (_s, _d, r) = run(Format::Dpr, PathBuf::from("/nonexistent/x.jsonl"), OnError::Fail);
+    let e = r.unwrap_err().to_string();
+    assert!(e.contains("/nonexistent/x.jsonl") && e.contains("no such file"), "{e}");
+}
