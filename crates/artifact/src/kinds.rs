@@ -20,11 +20,18 @@ pub const ALL: &[Kind] = &[
     Kind { name: QUESTIONS, schema_version: 1, schema: questions_schema },
     Kind { name: CORPUS, schema_version: 1, schema: corpus_schema },
     Kind { name: CONTEXTS, schema_version: 1, schema: contexts_schema },
+    Kind { name: EMBEDDINGS, schema_version: 1, schema: embeddings_schema },
+    Kind { name: METRICS, schema_version: 1, schema: metrics_schema },
 ];
 
 pub const QUESTIONS: &str = "questions";
 pub const CORPUS: &str = "corpus";
 pub const CONTEXTS: &str = "contexts";
+pub const EMBEDDINGS: &str = "embeddings";
+pub const METRICS: &str = "metrics";
+
+/// Width of the embeddings kind (all-MiniLM-L6-v2).
+pub const EMBEDDING_DIM: i32 = 384;
 
 /// Look a kind up by name.
 pub fn kind(name: &str) -> Option<&'static Kind> {
@@ -74,6 +81,30 @@ pub fn contexts_schema() -> Schema {
         utf8("has_answer_source", true),
         utf8("relevance", true),
         utf8("meta", true),
+    ])
+}
+
+/// embeddings: one row per corpus passage, its sentence embedding.
+pub fn embeddings_schema() -> Schema {
+    Schema::new(vec![
+        utf8("doc_id", false),
+        Field::new("embedding", DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), EMBEDDING_DIM), false),
+    ])
+}
+
+/// metrics: one aggregate number per row.
+pub fn metrics_schema() -> Schema {
+    Schema::new(vec![
+        utf8("study", false),
+        utf8("dataset", false),
+        utf8("model", false),
+        utf8("condition", false),
+        utf8("metric", false),
+        Field::new("value", DataType::Float64, true),
+        Field::new("n", DataType::Int64, false),
+        Field::new("ci_low", DataType::Float64, true),
+        Field::new("ci_high", DataType::Float64, true),
+        utf8("details", true),
     ])
 }
 

@@ -21,6 +21,7 @@ mod error;
 pub mod kinds;
 mod manifest;
 mod store;
+pub mod tables;
 mod writer;
 
 pub use error::{ArtifactError, Result};

@@ -11,11 +11,10 @@
 mod error;
 mod fields;
 mod formats;
-mod rows;
 pub mod source;
 
 pub use error::{FieldError, IngestError};
-pub use rows::{ContextRow, CorpusRow, QuestionRow};
+pub use ragprobe_artifact::tables::{ContextRow, CorpusRow, QuestionRow};
 
 use ragprobe_artifact::{Recipe, Store, Written};
 use serde_json::json;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::IngestError;
 use crate::fields::{str_list, Obj};
-use crate::rows::{ContextRow, ContextSink, CorpusRow, CorpusSink, QuestionRow, QuestionSink};
+use ragprobe_artifact::tables::{ContextRow, ContextSink, CorpusRow, CorpusSink, QuestionRow, QuestionSink};
 use crate::source::{open, JsonRecords};
 use crate::Run;
 

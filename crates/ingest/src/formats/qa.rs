@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, type_of, Obj};
-use crate::rows::{ContextRow, ContextSink, QuestionRow, QuestionSink};
+use ragprobe_artifact::tables::{ContextRow, ContextSink, QuestionRow, QuestionSink};
 use crate::source::{open, JsonRecords};
 use crate::{passage_id, Format, Run};
 

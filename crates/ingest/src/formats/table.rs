@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, type_of, Obj};
-use crate::rows::{CorpusRow, CorpusSink, QuestionRow, QuestionSink};
+use ragprobe_artifact::tables::{CorpusRow, CorpusSink, QuestionRow, QuestionSink};
 use crate::source::{open, JsonRecords};
 use crate::{Run, TableKind, TableMapping};
 

@@ -1,0 +1,33 @@
+# ragprobe — the two commands a newcomer types are `make demo` and `make test`.
+
+CARGO        ?= cargo
+STORE        ?= .ragprobe
+RAGPROBE_REL  = $(or $(CARGO_TARGET_DIR),target)/release/ragprobe
+
+.PHONY: demo test build bench bench-ingest fixtures clean
+
+## demo: build (release) and run the main job on the project's fixtures
+demo:
+	$(CARGO) build --release --workspace
+	RAGPROBE_BIN=$(RAGPROBE_REL) STORE=$(STORE) bash scripts/demo.sh
+
+## test: the whole test suite (CI runs exactly this)
+test:
+	$(CARGO) test --workspace --no-fail-fast
+
+build:
+	$(CARGO) build --workspace
+
+## bench: every benchmark script
+bench: bench-ingest
+
+bench-ingest:
+	bash scripts/bench-ingest.sh
+
+## fixtures: regenerate fixtures/ from scripts/make-fixtures.py (deterministic)
+fixtures:
+	python3 scripts/make-fixtures.py
+
+clean:
+	$(CARGO) clean
+	rm -rf $(STORE) report

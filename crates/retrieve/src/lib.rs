@@ -1,0 +1,230 @@
+//! Retrieval stage: top-k passages per question from a `corpus` artifact,
+//! by BM25 (tantivy), dense inner product (all-MiniLM-L6-v2), or their
+//! reciprocal-rank fusion; each passage labelled with `has_answer` by the
+//! DPR matcher; plus the retrieval metrics of seed 000 Table 3.
+
+mod bm25;
+mod dense;
+pub mod metrics;
+
+pub use bm25::Analyzer;
+pub use metrics::{recall_table, RecallRow};
+
+use ragprobe_artifact::tables::{corpus_rows, read_questions, ContextRow, ContextSink, QuestionRow};
+use ragprobe_artifact::{kinds, ArtifactError, Recipe, Store, Written};
+use ragprobe_matching::has_answer;
+use ragprobe_models::Embedder;
+use serde_json::json;
+
+/// Version of the retrieve stage's logic; part of every recipe.
+pub const STAGE_VERSION: u32 = 1;
+
+/// Errors of the retrieve stage.
+#[derive(Debug, thiserror::Error)]
+pub enum RetrieveError {
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    #[error(transparent)]
+    Model(#[from] ragprobe_models::ModelError),
+    #[error("BM25 index: {0}")]
+    Index(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<tantivy::TantivyError> for RetrieveError {
+    fn from(e: tantivy::TantivyError) -> Self {
+        RetrieveError::Index(e.to_string())
+    }
+}
+
+pub type Result<T, E = RetrieveError> = std::result::Result<T, E>;
+
+/// How passages are ranked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Bm25,
+    Dense,
+    /// Reciprocal rank fusion of BM25 and dense (Cormack et al. 2009, k = 60).
+    Hybrid,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Bm25 => "bm25",
+            Method::Dense => "dense",
+            Method::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// Options of one retrieval run.
+#[derive(Debug, Clone)]
+pub struct RetrieveOptions {
+    pub method: Method,
+    /// Passages per question that form the evaluated top-k.
+    pub k: usize,
+    /// Extra passages kept after the top-k (rank k+1, ...), e.g. for the
+    /// add-top-k condition.
+    pub extra: usize,
+    pub analyzer: Analyzer,
+    /// Texts per MiniLM forward pass.
+    pub batch: usize,
+    pub progress: bool,
+}
+
+impl Default for RetrieveOptions {
+    fn default() -> Self {
+        RetrieveOptions { method: Method::Bm25, k: 5, extra: 0, analyzer: Analyzer::English, batch: 32, progress: false }
+    }
+}
+
+/// What a retrieval run produced.
+#[derive(Debug, Clone)]
+pub struct RetrieveReport {
+    pub contexts: Written,
+    pub metrics: Written,
+    pub recall: Vec<RecallRow>,
+    pub cached: bool,
+}
+
+/// A retrieved passage: its row in the corpus artifact and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Hit {
+    pub row: u64,
+    pub score: f64,
+}
+
+/// Sort hits best first; ties broken by corpus row so results never depend
+/// on index layout or thread scheduling.
+pub(crate) fn sort_hits(hits: &mut [Hit]) {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row)));
+}
+
+/// Reciprocal rank fusion: score(d) = sum over rankings of 1 / (60 + rank(d)).
+pub(crate) fn rrf(rankings: &[Vec<Hit>], n: usize) -> Vec<Hit> {
+    let mut acc: std::collections::BTreeMap<u64, f64> = std::collections::BTreeMap::new();
+    for ranking in rankings {
+        for (i, h) in ranking.iter().enumerate() {
+            *acc.entry(h.row).or_default() += 1.0 / (60.0 + (i + 1) as f64);
+        }
+    }
+    let mut hits: Vec<Hit> = acc.into_iter().map(|(row, score)| Hit { row, score }).collect();
+    sort_hits(&mut hits);
+    hits.truncate(n);
+    hits
+}
+
+fn check(opts: &RetrieveOptions, questions: &[QuestionRow]) -> Result<()> {
+    if opts.k == 0 {
+        return Err(RetrieveError::Invalid("-k must be at least 1".into()));
+    }
+    if questions.is_empty() {
+        return Err(RetrieveError::Invalid("the questions artifact has no rows".into()));
+    }
+    if let Some(q) = questions.iter().find(|q| q.question.trim().is_empty()) {
+        return Err(RetrieveError::Invalid(format!("question `{}` has an empty question text; nothing to retrieve with", q.qid)));
+    }
+    Ok(())
+}
+
+/// Retrieve the top `k + extra` passages of `corpus` for every question.
+/// `embedder` is needed for dense and hybrid retrieval.
+pub fn retrieve(store: &Store, corpus: &str, questions: &str, opts: &RetrieveOptions, embedder: Option<&Embedder>) -> Result<RetrieveReport> {
+    let corpus = store.resolve_kind(corpus, kinds::CORPUS)?;
+    let questions_id = store.resolve_kind(questions, kinds::QUESTIONS)?;
+    let mut recipe = Recipe::new(
+        "retrieve",
+        STAGE_VERSION,
+        json!({
+            "method": opts.method.name(),
+            "k": opts.k,
+            "extra": opts.extra,
+            "analyzer": if opts.method == Method::Dense { serde_json::Value::Null } else { json!(opts.analyzer.name()) },
+        }),
+    );
+    recipe.inputs = vec![corpus.clone(), questions_id.clone()];
+    let needs_model = opts.method != Method::Bm25;
+    let embedder = if needs_model {
+        let e = embedder.ok_or_else(|| RetrieveError::Invalid(format!("--method {} needs the MiniLM model", opts.method.name())))?;
+        recipe.resources.insert("embedder".into(), format!("{}:sha256:{}", e.model_name(), e.model_sha256()));
+        Some(e)
+    } else {
+        None
+    };
+    if let Some(rec) = store.cached(&recipe)? {
+        tracing::info!("retrieve: cached, not run (action {})", &rec.key[..12]);
+        let get = |kind: &str| rec.outputs.iter().find(|o| o.kind == kind).map(|o| Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows });
+        if let (Some(contexts), Some(metrics)) = (get(kinds::CONTEXTS), get(kinds::METRICS)) {
+            let recall = metrics::from_metrics(store, &metrics.id)?;
+            return Ok(RetrieveReport { contexts, metrics, recall, cached: true });
+        }
+    }
+    let qs = read_questions(store, &questions_id)?;
+    check(opts, &qs)?;
+    let n = opts.k + opts.extra;
+    let started = std::time::Instant::now();
+    let texts: Vec<&str> = qs.iter().map(|q| q.question.as_str()).collect();
+    let hits: Vec<Vec<Hit>> = match opts.method {
+        Method::Bm25 => bm25::Bm25Index::open_or_build(store, &corpus, opts.analyzer, opts.progress)?.search_all(&texts, n)?,
+        Method::Dense => dense::search(store, &corpus, embedder.expect("checked"), &texts, n, opts)?,
+        Method::Hybrid => {
+            let depth = (n * 10).max(100);
+            let b = bm25::Bm25Index::open_or_build(store, &corpus, opts.analyzer, opts.progress)?.search_all(&texts, depth)?;
+            let d = dense::search(store, &corpus, embedder.expect("checked"), &texts, depth, opts)?;
+            b.into_iter().zip(d).map(|(b, d)| rrf(&[b, d], n)).collect()
+        }
+    };
+    let contexts = write_contexts(store, &recipe, &corpus, &qs, &hits, opts)?;
+    let recall = metrics::recall_from_rows(&qs, &ragprobe_artifact::tables::read_contexts(store, &contexts.id)?, opts.k);
+    let model = match opts.method {
+        Method::Bm25 => format!("bm25/{}", opts.analyzer.name()),
+        Method::Dense => "dense/all-MiniLM-L6-v2".to_string(),
+        Method::Hybrid => format!("hybrid-rrf/bm25-{}+all-MiniLM-L6-v2", opts.analyzer.name()),
+    };
+    let metrics = metrics::write(store, &recipe, &recall, &model, opts.k)?;
+    let record = store.record_action(&recipe, &[contexts.clone(), metrics.clone()])?;
+    store.log_run(json!({"stage": "retrieve", "action": record.key, "method": opts.method.name(), "questions": qs.len(), "seconds": started.elapsed().as_secs_f64()}));
+    Ok(RetrieveReport { contexts, metrics, recall, cached: false })
+}
+
+/// Fetch the hit passages from the corpus in one streaming pass, then write
+/// the contexts in question order, then rank.
+fn write_contexts(store: &Store, recipe: &Recipe, corpus: &str, qs: &[QuestionRow], hits: &[Vec<Hit>], opts: &RetrieveOptions) -> Result<Written> {
+    let mut wanted: std::collections::HashMap<u64, Option<ragprobe_artifact::tables::CorpusRow>> =
+        hits.iter().flatten().map(|h| (h.row, None)).collect();
+    let mut row = 0u64;
+    for batch in store.open_batches(corpus, 8192)? {
+        let batch = batch.map_err(ArtifactError::from)?;
+        let n = batch.num_rows() as u64;
+        if (row..row + n).any(|r| wanted.contains_key(&r)) {
+            for (i, c) in corpus_rows(&batch)?.into_iter().enumerate() {
+                if let Some(slot) = wanted.get_mut(&(row + i as u64)) {
+                    *slot = Some(c);
+                }
+            }
+        }
+        row += n;
+    }
+    let mut sink = ContextSink::new(store, recipe)?;
+    for (q, hs) in qs.iter().zip(hits) {
+        for (rank, h) in hs.iter().enumerate() {
+            let c = wanted.get(&h.row).and_then(|c| c.as_ref()).ok_or_else(|| RetrieveError::Invalid(format!("corpus row {} not found", h.row)))?;
+            let has = (!q.answers.is_empty()).then(|| has_answer(&q.answers, &c.text));
+            sink.push(&ContextRow {
+                qid: q.qid.clone(),
+                rank: rank as i32 + 1,
+                doc_id: c.doc_id.clone(),
+                title: c.title.clone(),
+                text: c.text.clone(),
+                score: Some(h.score),
+                has_answer: has,
+                has_answer_source: has.map(|_| "computed".to_string()),
+                relevance: None,
+                meta: None,
+            })?;
+        }
+    }
+    Ok(sink.finish(json!({"method": opts.method.name(), "k": opts.k, "extra": opts.extra, "questions": qs.len()}))?)
+}
