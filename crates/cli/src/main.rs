@@ -3,6 +3,7 @@
 
 mod artifacts_cmd;
 mod ingest_cmd;
+mod retrieve_cmd;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -37,6 +38,10 @@ pub struct Cli {
 pub enum Command {
     /// Read a dataset file into questions / contexts / corpus artifacts.
     Ingest(ingest_cmd::IngestArgs),
+    /// Retrieve top-k passages from a corpus (BM25, dense, hybrid) and report Recall@k.
+    Retrieve(retrieve_cmd::RetrieveArgs),
+    /// Recall@k / Unans of an existing contexts artifact (e.g. DPR results that came with a dataset).
+    Recall(retrieve_cmd::RecallArgs),
     /// Inspect and manage the artifact store.
     #[command(subcommand)]
     Artifacts(artifacts_cmd::ArtifactsCmd),
@@ -71,6 +76,8 @@ fn run(cli: Cli) -> Result<()> {
     let store = ragprobe_artifact::Store::open(&cli.store)?;
     match cli.command {
         Command::Ingest(args) => ingest_cmd::run(&store, args),
+        Command::Retrieve(args) => retrieve_cmd::run(&store, args),
+        Command::Recall(args) => retrieve_cmd::recall(&store, args),
         Command::Artifacts(cmd) => artifacts_cmd::run(&store, cmd),
     }
 }

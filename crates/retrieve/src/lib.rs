@@ -228,3 +228,24 @@ fn write_contexts(store: &Store, recipe: &Recipe, corpus: &str, qs: &[QuestionRo
     }
     Ok(sink.finish(json!({"method": opts.method.name(), "k": opts.k, "extra": opts.extra, "questions": qs.len()}))?)
 }
+
+/// Recall@k / Unans of contexts that came with a dataset (or any contexts
+/// artifact) for `questions`: pre-retrieved results need no retrieval run.
+pub fn evaluate(store: &Store, questions: &str, contexts: &str, k: usize) -> Result<(Written, Vec<RecallRow>, bool)> {
+    if k == 0 {
+        return Err(RetrieveError::Invalid("-k must be at least 1".into()));
+    }
+    let q = store.resolve_kind(questions, kinds::QUESTIONS)?;
+    let c = store.resolve_kind(contexts, kinds::CONTEXTS)?;
+    let mut recipe = Recipe::new("recall", STAGE_VERSION, json!({"k": k}));
+    recipe.inputs = vec![q.clone(), c.clone()];
+    if let Some(rec) = store.cached(&recipe)? {
+        tracing::info!("recall: cached, not run (action {})", &rec.key[..12]);
+        let o = &rec.outputs[0];
+        return Ok((Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }, metrics::from_metrics(store, &o.id)?, true));
+    }
+    let rows = metrics::recall_from_rows(&read_questions(store, &q)?, &ragprobe_artifact::tables::read_contexts(store, &c)?, k);
+    let written = metrics::write(store, &recipe, &rows, "given-contexts", k)?;
+    store.record_action(&recipe, std::slice::from_ref(&written))?;
+    Ok((written, rows, false))
+}
