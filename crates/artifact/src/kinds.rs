@@ -22,6 +22,7 @@ pub const ALL: &[Kind] = &[
     Kind { name: CONTEXTS, schema_version: 1, schema: contexts_schema },
     Kind { name: EMBEDDINGS, schema_version: 1, schema: embeddings_schema },
     Kind { name: METRICS, schema_version: 1, schema: metrics_schema },
+    Kind { name: CASES, schema_version: 1, schema: crate::cases::cases_schema },
 ];
 
 pub const QUESTIONS: &str = "questions";
@@ -29,6 +30,7 @@ pub const CORPUS: &str = "corpus";
 pub const CONTEXTS: &str = "contexts";
 pub const EMBEDDINGS: &str = "embeddings";
 pub const METRICS: &str = "metrics";
+pub const CASES: &str = "cases";
 
 /// Width of the embeddings kind (all-MiniLM-L6-v2).
 pub const EMBEDDING_DIM: i32 = 384;

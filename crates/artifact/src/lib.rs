@@ -17,6 +17,7 @@
 //! log/runs.jsonl         wall-clock run log (never hashed)
 //! ```
 
+pub mod cases;
 mod error;
 pub mod kinds;
 mod manifest;

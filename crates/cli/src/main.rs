@@ -3,6 +3,7 @@
 
 mod artifacts_cmd;
 mod ingest_cmd;
+mod perturb_cmd;
 mod retrieve_cmd;
 
 use anyhow::Result;
@@ -42,6 +43,8 @@ pub enum Command {
     Retrieve(retrieve_cmd::RetrieveArgs),
     /// Recall@k / Unans of an existing contexts artifact (e.g. DPR results that came with a dataset).
     Recall(retrieve_cmd::RecallArgs),
+    /// Build evaluation cases from questions + contexts (unanswerable, add-one, conflict, evidence edit, NoMIRACL, RGB).
+    Perturb(perturb_cmd::PerturbArgs),
     /// Inspect and manage the artifact store.
     #[command(subcommand)]
     Artifacts(artifacts_cmd::ArtifactsCmd),
@@ -78,6 +81,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Ingest(args) => ingest_cmd::run(&store, args),
         Command::Retrieve(args) => retrieve_cmd::run(&store, args),
         Command::Recall(args) => retrieve_cmd::recall(&store, args),
+        Command::Perturb(args) => perturb_cmd::run(&store, args),
         Command::Artifacts(cmd) => artifacts_cmd::run(&store, cmd),
     }
 }

@@ -1,0 +1,538 @@
+//! Perturb stage: questions + contexts -> `cases`, one evaluation input
+//! each, with its ordered documents, condition and expected label.
+//!
+//! Scenarios built by rule (seed 000 §5.2–5.4, seed 001, seed 002 §3.1, RGB):
+//! `closed-book`, `base`, `add-random`, `add-topk`, `add-conflict`,
+//! `evidence-edit`, `nomiracl`, `rgb-noise`, `rgb-counterfactual`.
+//! Every random choice comes from an RNG seeded by (seed, qid, purpose), so
+//! results do not depend on order or threads: same inputs and seed give
+//! byte-identical artifacts.
+
+pub mod foil;
+pub mod text;
+
+use rand::seq::{IndexedRandom, SliceRandom};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use ragprobe_artifact::cases::{write_cases, CaseDoc, CaseRow};
+use ragprobe_artifact::tables::{read_contexts, read_questions, ContextRow, QuestionRow};
+use ragprobe_artifact::{kinds, sha256_hex, ArtifactError, Recipe, Store, Written};
+use ragprobe_matching::has_answer;
+use ragprobe_models::Embedder;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+
+use foil::{Foil, FoilPicker};
+use text::{join_sentences, position_of, replace_aliases, span_centre, split_sentences};
+
+/// Version of the perturb stage's logic; part of every recipe.
+pub const STAGE_VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PerturbError {
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    #[error(transparent)]
+    Model(#[from] ragprobe_models::ModelError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub type Result<T, E = PerturbError> = std::result::Result<T, E>;
+
+/// A rule-built scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scenario {
+    ClosedBook,
+    Base,
+    AddRandom,
+    AddTopk,
+    AddConflict,
+    EvidenceEdit,
+    Nomiracl,
+    RgbNoise,
+    RgbCounterfactual,
+}
+
+impl Scenario {
+    pub const ALL: [Scenario; 9] = [
+        Scenario::ClosedBook,
+        Scenario::Base,
+        Scenario::AddRandom,
+        Scenario::AddTopk,
+        Scenario::AddConflict,
+        Scenario::EvidenceEdit,
+        Scenario::Nomiracl,
+        Scenario::RgbNoise,
+        Scenario::RgbCounterfactual,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::ClosedBook => "closed-book",
+            Scenario::Base => "base",
+            Scenario::AddRandom => "add-random",
+            Scenario::AddTopk => "add-topk",
+            Scenario::AddConflict => "add-conflict",
+            Scenario::EvidenceEdit => "evidence-edit",
+            Scenario::Nomiracl => "nomiracl",
+            Scenario::RgbNoise => "rgb-noise",
+            Scenario::RgbCounterfactual => "rgb-counterfactual",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scenario> {
+        Scenario::ALL.into_iter().find(|x| x.name() == s)
+    }
+
+    fn needs_foil(self) -> bool {
+        matches!(self, Scenario::AddConflict | Scenario::EvidenceEdit)
+    }
+}
+
+/// Options of one perturb run.
+#[derive(Debug, Clone)]
+pub struct PerturbOptions {
+    pub scenarios: Vec<Scenario>,
+    /// Retrieved passages per question (top-k).
+    pub k: usize,
+    pub seed: u64,
+    /// Label questions with no answer-bearing passage in the top k as
+    /// `unanswerable` (the Unans-prompt experiments).
+    pub relabel_unanswerable: bool,
+    /// evidence-edit: non-answer passages added after the target passage.
+    pub distractors: usize,
+    /// rgb-noise: noise rates (share of negative passages).
+    pub noise_rates: Vec<f64>,
+    /// RGB: passages per case.
+    pub rgb_passages: usize,
+}
+
+impl Default for PerturbOptions {
+    fn default() -> Self {
+        PerturbOptions {
+            scenarios: vec![Scenario::Base],
+            k: 5,
+            seed: 0,
+            relabel_unanswerable: false,
+            distractors: 0,
+            noise_rates: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+            rgb_passages: 5,
+        }
+    }
+}
+
+/// Per-scenario counts of cases made and questions skipped, by reason.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ScenarioSummary {
+    pub scenario: String,
+    pub cases: u64,
+    pub skipped: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PerturbReport {
+    pub cases: Written,
+    pub summary: Vec<ScenarioSummary>,
+    pub cached: bool,
+}
+
+/// An RNG for one (question, purpose), independent of iteration order.
+pub fn rng_for(seed: u64, qid: &str, purpose: &str) -> ChaCha8Rng {
+    let h = sha256_hex(format!("{seed}\u{1f}{qid}\u{1f}{purpose}").as_bytes());
+    ChaCha8Rng::seed_from_u64(u64::from_str_radix(&h[..16], 16).expect("hex"))
+}
+
+fn case_id(qid: &str, condition: &str, params: &Value) -> String {
+    sha256_hex(format!("{qid}\u{1f}{condition}\u{1f}{}", ragprobe_artifact::canonical_json(params)).as_bytes())[..24].to_string()
+}
+
+fn doc(c: &ContextRow, source: &str) -> CaseDoc {
+    CaseDoc { doc_id: c.doc_id.clone(), title: c.title.clone(), text: c.text.clone(), source: source.into(), has_answer: c.has_answer }
+}
+
+/// Shared state of one run.
+struct Builder<'a> {
+    opts: &'a PerturbOptions,
+    questions: &'a [QuestionRow],
+    by_qid: HashMap<&'a str, Vec<&'a ContextRow>>,
+    foils: FoilPicker<'a>,
+    summary: BTreeMap<&'static str, ScenarioSummary>,
+}
+
+impl<'a> Builder<'a> {
+    fn skip(&mut self, s: Scenario, reason: &str) {
+        *self.summary.entry(s.name()).or_insert_with(|| ScenarioSummary { scenario: s.name().into(), ..Default::default() }).skipped.entry(reason.into()).or_default() += 1;
+    }
+
+    fn made(&mut self, s: Scenario, n: u64) {
+        self.summary.entry(s.name()).or_insert_with(|| ScenarioSummary { scenario: s.name().into(), ..Default::default() }).cases += n;
+    }
+
+    fn contexts(&self, qid: &str) -> &[&'a ContextRow] {
+        self.by_qid.get(qid).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    fn topk(&self, qid: &str) -> Vec<&'a ContextRow> {
+        self.contexts(qid).iter().copied().filter(|c| c.rank as usize <= self.opts.k).collect()
+    }
+
+    fn base_case(&self, q: &QuestionRow, condition: &str, docs: Vec<CaseDoc>, expected: &str, params: Value) -> CaseRow {
+        CaseRow {
+            case_id: case_id(&q.qid, condition, &params),
+            qid: q.qid.clone(),
+            dataset: q.dataset.clone(),
+            lang: q.lang.clone(),
+            condition: condition.into(),
+            question: q.question.clone(),
+            docs,
+            answers: q.answers.clone(),
+            answer_parts: q.answer_parts.clone(),
+            expected: expected.into(),
+            inserted_at: None,
+            foil: None,
+            answer_position: None,
+            derivation: params.to_string(),
+        }
+    }
+
+    fn unanswerable(&self, top: &[&ContextRow]) -> bool {
+        !top.iter().any(|c| c.has_answer == Some(true))
+    }
+
+    fn expected_for(&self, top: &[&ContextRow]) -> &'static str {
+        if self.opts.relabel_unanswerable && self.unanswerable(top) {
+            "unanswerable"
+        } else {
+            "answer"
+        }
+    }
+
+    /// Top-k plus one document at a seeded uniform slot among the k+1.
+    fn add_one(&self, q: &QuestionRow, s: Scenario, top: &[&ContextRow], extra: CaseDoc, extra_params: Value) -> CaseRow {
+        let mut rng = rng_for(self.opts.seed, &q.qid, &format!("{}:slot", s.name()));
+        let mut docs: Vec<CaseDoc> = top.iter().map(|c| doc(c, "retrieved")).collect();
+        let inserted_id = extra.doc_id.clone();
+        let slot = insert_at_random_slot(&mut docs, extra, &mut rng);
+        let mut params = json!({"k": self.opts.k, "seed": self.opts.seed, "relabel_unanswerable": self.opts.relabel_unanswerable,
+            "inserted_doc": inserted_id, "retrieved": top.iter().map(|c| c.doc_id.as_str()).collect::<Vec<_>>()});
+        if let (Some(p), Some(e)) = (params.as_object_mut(), extra_params.as_object()) {
+            p.extend(e.clone());
+        }
+        let mut case = self.base_case(q, s.name(), docs, self.expected_for(top), params);
+        case.inserted_at = Some(slot as i32);
+        case
+    }
+
+    fn build(&mut self, q: &QuestionRow, s: Scenario) -> Result<Vec<CaseRow>> {
+        let top = self.topk(&q.qid);
+        let has_contexts = !self.contexts(&q.qid).is_empty();
+        if !matches!(s, Scenario::ClosedBook) && !has_contexts {
+            self.skip(s, "no contexts for the question");
+            return Ok(vec![]);
+        }
+        let opts = self.opts;
+        match s {
+            Scenario::ClosedBook => Ok(vec![self.base_case(q, s.name(), vec![], "answer", json!({}))]),
+            Scenario::Base => {
+                let docs = top.iter().map(|c| doc(c, "retrieved")).collect();
+                let params = json!({"k": opts.k, "relabel_unanswerable": opts.relabel_unanswerable, "retrieved": top.iter().map(|c| c.doc_id.as_str()).collect::<Vec<_>>()});
+                Ok(vec![self.base_case(q, s.name(), docs, self.expected_for(&top), params)])
+            }
+            Scenario::AddRandom => {
+                let mut rng = rng_for(opts.seed, &q.qid, "add-random:source");
+                let others: Vec<&QuestionRow> = self.questions.iter().filter(|o| o.qid != q.qid && self.by_qid.contains_key(o.qid.as_str())).collect();
+                for _ in 0..20 {
+                    let Some(other) = others.choose(&mut rng) else { break };
+                    let pool = self.topk(&other.qid);
+                    let Some(c) = pool.choose(&mut rng) else { continue };
+                    if !q.answers.is_empty() && has_answer(&q.answers, &c.text) {
+                        continue;
+                    }
+                    let mut d = doc(c, "random");
+                    d.has_answer = (!q.answers.is_empty()).then_some(false);
+                    return Ok(vec![self.add_one(q, s, &top, d, json!({"from_qid": other.qid}))]);
+                }
+                self.skip(s, "no passage of another question without the answer");
+                Ok(vec![])
+            }
+            Scenario::AddTopk => {
+                let Some(next) = self.contexts(&q.qid).iter().find(|c| c.rank as usize == opts.k + 1) else {
+                    self.skip(s, "no (k+1)-th passage (retrieve with --extra 1)");
+                    return Ok(vec![]);
+                };
+                Ok(vec![self.add_one(q, s, &top, doc(next, "topk"), json!({}))])
+            }
+            Scenario::AddConflict => {
+                let Some(src) = top.iter().find(|c| c.has_answer == Some(true)) else {
+                    self.skip(s, "no answer-bearing passage in the top k");
+                    return Ok(vec![]);
+                };
+                let mut rng = rng_for(opts.seed, &q.qid, "foil");
+                let Some(foil) = self.foils.pick(q, &mut rng)? else {
+                    self.skip(s, "no foil of the right shape");
+                    return Ok(vec![]);
+                };
+                let (text, n) = replace_aliases(&src.text, &q.answers, &foil.text);
+                if n == 0 || has_answer(&q.answers, &text) {
+                    self.skip(s, "answer still present after replacement");
+                    return Ok(vec![]);
+                }
+                let d = CaseDoc { doc_id: format!("{}#conflict", src.doc_id), title: src.title.clone(), text, source: "conflict".into(), has_answer: Some(false) };
+                let mut case = self.add_one(q, s, &top, d, json!({"conflict_source": src.doc_id, "foil": foil_json(&foil), "replacements": n}));
+                case.expected = "conflict".into();
+                case.foil = Some(foil.text);
+                Ok(vec![case])
+            }
+            Scenario::EvidenceEdit => self.evidence_edit(q, &top),
+            Scenario::Nomiracl => {
+                let Some(subset) = q.subset.as_deref() else {
+                    self.skip(s, "question has no NoMIRACL subset");
+                    return Ok(vec![]);
+                };
+                let mut docs: Vec<CaseDoc> = self.contexts(&q.qid).iter().map(|c| doc(c, "judged")).collect();
+                docs.shuffle(&mut rng_for(opts.seed, &q.qid, "nomiracl:order"));
+                let params = json!({"seed": opts.seed, "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
+                Ok(vec![self.base_case(q, s.name(), docs, subset, params)])
+            }
+            Scenario::RgbNoise => Ok(opts.noise_rates.clone().into_iter().filter_map(|r| self.rgb_noise(q, r)).collect()),
+            Scenario::RgbCounterfactual => {
+                let all = self.contexts(&q.qid);
+                let wrong: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("counterfactual")).collect();
+                if wrong.is_empty() {
+                    self.skip(s, "no counterfactual passages (positive_wrong)");
+                    return Ok(vec![]);
+                }
+                let n = opts.rgb_passages;
+                let mut picked: Vec<CaseDoc> = wrong.iter().take(n).map(|c| doc(c, "counterfactual")).collect();
+                for c in all.iter().filter(|c| c.relevance.as_deref() == Some("non_relevant")).take(n.saturating_sub(picked.len())) {
+                    picked.push(doc(c, "negative"));
+                }
+                picked.shuffle(&mut rng_for(opts.seed, &q.qid, "rgb-counterfactual:order"));
+                let params = json!({"seed": opts.seed, "passages": n, "order": picked.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
+                let mut case = self.base_case(q, s.name(), picked, "conflict", params);
+                case.foil = q.fake_answers.as_ref().and_then(|f| f.first().cloned());
+                Ok(vec![case])
+            }
+        }
+    }
+
+    /// RGB's noise mix (Chen et al. 2024, `evalue.py`): of `n` passages,
+    /// `ceil(n * r)` negatives and the rest positives, capped by what the
+    /// item has (the shortfall filled from the other list); noise 1.0 means
+    /// negatives only and the expected behaviour is to reject. Shuffled.
+    fn rgb_noise(&mut self, q: &QuestionRow, rate: f64) -> Option<CaseRow> {
+        let all = self.contexts(&q.qid);
+        let pos: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("relevant")).collect();
+        let neg: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("non_relevant")).collect();
+        let n = self.opts.rgb_passages;
+        let mut neg_num = (n as f64 * rate).ceil() as usize;
+        let mut pos_num = n - neg_num.min(n);
+        if rate >= 1.0 {
+            neg_num = n;
+            pos_num = 0;
+        } else if neg_num > neg.len() {
+            neg_num = neg.len();
+            pos_num = n - neg_num;
+        } else if pos_num > pos.len() {
+            pos_num = pos.len();
+            neg_num = n - pos_num;
+        }
+        let condition = format!("rgb-noise-{}", fmt_rate(rate));
+        if (rate < 1.0 && pos.is_empty()) || (rate >= 1.0 && neg.is_empty()) {
+            self.skip(Scenario::RgbNoise, "not enough positive or negative passages");
+            return None;
+        }
+        let mut docs: Vec<CaseDoc> = pos.iter().take(pos_num).map(|c| doc(c, "positive")).collect();
+        docs.extend(neg.iter().take(neg_num).map(|c| doc(c, "negative")));
+        docs.shuffle(&mut rng_for(self.opts.seed, &q.qid, &format!("{condition}:order")));
+        let expected = if docs.iter().any(|d| d.source == "positive") { "answer" } else { "unanswerable" };
+        let params = json!({"seed": self.opts.seed, "noise_rate": rate, "passages": n, "positives": pos_num.min(pos.len()), "negatives": neg_num.min(neg.len()),
+            "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
+        Some(self.base_case(q, &condition, docs, expected, params))
+    }
+
+    /// Seed 002's evidence edit: the answer-bearing passage, its answer
+    /// sentence moved to the first, middle or last sentence slot; a clean arm
+    /// (supports the reference) and an edited arm (the same text with the
+    /// answer in that one sentence replaced by the foil). The realised
+    /// position of the span (centre offset / length) is verified: beginning
+    /// < 1/3 <= middle <= 2/3 < end.
+    fn evidence_edit(&mut self, q: &QuestionRow, top: &[&ContextRow]) -> Result<Vec<CaseRow>> {
+        let s = Scenario::EvidenceEdit;
+        let Some(src) = top.iter().find(|c| c.has_answer == Some(true)).copied() else {
+            self.skip(s, "no answer-bearing passage in the top k");
+            return Ok(vec![]);
+        };
+        let sentences = split_sentences(&src.text);
+        let with_answer: Vec<usize> = (0..sentences.len()).filter(|&i| has_answer(&q.answers, &sentences[i])).collect();
+        if with_answer.len() != 1 {
+            self.skip(s, if with_answer.is_empty() { "answer spans a sentence boundary" } else { "answer in more than one sentence" });
+            return Ok(vec![]);
+        }
+        let ai = with_answer[0];
+        let mut rng = rng_for(self.opts.seed, &q.qid, "foil");
+        let Some(foil) = self.foils.pick(q, &mut rng)? else {
+            self.skip(s, "no foil of the right shape");
+            return Ok(vec![]);
+        };
+        let (edited_sentence, n) = replace_aliases(&sentences[ai], &q.answers, &foil.text);
+        if n == 0 || has_answer(&q.answers, &edited_sentence) {
+            self.skip(s, "answer still present after replacement");
+            return Ok(vec![]);
+        }
+        let others: Vec<String> = sentences.iter().enumerate().filter(|(i, _)| *i != ai).map(|(_, t)| t.clone()).collect();
+        let distractors: Vec<CaseDoc> = top.iter().filter(|c| c.has_answer != Some(true)).take(self.opts.distractors).map(|c| doc(c, "retrieved")).collect();
+        let mut out = Vec::new();
+        for position in ["beginning", "middle", "end"] {
+            let slot = match position {
+                "beginning" => 0,
+                "middle" => others.len() / 2,
+                _ => others.len(),
+            };
+            let arrange = |answer_sentence: &str| {
+                let mut v = others.clone();
+                v.insert(slot, answer_sentence.to_string());
+                join_sentences(&v)
+            };
+            let clean = arrange(&sentences[ai]);
+            let edited = arrange(&edited_sentence);
+            let c_at = span_centre(&clean, &q.answers);
+            let e_at = span_centre(&edited, std::slice::from_ref(&foil.text));
+            let ok = |x: Option<f64>| x.is_some_and(|f| position_of(f) == position);
+            if !(ok(c_at) && ok(e_at)) {
+                self.skip(s, &format!("position not realisable: {position}"));
+                continue;
+            }
+            for (arm, text, at) in [("clean", clean, c_at), ("edited", edited, e_at)] {
+                let condition = format!("evidence-{arm}");
+                let target = CaseDoc {
+                    doc_id: format!("{}#{arm}-{position}", src.doc_id),
+                    title: src.title.clone(),
+                    text,
+                    source: arm.into(),
+                    has_answer: Some(arm == "clean"),
+                };
+                let mut docs = vec![target];
+                docs.extend(distractors.iter().cloned());
+                let params = json!({"position": position, "arm": arm, "source_doc": src.doc_id, "span_offset": at, "foil": foil_json(&foil),
+                    "distractors": distractors.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>(), "seed": self.opts.seed});
+                let mut case = self.base_case(q, &condition, docs, "answer", params);
+                case.foil = Some(foil.text.clone());
+                case.answer_position = Some(position.into());
+                out.push(case);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Insert `extra` at a uniformly random slot among the `docs.len() + 1`
+/// slots; returns the slot. The other documents keep their order.
+pub fn insert_at_random_slot<T>(docs: &mut Vec<T>, extra: T, rng: &mut impl Rng) -> usize {
+    let slot = rng.random_range(0..=docs.len());
+    docs.insert(slot, extra);
+    slot
+}
+
+fn fmt_rate(r: f64) -> String {
+    let s = format!("{r:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() {
+        "0".into()
+    } else {
+        s.into()
+    }
+}
+
+fn foil_json(f: &Foil) -> Value {
+    json!({"text": f.text, "shape": f.shape.name(), "how": f.how, "cosine": f.cosine})
+}
+
+/// Build the cases of every requested scenario. `contexts` may be None for
+/// closed-book only; `embedder` refines foil choice (see [`foil`]).
+pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &PerturbOptions, embedder: Option<&Embedder>) -> Result<PerturbReport> {
+    if opts.k == 0 {
+        return Err(PerturbError::Invalid("-k must be at least 1".into()));
+    }
+    if opts.scenarios.is_empty() {
+        return Err(PerturbError::Invalid("no --scenario given".into()));
+    }
+    if opts.scenarios.iter().any(|s| *s != Scenario::ClosedBook) && contexts.is_none() {
+        return Err(PerturbError::Invalid("these scenarios need --contexts (only closed-book does not)".into()));
+    }
+    if let Some(r) = opts.noise_rates.iter().find(|r| !(0.0..=1.0).contains(*r)) {
+        return Err(PerturbError::Invalid(format!("noise rate {r} is outside [0, 1]")));
+    }
+    let qid = store.resolve_kind(questions, kinds::QUESTIONS)?;
+    let cid = contexts.map(|c| store.resolve_kind(c, kinds::CONTEXTS)).transpose()?;
+    let needs_foil = opts.scenarios.iter().any(|s| s.needs_foil());
+    let embedder = if needs_foil { embedder } else { None };
+    let mut recipe = Recipe::new(
+        "perturb",
+        STAGE_VERSION,
+        json!({
+            "scenarios": opts.scenarios.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            "k": opts.k, "seed": opts.seed, "relabel_unanswerable": opts.relabel_unanswerable,
+            "distractors": opts.distractors, "noise_rates": opts.noise_rates, "rgb_passages": opts.rgb_passages,
+            "foil": {"reject_above": 0.8, "prefer_above": 0.6, "max_candidates": foil::MAX_CANDIDATES, "similarity": embedder.is_some()},
+        }),
+    );
+    recipe.inputs = std::iter::once(qid.clone()).chain(cid.clone()).collect();
+    if let Some(e) = embedder {
+        recipe.resources.insert("embedder".into(), format!("{}:sha256:{}", e.model_name(), e.model_sha256()));
+    }
+    if let Some(rec) = store.cached(&recipe)? {
+        tracing::info!("perturb: cached, not run (action {})", &rec.key[..12]);
+        let o = &rec.outputs[0];
+        let m = store.manifest(&o.id)?;
+        let summary: Vec<ScenarioSummary> = serde_json::from_value::<Vec<Value>>(m.details["summary"].clone())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| ScenarioSummary {
+                scenario: v["scenario"].as_str().unwrap_or("").into(),
+                cases: v["cases"].as_u64().unwrap_or(0),
+                skipped: serde_json::from_value(v["skipped"].clone()).unwrap_or_default(),
+            })
+            .collect();
+        return Ok(PerturbReport { cases: Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }, summary, cached: true });
+    }
+    let qs = read_questions(store, &qid)?;
+    let ctx = match &cid {
+        Some(c) => read_contexts(store, c)?,
+        None => vec![],
+    };
+    let mut by_qid: HashMap<&str, Vec<&ContextRow>> = HashMap::new();
+    for c in &ctx {
+        by_qid.entry(c.qid.as_str()).or_default().push(c);
+    }
+    for v in by_qid.values_mut() {
+        v.sort_by_key(|c| c.rank);
+    }
+    let mut b = Builder { opts, questions: &qs, by_qid, foils: FoilPicker::new(&qs, embedder), summary: BTreeMap::new() };
+    for s in &opts.scenarios {
+        b.summary.insert(s.name(), ScenarioSummary { scenario: s.name().into(), ..Default::default() });
+    }
+    let mut rows = Vec::new();
+    for q in &qs {
+        for s in &opts.scenarios {
+            let cases = b.build(q, *s)?;
+            b.made(*s, cases.len() as u64);
+            rows.extend(cases);
+        }
+    }
+    let summary: Vec<ScenarioSummary> = opts.scenarios.iter().map(|s| b.summary[s.name()].clone()).collect();
+    let written = write_cases(store, &recipe, &rows, json!({"summary": summary}))?;
+    store.record_action(&recipe, std::slice::from_ref(&written))?;
+    Ok(PerturbReport { cases: written, summary, cached: false })
+}
+
+/// The summary as text: per scenario, cases made and skips by reason.
+pub fn summary_table(summary: &[ScenarioSummary]) -> String {
+    let mut s = format!("{:<20} {:>7}  skipped\n", "scenario", "cases");
+    for x in summary {
+        let skipped = if x.skipped.is_empty() { "-".to_string() } else { x.skipped.iter().map(|(r, n)| format!("{n} {r}")).collect::<Vec<_>>().join("; ") };
+        s.push_str(&format!("{:<20} {:>7}  {}\n", x.scenario, x.cases, skipped));
+    }
+    s
+}
