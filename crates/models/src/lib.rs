@@ -4,9 +4,12 @@
 //! * [`embed`]: all-MiniLM-L6-v2 sentence embeddings (mean pooling + L2
 //!   normalisation, exactly as sentence-transformers), used by retrieval and
 //!   by perturb's similarity filters.
+//! * [`llm`]: language-model backends (embedded GGUF, OpenAI-compatible)
+//!   and the crash-safe request journal.
 //! * [`paths`]: where the fetched model files live (`RAGPROBE_MODELS`).
 
 pub mod embed;
+pub mod llm;
 pub mod paths;
 
 pub use embed::{cosine, Embedder, EMBEDDING_DIM};

@@ -37,3 +37,9 @@ pub fn file_sha256(path: &std::path::Path) -> std::io::Result<String> {
     }
     Ok(hex::encode(h.finalize()))
 }
+
+/// Lowercase hex SHA-256 of a string.
+pub fn sha256_str(s: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(s.as_bytes()))
+}

@@ -1,0 +1,72 @@
+//! Language-model backends and the request cache.
+//!
+//! * [`local`]: the embedded GGUF model (SmolLM2-135M-Instruct by default),
+//!   run in-process with candle; greedy decoding, deterministic.
+//! * [`openai`]: any OpenAI-compatible server (vLLM, llama.cpp server,
+//!   Ollama, TGI, OpenAI), with bounded concurrency across replicas, retries
+//!   and rate limits.
+//! * [`journal`]: the crash-safe request journal that makes every call
+//!   happen once.
+//! * [`mock`]: a loopback OpenAI-compatible server with fault injection, for
+//!   tests and benchmarks.
+
+pub mod journal;
+pub mod local;
+pub mod mock;
+pub mod openai;
+
+use serde::{Deserialize, Serialize};
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: &str, content: impl Into<String>) -> Self {
+        ChatMessage { role: role.into(), content: content.into() }
+    }
+}
+
+/// Generation settings; all of them enter the request hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenSettings {
+    pub max_tokens: u32,
+    /// 0 = greedy (the default; the embedded backend is always greedy).
+    pub temperature: f32,
+    pub stop: Vec<String>,
+    pub seed: Option<u64>,
+}
+
+impl Default for GenSettings {
+    fn default() -> Self {
+        GenSettings { max_tokens: 64, temperature: 0.0, stop: vec![], seed: None }
+    }
+}
+
+/// A finished generation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Generation {
+    pub text: String,
+    /// `stop` (end of sequence or a stop string) or `length` (max_tokens).
+    pub finish_reason: String,
+    pub prompt_tokens: Option<u32>,
+    pub completion_tokens: Option<u32>,
+    /// Generated token ids, where the backend gives them.
+    pub token_ids: Option<Vec<u32>>,
+    /// The model as the backend reports it (served model id, or file name).
+    pub model: String,
+}
+
+/// Truncate `text` at the first stop string; true if one was found.
+pub fn apply_stop(text: &mut String, stop: &[String]) -> bool {
+    let cut = stop.iter().filter(|s| !s.is_empty()).filter_map(|s| text.find(s.as_str())).min();
+    if let Some(i) = cut {
+        text.truncate(i);
+        true
+    } else {
+        false
+    }
+}

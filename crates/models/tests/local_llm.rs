@@ -1,0 +1,59 @@
+//! The embedded GGUF model: chat template, tokenizer, deterministic greedy output.
+
+use ragprobe_models::llm::local::LocalLlm;
+use ragprobe_models::llm::{ChatMessage, GenSettings};
+use ragprobe_models::paths;
+
+fn model() -> Option<LocalLlm> {
+    let p = paths::smollm2_gguf();
+    if !p.is_file() {
+        eprintln!("SKIPPED: {} not found (run `bash scripts/fetch-models.sh`; `make test` does)", p.display());
+        return None;
+    }
+    Some(LocalLlm::load(&p).unwrap())
+}
+
+#[test]
+fn answers_a_fixture_prompt_deterministically() {
+    let Some(mut m) = model() else { return };
+    let msgs = vec![ChatMessage::new("user", "Answer the following question. Q: What is the capital of France? A:")];
+    let prompt = m.render_chat(&msgs).unwrap();
+    // The GGUF's own template adds SmolLM2's default system prompt.
+    assert!(prompt.starts_with("<|im_start|>system\n"), "{prompt}");
+    assert!(prompt.ends_with("<|im_start|>assistant\n"), "{prompt}");
+    let ids = m.encode(&prompt).unwrap();
+    assert_eq!(ids[0], 1, "<|im_start|> is one special token (id 1)");
+    let s = GenSettings { max_tokens: 16, ..Default::default() };
+    let a = m.chat(&msgs, &s).unwrap();
+    let b = m.chat(&msgs, &s).unwrap();
+    assert_eq!(a, b, "greedy decoding is deterministic");
+    assert!(!a.text.trim().is_empty());
+    assert!(a.completion_tokens.unwrap() <= 16);
+    assert_eq!(a.prompt_tokens.unwrap() as usize, ids.len());
+    eprintln!("SmolLM2 says: {:?} ({})", a.text, a.finish_reason);
+}
+
+#[test]
+fn digits_are_split_and_text_round_trips() {
+    let Some(m) = model() else { return };
+    let ids = m.encode("In 1889 the tower opened.").unwrap();
+    let digits: Vec<u32> = m.encode("1889").unwrap();
+    assert_eq!(digits.len(), 4, "one token per digit");
+    assert!(ids.windows(4).any(|w| w == digits.as_slice()));
+}
+
+#[test]
+fn stop_strings_and_max_tokens() {
+    let Some(mut m) = model() else { return };
+    let msgs = vec![ChatMessage::new("user", "Count from one to twenty in words, separated by commas.")];
+    let g = m.chat(&msgs, &GenSettings { max_tokens: 5, ..Default::default() }).unwrap();
+    assert_eq!((g.finish_reason.as_str(), g.completion_tokens), ("length", Some(5)));
+    let g = m.chat(&msgs, &GenSettings { max_tokens: 40, stop: vec![",".into()], ..Default::default() }).unwrap();
+    assert!(!g.text.contains(','), "{:?}", g.text);
+}
+
+#[test]
+fn a_missing_file_is_a_clear_error() {
+    let e = LocalLlm::load(std::path::Path::new("/nope/model.gguf")).unwrap_err().to_string();
+    assert!(e.contains("/nope/model.gguf") && e.contains("fetch-models.sh"), "{e}");
+}
