@@ -23,6 +23,7 @@ pub const ALL: &[Kind] = &[
     Kind { name: EMBEDDINGS, schema_version: 1, schema: embeddings_schema },
     Kind { name: METRICS, schema_version: 1, schema: metrics_schema },
     Kind { name: CASES, schema_version: 1, schema: crate::cases::cases_schema },
+    Kind { name: RESPONSES, schema_version: 1, schema: crate::responses::responses_schema },
 ];
 
 pub const QUESTIONS: &str = "questions";
@@ -31,6 +32,7 @@ pub const CONTEXTS: &str = "contexts";
 pub const EMBEDDINGS: &str = "embeddings";
 pub const METRICS: &str = "metrics";
 pub const CASES: &str = "cases";
+pub const RESPONSES: &str = "responses";
 
 /// Width of the embeddings kind (all-MiniLM-L6-v2).
 pub const EMBEDDING_DIM: i32 = 384;

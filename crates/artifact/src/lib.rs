@@ -21,6 +21,7 @@ pub mod cases;
 mod error;
 pub mod kinds;
 mod manifest;
+pub mod responses;
 mod store;
 pub mod tables;
 mod writer;

@@ -2,7 +2,9 @@
 //! parse arguments, open the store, call a library, print artifact ids.
 
 mod artifacts_cmd;
+mod generate_cmd;
 mod ingest_cmd;
+mod mock_cmd;
 mod perturb_cmd;
 mod retrieve_cmd;
 
@@ -45,6 +47,14 @@ pub enum Command {
     Recall(retrieve_cmd::RecallArgs),
     /// Build evaluation cases from questions + contexts (unanswerable, add-one, conflict, evidence edit, NoMIRACL, RGB).
     Perturb(perturb_cmd::PerturbArgs),
+    /// Get model responses for cases with a prompt template (embedded model or OpenAI-compatible servers).
+    Generate(generate_cmd::GenerateArgs),
+    /// List prompt templates, or show one filled for a case.
+    #[command(subcommand)]
+    Prompts(generate_cmd::PromptsCmd),
+    /// Serve a loopback OpenAI-compatible mock with fault injection (tests, benchmarks).
+    #[command(hide = true)]
+    MockServer(mock_cmd::MockArgs),
     /// Inspect and manage the artifact store.
     #[command(subcommand)]
     Artifacts(artifacts_cmd::ArtifactsCmd),
@@ -82,6 +92,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Retrieve(args) => retrieve_cmd::run(&store, args),
         Command::Recall(args) => retrieve_cmd::recall(&store, args),
         Command::Perturb(args) => perturb_cmd::run(&store, args),
+        Command::Generate(args) => generate_cmd::run(&store, args),
+        Command::Prompts(cmd) => generate_cmd::prompts(&store, cmd),
+        Command::MockServer(args) => mock_cmd::run(args),
         Command::Artifacts(cmd) => artifacts_cmd::run(&store, cmd),
     }
 }

@@ -1,0 +1,192 @@
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use ragprobe_artifact::Store;
+use ragprobe_generate::{generate, BackendSpec, GenerateOptions, Template};
+use ragprobe_models::llm::openai::{Endpoint, OpenAiConfig};
+use ragprobe_models::llm::GenSettings;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum BackendArg {
+    /// The embedded GGUF model, in-process (SmolLM2-135M-Instruct unless --model names a .gguf file).
+    Local,
+    /// An OpenAI-compatible server (vLLM, llama.cpp server, Ollama, TGI, OpenAI).
+    Openai,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum EndpointArg {
+    Chat,
+    Completions,
+}
+
+/// Render every case with a prompt template and get the model's responses.
+///
+/// Finished requests are journaled as they arrive (`<store>/requests/`), so
+/// an interrupted run resumes without redoing them; a run whose requests
+/// all succeeded is cached as a whole.
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    /// The cases artifact.
+    #[arg(long)]
+    pub cases: String,
+    /// Prompt template: a built-in id (see `ragprobe prompts ls`) or a .toml file.
+    #[arg(long, short)]
+    pub prompt: String,
+    /// Directory of extra templates (`<dir>/<id>.toml` overrides a built-in).
+    #[arg(long)]
+    pub prompts_dir: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = BackendArg::Local)]
+    pub backend: BackendArg,
+    /// Model: a .gguf path (local), or the served model name (openai).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// OpenAI-compatible base URL; repeat for several replicas (requests go to the least busy).
+    #[arg(long = "base-url", default_value = "http://127.0.0.1:8000/v1")]
+    pub base_urls: Vec<String>,
+    /// Name of the environment variable holding the API key (the key itself is never logged).
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    #[arg(long, value_enum, default_value_t = EndpointArg::Chat)]
+    pub endpoint: EndpointArg,
+    /// Requests in flight at once (openai).
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// Per-request timeout in seconds (openai).
+    #[arg(long, default_value_t = 120.0)]
+    pub timeout: f64,
+    /// Attempts per request before it is recorded as failed (openai).
+    #[arg(long, default_value_t = 6)]
+    pub max_attempts: u32,
+    /// First retry backoff in milliseconds; doubles per attempt, with full jitter (openai).
+    #[arg(long, default_value_t = 500)]
+    pub retry_base_ms: u64,
+    /// Requests-per-minute limit (openai).
+    #[arg(long)]
+    pub rpm: Option<u32>,
+    /// Maximum new tokens per response.
+    #[arg(long, default_value_t = 32)]
+    pub max_tokens: u32,
+    /// Sampling temperature (0 = greedy; the embedded backend is always greedy).
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f32,
+    /// Stop string; repeatable.
+    #[arg(long)]
+    pub stop: Vec<String>,
+    /// Sampling seed sent to the server (openai).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PromptsCmd {
+    /// List the prompt templates: id, version, study, purpose, source.
+    Ls {
+        #[arg(long)]
+        prompts_dir: Option<PathBuf>,
+    },
+    /// Show a template, or the messages it renders for one case.
+    Show {
+        /// Template id or .toml path.
+        prompt: String,
+        /// A cases artifact: render the template for one of its cases.
+        #[arg(long)]
+        cases: Option<String>,
+        /// Which case (case_id prefix, or row index) [default: the first].
+        #[arg(long)]
+        case: Option<String>,
+        #[arg(long)]
+        prompts_dir: Option<PathBuf>,
+    },
+}
+
+pub fn run(store: &Store, a: GenerateArgs) -> Result<()> {
+    let template = Template::load(&a.prompt, a.prompts_dir.as_deref())?;
+    let backend = match a.backend {
+        BackendArg::Local => {
+            let gguf = match &a.model {
+                Some(m) if m.ends_with(".gguf") => PathBuf::from(m),
+                Some(m) => bail!("--model for the local backend must be a .gguf file, got `{m}`"),
+                None => ragprobe_models::paths::smollm2_gguf(),
+            };
+            BackendSpec::Local { gguf }
+        }
+        BackendArg::Openai => BackendSpec::OpenAi(OpenAiConfig {
+            base_urls: a.base_urls.clone(),
+            model: a.model.clone().context("--backend openai needs --model (the served model name)")?,
+            api_key_env: a.api_key_env.clone(),
+            endpoint: match a.endpoint {
+                EndpointArg::Chat => Endpoint::Chat,
+                EndpointArg::Completions => Endpoint::Completions,
+            },
+            concurrency: a.concurrency,
+            timeout: Duration::from_secs_f64(a.timeout),
+            max_attempts: a.max_attempts,
+            retry_base: Duration::from_millis(a.retry_base_ms),
+            retry_max: Duration::from_secs(30),
+            requests_per_minute: a.rpm,
+        }),
+    };
+    let settings = GenSettings { max_tokens: a.max_tokens, temperature: a.temperature, stop: a.stop, seed: a.seed };
+    let r = generate(store, &a.cases, &GenerateOptions { template, backend, settings, progress: true })?;
+    let s = &r.summary;
+    eprintln!(
+        "requests: {} ({} cached, {} new, {} failed); tokens: {} prompt, {} completion",
+        s.requests, s.cached, s.new, s.failed, s.prompt_tokens, s.completion_tokens
+    );
+    crate::print_outputs([(r.responses.kind.as_str(), r.responses.id.as_str())]);
+    if s.failed > 0 {
+        bail!("{} request(s) failed after retries (rows kept with their error; rerun to retry them)", s.failed);
+    }
+    Ok(())
+}
+
+pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {
+    match cmd {
+        PromptsCmd::Ls { prompts_dir } => {
+            let mut all = Template::builtins();
+            if let Some(d) = prompts_dir {
+                for e in std::fs::read_dir(&d).with_context(|| d.display().to_string())? {
+                    let p = e?.path();
+                    if p.extension().is_some_and(|x| x == "toml") {
+                        let t = Template::load(&p.display().to_string(), None)?;
+                        all.retain(|x| x.id != t.id);
+                        all.push(t);
+                    }
+                }
+            }
+            all.sort_by(|a, b| a.id.cmp(&b.id));
+            println!("{:<28} {:>3}  {:<5} {:<22} {:<9} source", "id", "v", "study", "purpose", "verbatim");
+            for t in all {
+                println!("{:<28} {:>3}  {:<5} {:<22} {:<9} {}", t.id, t.version, t.study, t.purpose, if t.verbatim { "yes" } else { "no" }, t.source);
+            }
+            Ok(())
+        }
+        PromptsCmd::Show { prompt, cases, case, prompts_dir } => {
+            let t = Template::load(&prompt, prompts_dir.as_deref())?;
+            println!("# {} v{} — {}\n# source: {}\n", t.id, t.version, t.description, t.source);
+            let messages = match cases {
+                Some(c) => {
+                    let id = store.resolve_kind(&c, ragprobe_artifact::kinds::CASES)?;
+                    let all = ragprobe_artifact::cases::read_cases(store, &id)?;
+                    let pick = match case.as_deref() {
+                        None => all.first(),
+                        Some(s) => match s.parse::<usize>() {
+                            Ok(i) => all.get(i),
+                            Err(_) => all.iter().find(|x| x.case_id.starts_with(s)),
+                        },
+                    };
+                    let row = pick.context("no such case")?;
+                    println!("# case {} ({}, qid {})\n", row.case_id, row.condition, row.qid);
+                    t.render_case(row)
+                }
+                None => t.messages.iter().map(|m| ragprobe_models::llm::ChatMessage::new(&m.role, m.content.clone())).collect(),
+            };
+            for m in messages {
+                println!("----- {} -----\n{}\n", m.role, m.content);
+            }
+            Ok(())
+        }
+    }
+}

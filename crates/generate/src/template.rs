@@ -1,0 +1,220 @@
+//! Prompt templates as data (`pipelines/prompts/*.toml`).
+//!
+//! A template has an id and a version (both enter every request hash), the
+//! chat messages with `{{placeholder}}`s, and how one document is rendered
+//! into `{{documents}}`. Placeholders: question, documents, answer,
+//! sentence, entities, foil, options; inside `document`: index (1-based),
+//! title, text. An unknown placeholder is an error when the template loads.
+
+use ragprobe_artifact::cases::CaseRow;
+use ragprobe_models::llm::ChatMessage;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::{GenerateError, Result};
+
+/// Placeholders a message may use.
+pub const PLACEHOLDERS: &[&str] = &["question", "documents", "answer", "sentence", "entities", "foil", "options"];
+/// Placeholders the per-document format may use.
+pub const DOC_PLACEHOLDERS: &[&str] = &["index", "title", "text"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TemplateMessage {
+    pub role: String,
+    pub content: String,
+}
+
+/// A prompt template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Template {
+    pub id: String,
+    pub version: u32,
+    #[serde(default)]
+    pub study: String,
+    #[serde(default)]
+    pub source: String,
+    #[serde(default)]
+    pub verbatim: bool,
+    #[serde(default)]
+    pub purpose: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub notes: String,
+    #[serde(default)]
+    pub document: String,
+    #[serde(default)]
+    pub document_separator: String,
+    pub messages: Vec<TemplateMessage>,
+}
+
+fn placeholders(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("{{") {
+        let after = &rest[i + 2..];
+        match after.find("}}") {
+            Some(j) => {
+                out.push(after[..j].trim());
+                rest = &after[j + 2..];
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+fn fill(s: &str, vars: &BTreeMap<&str, String>) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("{{") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        match after.find("}}") {
+            Some(j) => {
+                let name = after[..j].trim();
+                out.push_str(vars.get(name).map(String::as_str).unwrap_or(""));
+                rest = &after[j + 2..];
+            }
+            None => {
+                out.push_str(&rest[i..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+impl Template {
+    /// Parse and validate a template's TOML text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Template> {
+        let t: Template = toml::from_str(text).map_err(|e| GenerateError::Template(format!("{origin}: {e}")))?;
+        if t.messages.is_empty() {
+            return Err(GenerateError::Template(format!("{origin}: template `{}` has no [[messages]]", t.id)));
+        }
+        for (i, m) in t.messages.iter().enumerate() {
+            if !matches!(m.role.as_str(), "system" | "user" | "assistant") {
+                return Err(GenerateError::Template(format!("{origin}: messages[{i}].role `{}` must be system, user or assistant", m.role)));
+            }
+            if let Some(p) = placeholders(&m.content).into_iter().find(|p| !PLACEHOLDERS.contains(p)) {
+                return Err(GenerateError::Template(format!("{origin}: messages[{i}] uses unknown placeholder {{{{{p}}}}} (known: {})", PLACEHOLDERS.join(", "))));
+            }
+        }
+        if let Some(p) = placeholders(&t.document).into_iter().find(|p| !DOC_PLACEHOLDERS.contains(p)) {
+            return Err(GenerateError::Template(format!("{origin}: `document` uses unknown placeholder {{{{{p}}}}} (known: {})", DOC_PLACEHOLDERS.join(", "))));
+        }
+        Ok(t)
+    }
+
+    /// Every built-in template, sorted by id.
+    pub fn builtins() -> Vec<Template> {
+        crate::builtin::BUILTIN.iter().map(|(id, text)| Template::parse(text, &format!("built-in template {id}")).expect("built-in templates are valid")).collect()
+    }
+
+    /// A template by id (built-in, or `<dir>/<id>.toml` when `dir` is
+    /// given), or by path to a `.toml` file.
+    pub fn load(spec: &str, dir: Option<&Path>) -> Result<Template> {
+        let as_path = Path::new(spec);
+        if spec.ends_with(".toml") || as_path.is_file() {
+            let text = std::fs::read_to_string(as_path).map_err(|e| GenerateError::Template(format!("{spec}: {e}")))?;
+            return Template::parse(&text, spec);
+        }
+        if let Some(d) = dir {
+            let p = d.join(format!("{spec}.toml"));
+            if p.is_file() {
+                let text = std::fs::read_to_string(&p).map_err(|e| GenerateError::Template(format!("{}: {e}", p.display())))?;
+                return Template::parse(&text, &p.display().to_string());
+            }
+        }
+        match crate::builtin::BUILTIN.iter().find(|(id, _)| *id == spec) {
+            Some((id, text)) => Template::parse(text, &format!("built-in template {id}")),
+            None => Err(GenerateError::Template(format!(
+                "no template `{spec}`; built-in: {}",
+                crate::builtin::BUILTIN.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    /// Render with explicit variables (documents already rendered).
+    pub fn render_vars(&self, vars: &BTreeMap<&str, String>) -> Vec<ChatMessage> {
+        self.messages.iter().map(|m| ChatMessage::new(&m.role, fill(&m.content, vars).trim_start_matches('\n').to_string())).collect()
+    }
+
+    /// Render documents in the given order with the per-document format.
+    pub fn render_documents<'a>(&self, docs: impl IntoIterator<Item = (Option<&'a str>, &'a str)>) -> String {
+        docs.into_iter()
+            .enumerate()
+            .map(|(i, (title, text))| {
+                let v: BTreeMap<&str, String> = [("index", (i + 1).to_string()), ("title", title.unwrap_or("").to_string()), ("text", text.to_string())].into_iter().collect();
+                fill(&self.document, &v)
+            })
+            .collect::<Vec<_>>()
+            .join(&self.document_separator)
+    }
+
+    /// The messages for one case: its question, its documents in order, its
+    /// first gold answer and its foil.
+    pub fn render_case(&self, case: &CaseRow) -> Vec<ChatMessage> {
+        let documents = self.render_documents(case.docs.iter().map(|d| (d.title.as_deref(), d.text.as_str())));
+        let vars: BTreeMap<&str, String> = [
+            ("question", case.question.clone()),
+            ("documents", documents),
+            ("answer", case.answers.first().cloned().unwrap_or_default()),
+            ("foil", case.foil.clone().unwrap_or_default()),
+        ]
+        .into_iter()
+        .collect();
+        self.render_vars(&vars)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ragprobe_artifact::cases::CaseDoc;
+
+    #[test]
+    fn every_builtin_template_parses() {
+        let all = Template::builtins();
+        assert!(all.len() >= 20);
+        for id in ["imperfect-normal", "imperfect-unans", "imperfect-conflict", "imperfect-closed-book", "nomiracl-vanilla", "stress-soft", "stress-strict", "rgb-en"] {
+            assert!(all.iter().any(|t| t.id == id), "{id}");
+        }
+    }
+
+    #[test]
+    fn unknown_placeholders_are_refused() {
+        let bad = "id = \"x\"\nversion = 1\n[[messages]]\nrole = \"user\"\ncontent = \"{{question}} {{nope}}\"\n";
+        let e = Template::parse(bad, "x.toml").unwrap_err().to_string();
+        assert!(e.contains("x.toml") && e.contains("{{nope}}"), "{e}");
+    }
+
+    #[test]
+    fn documents_render_in_case_order() {
+        let t = Template::load("nomiracl-vanilla", None).unwrap();
+        let case = CaseRow {
+            question: "Q?".into(),
+            docs: vec![
+                CaseDoc { doc_id: "b".into(), title: Some("B".into()), text: "second".into(), source: "judged".into(), has_answer: None },
+                CaseDoc { doc_id: "a".into(), title: Some("A".into()), text: "first".into(), source: "judged".into(), has_answer: None },
+            ],
+            ..Default::default()
+        };
+        let m = t.render_case(&case);
+        let u = &m.last().unwrap().content;
+        assert!(u.contains("[1] B: second\n\n[2] A: first"), "{u}");
+        assert!(u.contains("QUESTION:\nQ?"), "{u}");
+    }
+
+    #[test]
+    fn soft_and_strict_differ_only_in_the_policy_clause() {
+        let (s, t) = (Template::load("stress-soft", None).unwrap(), Template::load("stress-strict", None).unwrap());
+        assert_eq!(s.messages.len(), t.messages.len());
+        assert_eq!(s.messages[1], t.messages[1]);
+        let (a, b): (Vec<&str>, Vec<&str>) = (s.messages[0].content.lines().collect(), t.messages[0].content.lines().collect());
+        assert_eq!(a.len(), b.len());
+        assert_eq!(a.iter().zip(&b).filter(|(x, y)| x != y).count(), 1, "exactly one line (the policy clause) differs");
+    }
+}
