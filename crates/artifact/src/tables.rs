@@ -61,6 +61,8 @@ pub struct MetricRow {
     pub study: String,
     pub dataset: String,
     pub model: String,
+    /// Prompt template id ("" where no prompt is involved, e.g. retrieval).
+    pub prompt: String,
     pub condition: String,
     pub metric: String,
     pub value: Option<f64>,
@@ -71,10 +73,11 @@ pub struct MetricRow {
 }
 
 /// Write a whole `metrics` artifact, rows sorted by (study, dataset, model,
-/// condition, metric) so that the bytes do not depend on computation order.
+/// prompt, condition, metric) so that the bytes do not depend on computation
+/// order.
 pub fn write_metrics(store: &Store, recipe: &Recipe, mut rows: Vec<MetricRow>, details: serde_json::Value) -> Result<Written, ArtifactError> {
     rows.sort_by(|a, b| {
-        (&a.study, &a.dataset, &a.model, &a.condition, &a.metric).cmp(&(&b.study, &b.dataset, &b.model, &b.condition, &b.metric))
+        (&a.study, &a.dataset, &a.model, &a.prompt, &a.condition, &a.metric).cmp(&(&b.study, &b.dataset, &b.model, &b.prompt, &b.condition, &b.metric))
     });
     let mut w = store.writer(kinds::METRICS, recipe)?;
     for chunk in rows.chunks(BATCH_ROWS) {
@@ -84,6 +87,7 @@ pub fn write_metrics(store: &Store, recipe: &Recipe, mut rows: Vec<MetricRow>, d
             s(|r| &r.study),
             s(|r| &r.dataset),
             s(|r| &r.model),
+            s(|r| &r.prompt),
             s(|r| &r.condition),
             s(|r| &r.metric),
             f(|r| r.value.filter(|v| v.is_finite())),
@@ -103,7 +107,7 @@ pub fn read_metrics(store: &Store, id: &str) -> Result<Vec<MetricRow>, ArtifactE
     let mut out = Vec::new();
     for b in &batches {
         let s = |n: &str| column::<StringArray>(b, n);
-        let (study, dataset, model, condition, metric, details) = (s("study")?, s("dataset")?, s("model")?, s("condition")?, s("metric")?, s("details")?);
+        let (study, dataset, model, prompt, condition, metric, details) = (s("study")?, s("dataset")?, s("model")?, s("prompt")?, s("condition")?, s("metric")?, s("details")?);
         let (value, lo, hi) = (column::<Float64Array>(b, "value")?, column::<Float64Array>(b, "ci_low")?, column::<Float64Array>(b, "ci_high")?);
         let n = column::<arrow::array::Int64Array>(b, "n")?;
         let of = |a: &Float64Array, i: usize| (!a.is_null(i)).then(|| a.value(i));
@@ -112,6 +116,7 @@ pub fn read_metrics(store: &Store, id: &str) -> Result<Vec<MetricRow>, ArtifactE
                 study: study.value(i).into(),
                 dataset: dataset.value(i).into(),
                 model: model.value(i).into(),
+                prompt: prompt.value(i).into(),
                 condition: condition.value(i).into(),
                 metric: metric.value(i).into(),
                 value: of(value, i),

@@ -7,6 +7,7 @@ mod ingest_cmd;
 mod mock_cmd;
 mod perturb_cmd;
 mod retrieve_cmd;
+mod score_cmd;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -49,6 +50,8 @@ pub enum Command {
     Perturb(perturb_cmd::PerturbArgs),
     /// Get model responses for cases with a prompt template (embedded model or OpenAI-compatible servers).
     Generate(generate_cmd::GenerateArgs),
+    /// Score responses (or external predictions): per-row scores and the studies' metrics.
+    Score(score_cmd::ScoreArgs),
     /// List prompt templates, or show one filled for a case.
     #[command(subcommand)]
     Prompts(generate_cmd::PromptsCmd),
@@ -93,6 +96,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Recall(args) => retrieve_cmd::recall(&store, args),
         Command::Perturb(args) => perturb_cmd::run(&store, args),
         Command::Generate(args) => generate_cmd::run(&store, args),
+        Command::Score(args) => score_cmd::run(&store, args),
         Command::Prompts(cmd) => generate_cmd::prompts(&store, cmd),
         Command::MockServer(args) => mock_cmd::run(args),
         Command::Artifacts(cmd) => artifacts_cmd::run(&store, cmd),

@@ -9,8 +9,11 @@
 //!   normalised prediction; seed 000 §4.2, following Mallen et al. 2023).
 //! * [`dpr`]: the DPR `has_answer` token matcher (Karpukhin et al. 2020,
 //!   `dpr/utils/tokenizers.py::SimpleTokenizer` + `has_answer`).
+//! * [`parse`]: response labels: NoMIRACL yes / I don't know / invalid,
+//!   unanswerable and conflict, RGB rejection, error detection and answer check.
 
 pub mod dpr;
+pub mod parse;
 pub mod squad;
 
 pub use dpr::{has_answer, DprTokenizer};

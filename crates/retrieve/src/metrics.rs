@@ -72,6 +72,7 @@ pub fn write(store: &Store, recipe: &Recipe, rows: &[RecallRow], model: &str, k:
                 study: "retrieval".into(),
                 dataset: r.dataset.clone(),
                 model: model.into(),
+                prompt: String::new(),
                 condition: format!("top-{k}"),
                 metric,
                 value,

@@ -167,6 +167,24 @@ impl LocalLlm {
         Ok(self.tokenizer.encode(text, false).map_err(|e| ModelError::Tokenizer(e.to_string()))?.get_ids().to_vec())
     }
 
+    /// Measure prompt processing and generation separately: prefill the
+    /// prompt, then decode exactly `n` tokens greedily (ignoring end of
+    /// sequence). Returns (prompt tokens, prefill seconds, decode seconds).
+    pub fn speed(&mut self, prompt: &str, n: usize) -> Result<(usize, f64, f64)> {
+        let ids = self.encode(prompt)?;
+        let dev = Device::Cpu;
+        self.model.clear_kv_cache();
+        let t0 = std::time::Instant::now();
+        let mut logits = self.model.forward(&Tensor::new(ids.as_slice(), &dev)?.unsqueeze(0)?, 0)?;
+        let prefill = t0.elapsed().as_secs_f64();
+        let t1 = std::time::Instant::now();
+        for i in 0..n {
+            let next = logits.squeeze(0)?.argmax(0)?.to_scalar::<u32>()?;
+            logits = self.model.forward(&Tensor::new(&[next], &dev)?.unsqueeze(0)?, ids.len() + i)?;
+        }
+        Ok((ids.len(), prefill, t1.elapsed().as_secs_f64()))
+    }
+
     /// Greedy generation for a chat.
     pub fn chat(&mut self, messages: &[ChatMessage], settings: &GenSettings) -> Result<Generation> {
         let prompt = self.render_chat(messages)?;

@@ -1,0 +1,117 @@
+use anyhow::{bail, Result};
+use clap::{Args, Subcommand};
+use ragprobe_artifact::Store;
+use ragprobe_score::predictions::{score_predictions, PredictionColumns};
+use ragprobe_score::{compare, metrics_table, score, ScoreOptions, Side};
+use std::path::PathBuf;
+
+/// Score responses: per-row scores and every metric of the studies whose
+/// conditions are present, with question-level bootstrap intervals.
+///
+/// Give several responses artifacts to pair runs of the same cases (e.g. the
+/// closed-book baseline with the Soft and Strict runs for the misleading
+/// rate). Failed requests are excluded from every denominator and counted.
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ScoreArgs {
+    #[command(subcommand)]
+    pub sub: Option<ScoreSub>,
+    /// Responses artifact(s) (repeat or comma-separate).
+    #[arg(long, value_delimiter = ',')]
+    pub responses: Vec<String>,
+    /// Score predictions made elsewhere (JSONL, CSV/TSV or Parquet) instead of responses.
+    #[arg(long, conflicts_with = "responses")]
+    pub predictions: Option<PathBuf>,
+    /// The questions or cases artifact the predictions answer.
+    #[arg(long, requires = "predictions")]
+    pub against: Option<String>,
+    /// Predictions: id column (qid or case_id).
+    #[arg(long, default_value = "id")]
+    pub id_col: String,
+    /// Predictions: prediction column.
+    #[arg(long, default_value = "prediction")]
+    pub pred_col: String,
+    /// Predictions: model column (optional).
+    #[arg(long)]
+    pub model_col: Option<String>,
+    #[command(flatten)]
+    pub boot: BootArgs,
+}
+
+#[derive(Args, Debug, Clone, Copy)]
+pub struct BootArgs {
+    /// Bootstrap resamples for the 95% intervals (the seed-002 audit used 20,000).
+    #[arg(long, default_value_t = 2000)]
+    pub bootstrap: usize,
+    /// Bootstrap seed (recorded in the artifacts).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ScoreSub {
+    /// Paired difference (B - A) of a per-row metric between two runs, models,
+    /// prompts or conditions, on their shared questions, with a bootstrap interval.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Scores artifact of side A.
+    #[arg(long)]
+    pub a: String,
+    /// Scores artifact of side B [default: the same as A].
+    #[arg(long)]
+    pub b: Option<String>,
+    #[arg(long)]
+    pub a_model: Option<String>,
+    #[arg(long)]
+    pub b_model: Option<String>,
+    #[arg(long)]
+    pub a_prompt: Option<String>,
+    #[arg(long)]
+    pub b_prompt: Option<String>,
+    #[arg(long)]
+    pub a_condition: Option<String>,
+    #[arg(long)]
+    pub b_condition: Option<String>,
+    /// acc, em, f1, foil_only, says_unanswerable, says_conflict, rgb_correct.
+    #[arg(long, default_value = "acc")]
+    pub metric: String,
+    #[command(flatten)]
+    pub boot: BootArgs,
+}
+
+pub fn run(store: &Store, a: ScoreArgs) -> Result<()> {
+    if let Some(ScoreSub::Compare(c)) = a.sub {
+        let opts = ScoreOptions { bootstrap: c.boot.bootstrap, seed: c.boot.seed };
+        let side_a = Side { scores: c.a.clone(), model: c.a_model, prompt: c.a_prompt, condition: c.a_condition };
+        let side_b = Side { scores: c.b.unwrap_or(c.a), model: c.b_model, prompt: c.b_prompt, condition: c.b_condition };
+        let r = compare(store, &side_a, &side_b, &c.metric, &opts)?;
+        let f = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+        println!("metric\tquestions\tA\tB\tB-A\tci_low\tci_high");
+        println!("{}\t{}\t{}\t{}\t{}\t{}\t{}", r.metric, r.questions, f(r.a), f(r.b), f(r.diff), f(r.ci.map(|c| c.0)), f(r.ci.map(|c| c.1)));
+        return Ok(());
+    }
+    let opts = ScoreOptions { bootstrap: a.boot.bootstrap, seed: a.boot.seed };
+    let report = if let Some(file) = &a.predictions {
+        let Some(against) = &a.against else { bail!("--predictions needs --against <questions or cases artifact>") };
+        let cols = PredictionColumns { id: a.id_col.clone(), prediction: a.pred_col.clone(), model: a.model_col.clone() };
+        let (report, unmatched) = score_predictions(store, file, against, &cols, &opts)?;
+        if !unmatched.is_empty() {
+            eprintln!("{} prediction id(s) matched nothing: {}{}", unmatched.len(), unmatched.iter().take(10).cloned().collect::<Vec<_>>().join(", "), if unmatched.len() > 10 { ", …" } else { "" });
+        }
+        report
+    } else {
+        if a.responses.is_empty() {
+            bail!("give --responses <artifact>... (or --predictions FILE --against ARTIFACT)");
+        }
+        score(store, &a.responses, &opts)?
+    };
+    if report.failed > 0 {
+        eprintln!("{} failed request(s) excluded from every denominator", report.failed);
+    }
+    eprint!("{}", metrics_table(&report.rows));
+    crate::print_outputs([(report.scores.kind.as_str(), report.scores.id.as_str()), (report.metrics.kind.as_str(), report.metrics.id.as_str())]);
+    Ok(())
+}

@@ -1,0 +1,215 @@
+//! Score stage: responses -> per-row `scores` -> aggregate `metrics`.
+//!
+//! Per-row matching is plain Rust on the `matching` library ([`row`]);
+//! aggregation and pairing of conditions by qid in [`metrics`], each family
+//! documented with the study's definition; intervals from the
+//! question-clustered bootstrap ([`bootstrap`]). Aggregation is plain Rust
+//! over grouped rows rather than a dataframe engine: the pairings are small
+//! maps keyed by qid, and the whole stage stays a fast, light build.
+
+pub mod bootstrap;
+pub mod metrics;
+pub mod predictions;
+pub mod row;
+
+use ragprobe_artifact::cases::{read_cases, CaseRow};
+use ragprobe_artifact::responses::read_responses;
+use ragprobe_artifact::scores::{read_scores, write_scores, ScoreRow};
+use ragprobe_artifact::tables::{write_metrics, MetricRow};
+use ragprobe_artifact::{kinds, ArtifactError, Recipe, Store, Written};
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Version of the score stage's logic; part of every recipe.
+pub const STAGE_VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScoreError {
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub type Result<T, E = ScoreError> = std::result::Result<T, E>;
+
+/// Options of the aggregate metrics.
+#[derive(Debug, Clone, Copy)]
+pub struct ScoreOptions {
+    /// Bootstrap resamples (the study's audit used 20,000).
+    pub bootstrap: usize,
+    pub seed: u64,
+}
+
+impl Default for ScoreOptions {
+    fn default() -> Self {
+        ScoreOptions { bootstrap: 2000, seed: 0 }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ScoreReport {
+    pub scores: Written,
+    pub metrics: Written,
+    pub rows: Vec<MetricRow>,
+    pub failed: usize,
+    pub cached: bool,
+}
+
+/// Score one or more responses artifacts (e.g. a closed-book run and the
+/// Soft and Strict runs of the same cases). The cases come from each
+/// responses artifact's recipe.
+pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result<ScoreReport> {
+    if responses.is_empty() {
+        return Err(ScoreError::Invalid("no --responses given".into()));
+    }
+    let mut ids: Vec<String> = responses.iter().map(|r| store.resolve_kind(r, kinds::RESPONSES)).collect::<Result<_, _>>()?;
+    ids.sort();
+    ids.dedup();
+    let mut recipe = Recipe::new("score", STAGE_VERSION, json!({"bootstrap": opts.bootstrap, "seed": opts.seed}));
+    recipe.inputs = ids.clone();
+    if let Some(rec) = store.cached(&recipe)? {
+        tracing::info!("score: cached, not run (action {})", &rec.key[..12]);
+        let get = |k: &str| rec.outputs.iter().find(|o| o.kind == k).map(|o| Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }).expect("recorded");
+        let metrics = get(kinds::METRICS);
+        let rows = ragprobe_artifact::tables::read_metrics(store, &metrics.id)?;
+        return Ok(ScoreReport { scores: get(kinds::SCORES), metrics, rows, failed: 0, cached: true });
+    }
+    let mut case_cache: HashMap<String, HashMap<String, CaseRow>> = HashMap::new();
+    let mut scored = Vec::new();
+    for id in &ids {
+        let m = store.manifest(id)?;
+        let cases_id = m.recipe.inputs.first().cloned().ok_or_else(|| ScoreError::Invalid(format!("responses {id} records no cases input")))?;
+        if !case_cache.contains_key(&cases_id) {
+            let cases = read_cases(store, &cases_id)?;
+            case_cache.insert(cases_id.clone(), cases.into_iter().map(|c| (c.case_id.clone(), c)).collect());
+        }
+        let cases = &case_cache[&cases_id];
+        for r in read_responses(store, id)? {
+            let case = cases.get(&r.case_id).ok_or_else(|| ScoreError::Invalid(format!("responses {id}: case {} is not in cases {cases_id}", r.case_id)))?;
+            scored.push(row::score(case, &r.template, &r.model, &r.request_id, r.text.as_deref()));
+        }
+    }
+    finish(store, &recipe, scored, opts)
+}
+
+/// Aggregate scored rows into metrics and write both artifacts.
+pub(crate) fn finish(store: &Store, recipe: &Recipe, scored: Vec<ScoreRow>, opts: &ScoreOptions) -> Result<ScoreReport> {
+    let failed = scored.iter().filter(|r| r.failed).count();
+    let mut out = metrics::Out { rows: Vec::new(), bootstrap: opts.bootstrap, seed: opts.seed };
+    metrics::all(&scored, &mut out);
+    let details = json!({"rows": scored.len(), "failed_excluded": failed, "bootstrap": opts.bootstrap, "seed": opts.seed, "interval": "question-clustered percentile bootstrap, 95%"});
+    let scores = write_scores(store, recipe, scored, details.clone())?;
+    let metrics = write_metrics(store, recipe, out.rows.clone(), details)?;
+    store.record_action(recipe, &[scores.clone(), metrics.clone()])?;
+    let mut rows = out.rows;
+    rows.sort_by(|a, b| (&a.study, &a.dataset, &a.model, &a.prompt, &a.condition, &a.metric).cmp(&(&b.study, &b.dataset, &b.model, &b.prompt, &b.condition, &b.metric)));
+    Ok(ScoreReport { scores, metrics, rows, failed, cached: false })
+}
+
+/// One metric's value for A and B and their paired difference on shared questions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub metric: String,
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    pub diff: Option<f64>,
+    pub ci: Option<(f64, f64)>,
+    pub questions: usize,
+}
+
+/// Which per-row value a comparison uses.
+pub fn row_value(metric: &str, r: &ScoreRow) -> Option<f64> {
+    let f = |x: Option<bool>| x.map(|v| if v { 1.0 } else { 0.0 });
+    match metric {
+        "acc" | "accuracy" => f(r.accuracy),
+        "em" => f(r.em),
+        "f1" => r.f1,
+        "foil_only" | "mr" => f(r.foil_only),
+        "says_unanswerable" => f(r.says_unanswerable),
+        "says_conflict" => f(r.says_conflict),
+        "rgb_correct" => f(r.rgb_correct),
+        _ => None,
+    }
+}
+
+/// The paired difference B - A of a per-row metric between two sets of
+/// scored rows (two models, prompts or conditions), on the questions both
+/// have: per question, the mean over its rows in A and in B; the statistic
+/// is the mean over shared questions of (B - A), x100; the interval is the
+/// question-level bootstrap of that mean.
+pub fn compare_rows(a: &[&ScoreRow], b: &[&ScoreRow], metric: &str, opts: &ScoreOptions) -> Result<Comparison> {
+    let per_q = |rows: &[&ScoreRow]| -> Result<BTreeMap<String, (f64, f64)>> {
+        let mut m: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        for r in rows.iter().filter(|r| !r.failed) {
+            let v = row_value(metric, r).ok_or_else(|| ScoreError::Invalid(format!("metric `{metric}` is not defined per row (use acc, em, f1, foil_only, says_unanswerable, says_conflict, rgb_correct)")))?;
+            let e = m.entry(r.qid.clone()).or_default();
+            e.0 += v;
+            e.1 += 1.0;
+        }
+        Ok(m)
+    };
+    let (ma, mb) = (per_q(a)?, per_q(b)?);
+    let shared: BTreeSet<&String> = ma.keys().filter(|q| mb.contains_key(*q)).collect();
+    let mean = |m: &BTreeMap<String, (f64, f64)>| {
+        let v: Vec<f64> = shared.iter().map(|q| m[*q].0 / m[*q].1).collect();
+        (!v.is_empty()).then(|| 100.0 * v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let diffs: Vec<bootstrap::Cluster> = shared.iter().map(|q| (mb[*q].0 / mb[*q].1 - ma[*q].0 / ma[*q].1, 1.0)).collect();
+    Ok(Comparison {
+        metric: metric.into(),
+        a: mean(&ma),
+        b: mean(&mb),
+        diff: bootstrap::point(&diffs).map(|d| 100.0 * d),
+        ci: bootstrap::interval(&diffs, opts.bootstrap, opts.seed).map(|(l, h)| (100.0 * l, 100.0 * h)),
+        questions: shared.len(),
+    })
+}
+
+/// A side of a comparison: a scores artifact, optionally filtered.
+#[derive(Debug, Clone, Default)]
+pub struct Side {
+    pub scores: String,
+    pub model: Option<String>,
+    pub prompt: Option<String>,
+    pub condition: Option<String>,
+}
+
+/// `score compare`: paired difference B - A on shared questions.
+pub fn compare(store: &Store, a: &Side, b: &Side, metric: &str, opts: &ScoreOptions) -> Result<Comparison> {
+    let load = |s: &Side| -> Result<Vec<ScoreRow>> {
+        let id = store.resolve_kind(&s.scores, kinds::SCORES)?;
+        Ok(read_scores(store, &id)?
+            .into_iter()
+            .filter(|r| s.model.as_ref().is_none_or(|m| &r.model == m))
+            .filter(|r| s.prompt.as_ref().is_none_or(|p| &r.prompt == p))
+            .filter(|r| s.condition.as_ref().is_none_or(|c| &r.condition == c))
+            .collect())
+    };
+    let (ra, rb) = (load(a)?, load(b)?);
+    if ra.is_empty() || rb.is_empty() {
+        return Err(ScoreError::Invalid(format!("no rows match side {} ({} rows in A, {} in B)", if ra.is_empty() { "A" } else { "B" }, ra.len(), rb.len())));
+    }
+    let (va, vb): (Vec<&ScoreRow>, Vec<&ScoreRow>) = (ra.iter().collect(), rb.iter().collect());
+    compare_rows(&va, &vb, metric, opts)
+}
+
+/// Metrics as text, one block per study.
+pub fn metrics_table(rows: &[MetricRow]) -> String {
+    let mut s = String::new();
+    let mut study = "";
+    for r in rows {
+        if r.study != study {
+            study = &r.study;
+            s.push_str(&format!("\n== {study} ==\n{:<16} {:<24} {:<22} {:<22} {:<24} {:>8} {:>6}  95% CI\n", "dataset", "model", "prompt", "condition", "metric", "value", "n"));
+        }
+        let v = r.value.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+        let ci = match (r.ci_low, r.ci_high) {
+            (Some(l), Some(h)) => format!("[{l:.1}, {h:.1}]"),
+            _ => String::new(),
+        };
+        let cut = |x: &str, w: usize| if x.chars().count() > w { format!("{}…", x.chars().take(w - 1).collect::<String>()) } else { x.to_string() };
+        s.push_str(&format!("{:<16} {:<24} {:<22} {:<22} {:<24} {:>8} {:>6}  {ci}\n", cut(&r.dataset, 16), cut(&r.model, 24), cut(&r.prompt, 22), cut(&r.condition, 22), cut(&r.metric, 24), v, r.n));
+    }
+    s
+}

@@ -1,0 +1,150 @@
+//! Scoring predictions made elsewhere: a JSONL, CSV/TSV or Parquet file with
+//! an id column, a prediction column and optionally a model column, joined
+//! to a `questions` artifact (by qid) or a `cases` artifact (by case_id, or
+//! qid when the ids are qids). Unmatched ids are reported, never dropped
+//! silently.
+
+use arrow::array::Array;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use ragprobe_artifact::cases::{read_cases, CaseRow};
+use ragprobe_artifact::tables::read_questions;
+use ragprobe_artifact::{kinds, sha256_hex, Recipe, Store};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::{finish, Result, ScoreError, ScoreOptions, ScoreReport};
+
+/// Column names of a predictions file.
+#[derive(Debug, Clone)]
+pub struct PredictionColumns {
+    pub id: String,
+    pub prediction: String,
+    pub model: Option<String>,
+}
+
+impl Default for PredictionColumns {
+    fn default() -> Self {
+        PredictionColumns { id: "id".into(), prediction: "prediction".into(), model: None }
+    }
+}
+
+/// (line, id, prediction, model) rows of a predictions file.
+fn read_file(path: &Path, cols: &PredictionColumns) -> Result<Vec<(u64, String, String, String)>> {
+    let file = path.display().to_string();
+    let bad = |line: u64, m: String| ScoreError::Invalid(format!("{file}:{line}: {m}"));
+    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let mut records: Vec<(u64, serde_json::Map<String, Value>)> = Vec::new();
+    if name.ends_with(".parquet") {
+        let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(f).and_then(|b| b.build()).map_err(|e| bad(0, e.to_string()))?;
+        let mut n = 0;
+        for batch in reader {
+            let batch = batch.map_err(|e| bad(n, e.to_string()))?;
+            let mut buf = Vec::new();
+            let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+            w.write(&batch).and_then(|_| w.finish()).map_err(|e| bad(n, e.to_string()))?;
+            let _ = batch.column(0).len();
+            for l in buf.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                n += 1;
+                match serde_json::from_slice(l) {
+                    Ok(Value::Object(m)) => records.push((n, m)),
+                    _ => return Err(bad(n, "row is not a record".into())),
+                }
+            }
+        }
+    } else if name.ends_with(".csv") || name.ends_with(".tsv") {
+        let delim = if name.ends_with(".tsv") { b'\t' } else { b',' };
+        let mut rdr = csv::ReaderBuilder::new().delimiter(delim).from_path(path).map_err(|e| bad(0, e.to_string()))?;
+        let headers = rdr.headers().map_err(|e| bad(1, e.to_string()))?.clone();
+        for r in rdr.records() {
+            let r = r.map_err(|e| bad(e.position().map(|p| p.line()).unwrap_or(0), e.to_string()))?;
+            let line = r.position().map(|p| p.line()).unwrap_or(0);
+            records.push((line, headers.iter().zip(r.iter()).map(|(h, v)| (h.to_string(), Value::String(v.to_string()))).collect()));
+        }
+    } else {
+        let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
+        for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(|e| bad(i as u64 + 1, e.to_string()))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str(&line) {
+                Ok(Value::Object(m)) => records.push((i as u64 + 1, m)),
+                Ok(_) => return Err(bad(i as u64 + 1, "not a JSON object".into())),
+                Err(e) => return Err(bad(i as u64 + 1, format!("malformed JSON: {e}"))),
+            }
+        }
+    }
+    if records.is_empty() {
+        return Err(ScoreError::Invalid(format!("{file}: no predictions")));
+    }
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    };
+    records
+        .into_iter()
+        .map(|(line, m)| {
+            let id = m.get(&cols.id).and_then(text).ok_or_else(|| bad(line, format!("field `{}` (the id column) is missing", cols.id)))?;
+            let pred = m.get(&cols.prediction).and_then(text).ok_or_else(|| bad(line, format!("field `{}` (the prediction column) is missing", cols.prediction)))?;
+            let model = match &cols.model {
+                Some(c) => m.get(c).and_then(text).ok_or_else(|| bad(line, format!("field `{c}` (the model column) is missing")))?,
+                None => "external".to_string(),
+            };
+            Ok((line, id, pred, model))
+        })
+        .collect()
+}
+
+/// Score a predictions file against a questions or cases artifact.
+/// Returns the report and the ids that matched nothing.
+pub fn score_predictions(store: &Store, file: &Path, against: &str, cols: &PredictionColumns, opts: &ScoreOptions) -> Result<(ScoreReport, Vec<String>)> {
+    let id = store.resolve(against)?;
+    let kind = store.manifest(&id)?.kind;
+    let cases: Vec<CaseRow> = match kind.as_str() {
+        k if k == kinds::CASES => read_cases(store, &id)?,
+        k if k == kinds::QUESTIONS => read_questions(store, &id)?
+            .into_iter()
+            .map(|q| CaseRow {
+                case_id: q.qid.clone(),
+                qid: q.qid,
+                dataset: q.dataset,
+                lang: q.lang,
+                condition: "external".into(),
+                question: q.question,
+                answers: q.answers,
+                answer_parts: q.answer_parts,
+                expected: "answer".into(),
+                derivation: "{}".into(),
+                ..Default::default()
+            })
+            .collect(),
+        other => return Err(ScoreError::Invalid(format!("{id} is a `{other}` artifact; predictions join to questions or cases"))),
+    };
+    let by_case: HashMap<&str, &CaseRow> = cases.iter().map(|c| (c.case_id.as_str(), c)).collect();
+    let by_qid: HashMap<&str, &CaseRow> = cases.iter().map(|c| (c.qid.as_str(), c)).collect();
+    let bytes = std::fs::read(file).map_err(|e| ScoreError::Invalid(format!("{}: {e}", file.display())))?;
+    let preds = read_file(file, cols)?;
+    let mut scored = Vec::new();
+    let mut unmatched = Vec::new();
+    for (_, pid, pred, model) in &preds {
+        match by_case.get(pid.as_str()).or_else(|| by_qid.get(pid.as_str())) {
+            Some(c) => scored.push(crate::row::score(c, "external", model, &sha256_hex(format!("{pid}\u{1f}{model}").as_bytes()), Some(pred))),
+            None => unmatched.push(pid.clone()),
+        }
+    }
+    if !unmatched.is_empty() {
+        tracing::warn!("{} prediction id(s) match no {kind} row, e.g. {}", unmatched.len(), unmatched.iter().take(5).cloned().collect::<Vec<_>>().join(", "));
+    }
+    if scored.is_empty() {
+        return Err(ScoreError::Invalid(format!("{}: none of the {} prediction ids matches the {kind} artifact", file.display(), preds.len())));
+    }
+    let mut recipe = Recipe::new("score-predictions", crate::STAGE_VERSION, json!({"bootstrap": opts.bootstrap, "seed": opts.seed, "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model}, "unmatched": unmatched.len()}));
+    recipe.inputs = vec![id];
+    recipe.sources.insert("predictions".into(), sha256_hex(&bytes));
+    Ok((finish(store, &recipe, scored, opts)?, unmatched))
+}

@@ -1,0 +1,49 @@
+//! Per-response scores (see schemas/scores.md for each flag's definition).
+
+use ragprobe_artifact::cases::CaseRow;
+use ragprobe_artifact::scores::ScoreRow;
+use ragprobe_matching::parse::{nomiracl_label, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict, says_unanswerable};
+use ragprobe_matching::{accuracy, exact_match, f1};
+
+/// Score one response (`None` = the request failed) to one case.
+pub fn score(case: &CaseRow, prompt: &str, model: &str, request_id: &str, response: Option<&str>) -> ScoreRow {
+    let retrieved: Vec<_> = case.docs.iter().filter(|d| d.source == "retrieved").collect();
+    let answerable = (!retrieved.is_empty()).then(|| retrieved.iter().any(|d| d.has_answer == Some(true)));
+    let mut row = ScoreRow {
+        case_id: case.case_id.clone(),
+        qid: case.qid.clone(),
+        dataset: case.dataset.clone(),
+        lang: case.lang.clone(),
+        condition: case.condition.clone(),
+        prompt: prompt.into(),
+        model: model.into(),
+        request_id: request_id.into(),
+        expected: case.expected.clone(),
+        answer_position: case.answer_position.clone(),
+        answerable,
+        failed: response.is_none(),
+        foil: case.foil.clone(),
+        response: response.map(String::from),
+        ..Default::default()
+    };
+    let Some(text) = response else { return row };
+    let has_gold = !case.answers.is_empty();
+    row.accuracy = has_gold.then(|| accuracy(text, &case.answers));
+    row.em = has_gold.then(|| exact_match(text, &case.answers));
+    row.f1 = has_gold.then(|| f1(text, &case.answers));
+    row.says_unanswerable = Some(says_unanswerable(text));
+    row.says_conflict = Some(says_conflict(text));
+    if let Some(foil) = &case.foil {
+        let matches_foil = accuracy(text, std::slice::from_ref(foil));
+        row.foil_any = Some(matches_foil);
+        row.foil_only = Some(matches_foil && !row.accuracy.unwrap_or(false));
+    }
+    if case.condition == "nomiracl" {
+        row.nomiracl_label = Some(nomiracl_label(text).name().into());
+    }
+    row.rgb_rejection = Some(rgb_rejection(text));
+    row.rgb_fact_error = Some(rgb_fact_error(text));
+    let parts: Option<Vec<Vec<String>>> = case.answer_parts.clone().or_else(|| has_gold.then(|| vec![case.answers.clone()]));
+    row.rgb_correct = parts.map(|p| rgb_correct(text, &p, case.lang == "zh"));
+    row
+}
