@@ -59,7 +59,7 @@ pub fn run(store: &Store, cmd: ArtifactsCmd) -> Result<()> {
         ArtifactsCmd::Import { file } => {
             let id = store.import(&file)?;
             let m = store.manifest(&id)?;
-            crate::print_outputs([(m.kind.as_str(), id.as_str())]);
+            crate::StageOut::new([(m.kind.as_str(), id.as_str())], false).print();
             Ok(())
         }
         ArtifactsCmd::Gc { dry_run } => {

@@ -77,6 +77,9 @@ pub struct GenerateArgs {
     /// Sampling seed sent to the server (openai).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Only cases of these conditions (repeat or comma-separate; default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub condition: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -101,7 +104,7 @@ pub enum PromptsCmd {
     },
 }
 
-pub fn run(store: &Store, a: GenerateArgs) -> Result<()> {
+pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
     let template = Template::load(&a.prompt, a.prompts_dir.as_deref())?;
     let backend = match a.backend {
         BackendArg::Local => {
@@ -129,17 +132,18 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<()> {
         }),
     };
     let settings = GenSettings { max_tokens: a.max_tokens, temperature: a.temperature, stop: a.stop, seed: a.seed };
-    let r = generate(store, &a.cases, &GenerateOptions { template, backend, settings, progress: true })?;
+    let r = generate(store, &a.cases, &GenerateOptions { template, backend, settings, conditions: a.condition, progress: true })?;
     let s = &r.summary;
     eprintln!(
         "requests: {} ({} cached, {} new, {} failed); tokens: {} prompt, {} completion",
         s.requests, s.cached, s.new, s.failed, s.prompt_tokens, s.completion_tokens
     );
-    crate::print_outputs([(r.responses.kind.as_str(), r.responses.id.as_str())]);
+    let mut out = crate::StageOut::new([(r.responses.kind.as_str(), r.responses.id.as_str())], r.cached);
+    out.requests = Some((s.new, s.cached, s.failed));
     if s.failed > 0 {
-        bail!("{} request(s) failed after retries (rows kept with their error; rerun to retry them)", s.failed);
+        out.error = Some(format!("{} request(s) failed after retries (rows kept with their error; rerun to retry them)", s.failed));
     }
-    Ok(())
+    Ok(out)
 }
 
 pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {

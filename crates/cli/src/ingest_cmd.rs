@@ -109,7 +109,7 @@ pub struct IngestArgs {
     pub col_text: String,
 }
 
-pub fn run(store: &Store, a: IngestArgs) -> Result<()> {
+pub fn run(store: &Store, a: IngestArgs) -> Result<crate::StageOut> {
     let opts = IngestOptions {
         format: Some(a.format.into()),
         paths: a.paths,
@@ -147,6 +147,5 @@ pub fn run(store: &Store, a: IngestArgs) -> Result<()> {
             report.outputs.iter().map(|o| format!("{} ({} rows)", o.kind, o.rows)).collect::<Vec<_>>().join(", ")
         );
     }
-    crate::print_outputs(report.outputs.iter().map(|o| (o.kind.as_str(), o.id.as_str())));
-    Ok(())
+    Ok(crate::StageOut::new(report.outputs.iter().map(|o| (o.kind.as_str(), o.id.as_str())), report.cached))
 }

@@ -6,6 +6,8 @@ mod generate_cmd;
 mod ingest_cmd;
 mod mock_cmd;
 mod perturb_cmd;
+mod pipeline;
+mod report_cmd;
 mod retrieve_cmd;
 mod score_cmd;
 
@@ -48,10 +50,14 @@ pub enum Command {
     Recall(retrieve_cmd::RecallArgs),
     /// Build evaluation cases from questions + contexts (unanswerable, add-one, conflict, evidence edit, NoMIRACL, RGB).
     Perturb(perturb_cmd::PerturbArgs),
+    /// Run a pipeline file: a DAG of stage steps, every step cached through the store.
+    Run(pipeline::RunArgs),
     /// Get model responses for cases with a prompt template (embedded model or OpenAI-compatible servers).
     Generate(generate_cmd::GenerateArgs),
     /// Score responses (or external predictions): per-row scores and the studies' metrics.
     Score(score_cmd::ScoreArgs),
+    /// Write tables (Markdown/CSV/LaTeX), SVG charts and an HTML report; or compare two runs.
+    Report(report_cmd::ReportArgs),
     /// List prompt templates, or show one filled for a case.
     #[command(subcommand)]
     Prompts(generate_cmd::PromptsCmd),
@@ -90,24 +96,55 @@ fn main() -> std::process::ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     let store = ragprobe_artifact::Store::open(&cli.store)?;
-    match cli.command {
-        Command::Ingest(args) => ingest_cmd::run(&store, args),
-        Command::Retrieve(args) => retrieve_cmd::run(&store, args),
-        Command::Recall(args) => retrieve_cmd::recall(&store, args),
-        Command::Perturb(args) => perturb_cmd::run(&store, args),
-        Command::Generate(args) => generate_cmd::run(&store, args),
-        Command::Score(args) => score_cmd::run(&store, args),
-        Command::Prompts(cmd) => generate_cmd::prompts(&store, cmd),
-        Command::MockServer(args) => mock_cmd::run(args),
-        Command::Artifacts(cmd) => artifacts_cmd::run(&store, cmd),
+    let out = dispatch(&store, cli.command)?;
+    out.print();
+    match out.error {
+        Some(e) => Err(anyhow::anyhow!(e)),
+        None => Ok(()),
     }
 }
 
-/// Print written artifacts on stdout, one `<kind>\t<id>` per line.
-pub fn print_outputs<'a>(outputs: impl IntoIterator<Item = (&'a str, &'a str)>) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    for (kind, id) in outputs {
-        let _ = writeln!(out, "{kind}\t{id}");
+/// Run one command; stage commands return what they wrote.
+pub fn dispatch(store: &ragprobe_artifact::Store, command: Command) -> Result<StageOut> {
+    let none = |r: Result<()>| r.map(|_| StageOut::default());
+    match command {
+        Command::Ingest(args) => ingest_cmd::run(store, args),
+        Command::Retrieve(args) => retrieve_cmd::run(store, args),
+        Command::Recall(args) => retrieve_cmd::recall(store, args),
+        Command::Perturb(args) => perturb_cmd::run(store, args),
+        Command::Generate(args) => generate_cmd::run(store, args),
+        Command::Score(args) => score_cmd::run(store, args),
+        Command::Report(args) => report_cmd::run(store, args),
+        Command::Run(args) => none(pipeline::run(store, args)),
+        Command::Prompts(cmd) => none(generate_cmd::prompts(store, cmd)),
+        Command::MockServer(args) => none(mock_cmd::run(args)),
+        Command::Artifacts(cmd) => none(artifacts_cmd::run(store, cmd)),
+    }
+}
+
+/// What a stage command produced: the artifacts it wrote (printed on
+/// stdout as `<kind>\t<id>`), whether it was a cache hit, request counts
+/// for generation, and an error to report after printing the outputs.
+#[derive(Debug, Clone, Default)]
+pub struct StageOut {
+    pub outputs: Vec<(String, String)>,
+    pub cached: bool,
+    /// (new, cached, failed) requests.
+    pub requests: Option<(u64, u64, u64)>,
+    pub error: Option<String>,
+}
+
+impl StageOut {
+    pub fn new<'a>(outputs: impl IntoIterator<Item = (&'a str, &'a str)>, cached: bool) -> Self {
+        StageOut { outputs: outputs.into_iter().map(|(k, i)| (k.to_string(), i.to_string())).collect(), cached, ..Default::default() }
+    }
+
+    /// Print the outputs on stdout, one `<kind>\t<id>` per line.
+    pub fn print(&self) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for (kind, id) in &self.outputs {
+            let _ = writeln!(out, "{kind}\t{id}");
+        }
     }
 }

@@ -46,12 +46,15 @@ pub struct PerturbArgs {
     /// RGB: passages per case.
     #[arg(long, default_value_t = 5)]
     pub rgb_passages: usize,
+    /// Use only the first N questions (small-scale runs).
+    #[arg(long)]
+    pub limit: Option<usize>,
     /// Choose foils without MiniLM similarity (random among same-shape candidates).
     #[arg(long)]
     pub no_foil_similarity: bool,
 }
 
-pub fn run(store: &Store, a: PerturbArgs) -> Result<()> {
+pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
     let mut scenarios = Vec::new();
     for s in &a.scenario {
         match Scenario::parse(s.trim()) {
@@ -82,9 +85,9 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<()> {
         distractors: a.distractors,
         noise_rates: a.noise_rate,
         rgb_passages: a.rgb_passages,
+        limit: a.limit,
     };
     let r = perturb(store, &a.questions, a.contexts.as_deref(), &opts, embedder.as_ref())?;
     eprint!("{}", summary_table(&r.summary));
-    crate::print_outputs([(r.cases.kind.as_str(), r.cases.id.as_str())]);
-    Ok(())
+    Ok(crate::StageOut::new([(r.cases.kind.as_str(), r.cases.id.as_str())], r.cached))
 }

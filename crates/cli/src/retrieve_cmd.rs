@@ -58,7 +58,7 @@ pub struct RecallArgs {
     pub k: usize,
 }
 
-pub fn run(store: &Store, a: RetrieveArgs) -> Result<()> {
+pub fn run(store: &Store, a: RetrieveArgs) -> Result<crate::StageOut> {
     let method = match a.method {
         MethodArg::Bm25 => Method::Bm25,
         MethodArg::Dense => Method::Dense,
@@ -72,13 +72,11 @@ pub fn run(store: &Store, a: RetrieveArgs) -> Result<()> {
     let opts = RetrieveOptions { method, k: a.k, extra: a.extra, analyzer: Analyzer::for_lang(&a.lang), batch: a.batch, progress: true };
     let r = retrieve(store, &a.corpus, &a.questions, &opts, embedder.as_ref())?;
     eprint!("{}", recall_table(&r.recall));
-    crate::print_outputs([(r.contexts.kind.as_str(), r.contexts.id.as_str()), (r.metrics.kind.as_str(), r.metrics.id.as_str())]);
-    Ok(())
+    Ok(crate::StageOut::new([(r.contexts.kind.as_str(), r.contexts.id.as_str()), (r.metrics.kind.as_str(), r.metrics.id.as_str())], r.cached))
 }
 
-pub fn recall(store: &Store, a: RecallArgs) -> Result<()> {
-    let (m, rows, _) = evaluate(store, &a.questions, &a.contexts, a.k)?;
+pub fn recall(store: &Store, a: RecallArgs) -> Result<crate::StageOut> {
+    let (m, rows, cached) = evaluate(store, &a.questions, &a.contexts, a.k)?;
     eprint!("{}", recall_table(&rows));
-    crate::print_outputs([(m.kind.as_str(), m.id.as_str())]);
-    Ok(())
+    Ok(crate::StageOut::new([(m.kind.as_str(), m.id.as_str())], cached))
 }

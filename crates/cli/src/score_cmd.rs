@@ -82,7 +82,7 @@ pub struct CompareArgs {
     pub boot: BootArgs,
 }
 
-pub fn run(store: &Store, a: ScoreArgs) -> Result<()> {
+pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
     if let Some(ScoreSub::Compare(c)) = a.sub {
         let opts = ScoreOptions { bootstrap: c.boot.bootstrap, seed: c.boot.seed };
         let side_a = Side { scores: c.a.clone(), model: c.a_model, prompt: c.a_prompt, condition: c.a_condition };
@@ -91,7 +91,7 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<()> {
         let f = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
         println!("metric\tquestions\tA\tB\tB-A\tci_low\tci_high");
         println!("{}\t{}\t{}\t{}\t{}\t{}\t{}", r.metric, r.questions, f(r.a), f(r.b), f(r.diff), f(r.ci.map(|c| c.0)), f(r.ci.map(|c| c.1)));
-        return Ok(());
+        return Ok(crate::StageOut::default());
     }
     let opts = ScoreOptions { bootstrap: a.boot.bootstrap, seed: a.boot.seed };
     let report = if let Some(file) = &a.predictions {
@@ -112,6 +112,5 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<()> {
         eprintln!("{} failed request(s) excluded from every denominator", report.failed);
     }
     eprint!("{}", metrics_table(&report.rows));
-    crate::print_outputs([(report.scores.kind.as_str(), report.scores.id.as_str()), (report.metrics.kind.as_str(), report.metrics.id.as_str())]);
-    Ok(())
+    Ok(crate::StageOut::new([(report.scores.kind.as_str(), report.scores.id.as_str()), (report.metrics.kind.as_str(), report.metrics.id.as_str())], report.cached))
 }

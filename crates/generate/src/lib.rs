@@ -62,6 +62,8 @@ pub struct GenerateOptions {
     pub template: Template,
     pub backend: BackendSpec,
     pub settings: GenSettings,
+    /// Only cases of these conditions (empty = all).
+    pub conditions: Vec<String>,
     pub progress: bool,
 }
 
@@ -118,7 +120,13 @@ fn progress_bar(n: u64, show: bool) -> ProgressBar {
 /// Run the stage.
 pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<GenerateReport> {
     let cases_id = store.resolve_kind(cases, kinds::CASES)?;
-    let cases = read_cases(store, &cases_id)?;
+    let mut cases = read_cases(store, &cases_id)?;
+    if !opts.conditions.is_empty() {
+        cases.retain(|c| opts.conditions.contains(&c.condition));
+        if cases.is_empty() {
+            return Err(GenerateError::Backend(format!("no case of condition(s) {} in {cases_id}", opts.conditions.join(", "))));
+        }
+    }
     // Identify the model first: its id is part of every request.
     let mut local: Option<LocalLlm> = None;
     let mut client: Option<Arc<OpenAiClient>> = None;
@@ -141,7 +149,7 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
     let mut recipe = Recipe::new(
         "generate",
         STAGE_VERSION,
-        json!({"template": {"id": t.id, "version": t.version}, "settings": opts.settings, "backend": model.backend}),
+        json!({"template": {"id": t.id, "version": t.version}, "settings": opts.settings, "backend": model.backend, "conditions": opts.conditions}),
     );
     recipe.inputs = vec![cases_id.clone()];
     recipe.resources.insert("model".into(), format!("{}:{}", model.backend, model.key));

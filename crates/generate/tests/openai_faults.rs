@@ -50,6 +50,7 @@ fn opts(server: &MockServer, attempts: u32, key_env: Option<&str>) -> GenerateOp
             ..Default::default()
         }),
         settings: GenSettings { max_tokens: 8, ..Default::default() },
+        conditions: vec![],
         progress: false,
     }
 }

@@ -106,6 +106,8 @@ pub struct PerturbOptions {
     pub noise_rates: Vec<f64>,
     /// RGB: passages per case.
     pub rgb_passages: usize,
+    /// Use only the first N questions (small-scale runs); None = all.
+    pub limit: Option<usize>,
 }
 
 impl Default for PerturbOptions {
@@ -118,6 +120,7 @@ impl Default for PerturbOptions {
             distractors: 0,
             noise_rates: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
             rgb_passages: 5,
+            limit: None,
         }
     }
 }
@@ -474,7 +477,7 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
         json!({
             "scenarios": opts.scenarios.iter().map(|s| s.name()).collect::<Vec<_>>(),
             "k": opts.k, "seed": opts.seed, "relabel_unanswerable": opts.relabel_unanswerable,
-            "distractors": opts.distractors, "noise_rates": opts.noise_rates, "rgb_passages": opts.rgb_passages,
+            "distractors": opts.distractors, "noise_rates": opts.noise_rates, "rgb_passages": opts.rgb_passages, "limit": opts.limit,
             "foil": {"reject_above": 0.8, "prefer_above": 0.6, "max_candidates": foil::MAX_CANDIDATES, "similarity": embedder.is_some()},
         }),
     );
@@ -497,7 +500,10 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
             .collect();
         return Ok(PerturbReport { cases: Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }, summary, cached: true });
     }
-    let qs = read_questions(store, &qid)?;
+    let mut qs = read_questions(store, &qid)?;
+    if let Some(n) = opts.limit {
+        qs.truncate(n);
+    }
     let ctx = match &cid {
         Some(c) => read_contexts(store, c)?,
         None => vec![],

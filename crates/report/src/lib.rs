@@ -1,0 +1,230 @@
+//! Report stage: metrics (and scores) -> the studies' tables as Markdown,
+//! CSV and LaTeX, SVG charts, and one self-contained HTML file with a
+//! provenance block and a case browser. The same inputs give the same files
+//! (no timestamps, sorted everything).
+
+pub mod charts;
+pub mod html;
+pub mod tables;
+
+use ragprobe_artifact::cases::{read_cases, CaseRow};
+use ragprobe_artifact::scores::{read_scores, ScoreRow};
+use ragprobe_artifact::tables::{read_metrics, MetricRow};
+use ragprobe_artifact::{kinds, ArtifactError, Store};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    #[error("{path}: {error}")]
+    Io { path: PathBuf, error: std::io::Error },
+}
+
+pub type Result<T, E = ReportError> = std::result::Result<T, E>;
+
+/// Most cases embedded in the case browser.
+pub const MAX_BROWSER_CASES: usize = 5000;
+
+/// What a report run wrote.
+#[derive(Debug, Clone, Default)]
+pub struct ReportFiles {
+    pub index: PathBuf,
+    pub files: Vec<PathBuf>,
+    /// The tables as terminal text.
+    pub text: String,
+}
+
+fn write(path: &Path, content: &str, files: &mut Vec<PathBuf>) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, content).map_err(|error| ReportError::Io { path: tmp.clone(), error })?;
+    std::fs::rename(&tmp, path).map_err(|error| ReportError::Io { path: path.to_path_buf(), error })?;
+    files.push(path.to_path_buf());
+    Ok(())
+}
+
+/// Every artifact upstream of `ids` (through manifest inputs), sorted by kind then id.
+fn lineage(store: &Store, ids: &[String]) -> Vec<(String, ragprobe_artifact::Manifest)> {
+    let mut seen: BTreeMap<String, ragprobe_artifact::Manifest> = BTreeMap::new();
+    let mut stack: Vec<String> = ids.to_vec();
+    while let Some(id) = stack.pop() {
+        if seen.contains_key(&id) {
+            continue;
+        }
+        if let Ok(m) = store.manifest(&id) {
+            stack.extend(m.recipe.inputs.iter().cloned());
+            seen.insert(id, m);
+        }
+    }
+    let mut v: Vec<(String, ragprobe_artifact::Manifest)> = seen.into_iter().collect();
+    v.sort_by(|a, b| (a.1.kind.as_str(), &a.0).cmp(&(b.1.kind.as_str(), &b.0)));
+    v
+}
+
+fn provenance(store: &Store, ids: &[String]) -> String {
+    let e = html::escape;
+    let mut s = format!("<p class=\"muted\">ragprobe {}; every artifact the report depends on, with the stage, parameters and resources that made it.</p>", ragprobe_artifact::RAGPROBE_VERSION);
+    s.push_str("<table><thead><tr><th>kind</th><th>artifact id</th><th>rows</th><th>stage</th><th>parameters</th><th>resources / model</th></tr></thead><tbody>");
+    for (id, m) in lineage(store, ids) {
+        let model = m.details.get("model").and_then(|v| v.as_str()).map(|s| format!(" model: {s}")).unwrap_or_default();
+        let settings = m.details.get("settings").map(|v| format!(" settings: {v}")).unwrap_or_default();
+        let res: Vec<String> = m.recipe.resources.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        s.push_str(&format!(
+            "<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{} v{}</td><td><code>{}</code></td><td><code>{}{}{}</code></td></tr>",
+            e(&m.kind),
+            e(&id),
+            m.rows,
+            e(&m.recipe.stage),
+            m.recipe.stage_version,
+            e(&m.recipe.params.to_string()),
+            e(&res.join("; ")),
+            e(&model),
+            e(&settings)
+        ));
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
+/// Outcome tags of a scored row for the case browser.
+fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
+    let mut t = Vec::new();
+    if r.failed {
+        t.push("failed".to_string());
+        return t;
+    }
+    let ok = match r.expected.as_str() {
+        "unanswerable" => r.says_unanswerable == Some(true),
+        "conflict" if r.condition != "rgb-counterfactual" => r.says_conflict == Some(true) || r.accuracy == Some(true),
+        "relevant" => r.nomiracl_label.as_deref() == Some("yes"),
+        "non_relevant" => r.nomiracl_label.as_deref() == Some("idk"),
+        _ => r.accuracy == Some(true) || r.rgb_correct == Some(true),
+    };
+    t.push(if ok { "correct" } else { "wrong" }.to_string());
+    if r.expected == "unanswerable" && r.says_unanswerable != Some(true) && r.rgb_rejection != Some(true) {
+        t.push("hallucinated unanswerable".into());
+    }
+    if r.foil_only == Some(true) {
+        t.push("foil-only".into());
+    }
+    if let Some(l) = &r.nomiracl_label {
+        t.push(format!("nomiracl: {l}"));
+    }
+    if r.condition == "add-conflict" && base_correct == Some(true) {
+        t.push(if r.accuracy == Some(true) { "A→A" } else if r.foil_any == Some(true) { "A→C" } else { "A→U" }.into());
+    }
+    if r.condition.starts_with("add-") && base_correct == Some(true) && r.accuracy != Some(true) && r.expected != "unanswerable" {
+        t.push("lost by the added document".into());
+    }
+    t
+}
+
+/// Case-browser records from scores (with the documents of their cases).
+fn browser(store: &Store, scores_id: &str) -> Result<(Value, String)> {
+    let rows = read_scores(store, scores_id)?;
+    let mut cases: HashMap<String, CaseRow> = HashMap::new();
+    for (_, m) in lineage(store, &[scores_id.to_string()]) {
+        if m.kind == kinds::RESPONSES {
+            if let Some(cid) = m.recipe.inputs.first() {
+                if let Ok(cs) = read_cases(store, cid) {
+                    for c in cs {
+                        cases.insert(c.case_id.clone(), c);
+                    }
+                }
+            }
+        }
+    }
+    let base: HashMap<(&str, &str, &str), bool> = rows.iter().filter(|r| r.condition == "base" && !r.failed).map(|r| ((r.qid.as_str(), r.model.as_str(), r.prompt.as_str()), r.accuracy == Some(true))).collect();
+    let total = rows.len();
+    let records: Vec<Value> = rows
+        .iter()
+        .take(MAX_BROWSER_CASES)
+        .map(|r| {
+            let c = cases.get(&r.case_id);
+            let inserted = c.and_then(|c| c.inserted_at);
+            let docs: Vec<Value> = c
+                .map(|c| {
+                    c.docs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, d)| json!({"title": d.title, "text": d.text, "source": d.source, "inserted": Some(i as i32) == inserted || matches!(d.source.as_str(), "edited" | "conflict" | "adversarial" | "counterfactual")}))
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!({
+                "qid": r.qid, "condition": r.condition, "model": r.model.split('@').next().unwrap_or(&r.model), "prompt": r.prompt,
+                "question": c.map(|c| c.question.clone()).unwrap_or_default(), "docs": docs, "response": r.response,
+                "gold": c.map(|c| c.answers.clone()).unwrap_or_default(), "foil": r.foil, "expected": r.expected, "position": r.answer_position,
+                "tags": tags(r, base.get(&(r.qid.as_str(), r.model.as_str(), r.prompt.as_str())).copied()),
+            })
+        })
+        .collect();
+    let note = if total > MAX_BROWSER_CASES { format!("{total} scored responses; the first {MAX_BROWSER_CASES} are browsable here (all are in the scores artifact).") } else { format!("{total} scored responses.") };
+    Ok((Value::Array(records), note))
+}
+
+/// Write the report for `metrics` (one or more artifacts) and optionally a
+/// `scores` artifact (for the case browser) into `out`.
+pub fn report(store: &Store, metrics: &[String], scores: Option<&str>, out: &Path, title: &str) -> Result<ReportFiles> {
+    let mut ids = Vec::new();
+    let mut rows: Vec<MetricRow> = Vec::new();
+    for m in metrics {
+        let id = store.resolve_kind(m, kinds::METRICS)?;
+        rows.extend(read_metrics(store, &id)?);
+        ids.push(id);
+    }
+    let scores_id = scores.map(|s| store.resolve_kind(s, kinds::SCORES)).transpose()?;
+    ids.extend(scores_id.iter().cloned());
+    rows.sort_by(|a, b| (&a.study, &a.dataset, &a.model, &a.prompt, &a.condition, &a.metric).cmp(&(&b.study, &b.dataset, &b.model, &b.prompt, &b.condition, &b.metric)));
+    render(store, &rows, &ids, scores_id.as_deref(), out, title)
+}
+
+/// Render already-loaded metric rows (also used for comparisons).
+pub fn render(store: &Store, rows: &[MetricRow], ids: &[String], scores_id: Option<&str>, out: &Path, title: &str) -> Result<ReportFiles> {
+    let tdir = out.join("tables");
+    let cdir = out.join("charts");
+    for d in [out, &tdir, &cdir] {
+        std::fs::create_dir_all(d).map_err(|error| ReportError::Io { path: d.to_path_buf(), error })?;
+    }
+    let mut files = Vec::new();
+    let tabs = tables::all(rows);
+    let mut md = format!("# {title}\n\n");
+    let mut text = String::new();
+    let mut tables_html = String::new();
+    for t in &tabs {
+        write(&tdir.join(format!("{}.md", t.id)), &t.markdown(), &mut files)?;
+        write(&tdir.join(format!("{}.csv", t.id)), &t.csv(), &mut files)?;
+        write(&tdir.join(format!("{}.tex", t.id)), &t.latex(), &mut files)?;
+        md.push_str(&t.markdown());
+        md.push('\n');
+        text.push_str(&t.text());
+        text.push('\n');
+        tables_html.push_str(&t.html());
+    }
+    // Every metric, long form, for anything the study tables do not show.
+    let mut all_csv = String::from("study,dataset,model,prompt,condition,metric,value,n,ci_low,ci_high\n");
+    let o = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_default();
+    let q = |x: &str| if x.contains([',', '"']) { format!("\"{}\"", x.replace('"', "\"\"")) } else { x.to_string() };
+    for r in rows {
+        all_csv.push_str(&format!("{},{},{},{},{},{},{},{},{},{}\n", q(&r.study), q(&r.dataset), q(&r.model), q(&r.prompt), q(&r.condition), q(&r.metric), o(r.value), r.n, o(r.ci_low), o(r.ci_high)));
+    }
+    write(&tdir.join("all_metrics.csv"), &all_csv, &mut files)?;
+    write(&out.join("tables.md"), &md, &mut files)?;
+    let svgs = charts::all(rows);
+    for (name, svg) in &svgs {
+        write(&cdir.join(name), svg, &mut files)?;
+    }
+    let (cases, note) = match scores_id {
+        Some(s) => browser(store, s)?,
+        None => (json!([]), "No scores artifact given (--scores), so no cases to browse.".to_string()),
+    };
+    let datasets: BTreeSet<&str> = rows.iter().map(|r| r.dataset.as_str()).collect();
+    let models: BTreeSet<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+    let subtitle = format!("{} metric(s) · datasets: {} · models: {}", rows.len(), datasets.into_iter().collect::<Vec<_>>().join(", "), models.into_iter().collect::<Vec<_>>().join(", "));
+    let page = html::page(title, &subtitle, &tables_html, &svgs, &cases, &note, &provenance(store, ids));
+    let index = out.join("index.html");
+    write(&index, &page, &mut files)?;
+    Ok(ReportFiles { index, files, text })
+}

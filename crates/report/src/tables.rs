@@ -1,0 +1,255 @@
+//! The studies' tables: a pivot of metric rows (models as rows, datasets as
+//! column groups), written as Markdown, CSV and LaTeX (booktabs).
+
+use ragprobe_artifact::tables::MetricRow;
+use std::collections::BTreeMap;
+
+/// Which metrics a table shows and how it lays them out.
+pub struct TableSpec {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub study: &'static str,
+    /// (metric name or prefix ending in '@', column header).
+    pub metrics: &'static [(&'static str, &'static str)],
+    /// Only these conditions (empty = all).
+    pub conditions: &'static [&'static str],
+    /// Put the condition in the column header.
+    pub condition_in_column: bool,
+    /// Show 95% intervals in cells.
+    pub intervals: bool,
+}
+
+/// Every table the report knows, in the order they appear.
+pub const SPECS: &[TableSpec] = &[
+    TableSpec { id: "table3_retrieval", title: "Table 3 — retrieval: Recall@k and unanswerable share (seed 000)", study: "retrieval", metrics: &[("recall@", "Recall@k"), ("unans@", "Unans")], conditions: &[], condition_in_column: false, intervals: false },
+    TableSpec { id: "table11_closed_book", title: "Table 11 — closed-book QA: Acc / EM / F1 (seed 000 Appendix B)", study: "qa", metrics: &[("acc", "Acc"), ("em", "EM"), ("f1", "F1")], conditions: &["closed-book"], condition_in_column: false, intervals: true },
+    TableSpec { id: "table12_rag", title: "Table 12 — retrieval-augmented QA with the top-k: Acc / EM / F1 (seed 000 Appendix B)", study: "qa", metrics: &[("acc", "Acc"), ("em", "EM"), ("f1", "F1")], conditions: &["base"], condition_in_column: false, intervals: true },
+    TableSpec { id: "table4_unanswerable", title: "Figure 2 / Table 4 — unanswerable questions, Unans prompt (seed 000 §5.2)", study: "imperfect", metrics: &[("acc", "Acc"), ("acc_ans", "Acc(ans)"), ("acc_unans", "Acc(unans)"), ("unans_cor", "Cor."), ("unans_hallu", "Hallu."), ("ans_called_unans", "Ans→unans")], conditions: &["base"], condition_in_column: false, intervals: false },
+    TableSpec { id: "figure3_rad", title: "Figure 3 — RAD per added-document type (seed 000 §5.3.2)", study: "imperfect", metrics: &[("rad", "RAD")], conditions: &["add-random", "add-topk", "add-genadv", "add-conflict"], condition_in_column: true, intervals: true },
+    TableSpec { id: "table6_adversarial_unanswerable", title: "Table 6 — RAD on answerable / unanswerable, Unans prompt (seed 000 §5.3.3)", study: "imperfect", metrics: &[("rad_ans", "Ans."), ("rad_unans", "Unans.")], conditions: &["add-genadv", "add-random"], condition_in_column: true, intervals: false },
+    TableSpec { id: "table7_conflict_detection", title: "Table 7 — conflict detection, Conflict prompt (seed 000 §5.4)", study: "imperfect", metrics: &[("acc_c", "Acc(C)"), ("acc_nc", "Acc(NC)"), ("acc", "Acc")], conditions: &["add-conflict", "base", "add-conflict+base"], condition_in_column: false, intervals: false },
+    TableSpec { id: "table8_stubbornness", title: "Table 8 — stubbornness with a conflicting passage, Normal prompt (seed 000 §5.4)", study: "imperfect", metrics: &[("a_to_a", "A→A"), ("a_to_c", "A→C"), ("a_to_u", "A→U")], conditions: &["add-conflict"], condition_in_column: false, intervals: false },
+    TableSpec { id: "table13_par", title: "Table 13 — parametric answer rate on unanswerable questions (seed 000)", study: "imperfect", metrics: &[("par", "PAR")], conditions: &["base"], condition_in_column: false, intervals: true },
+    TableSpec { id: "nomiracl_rates", title: "NoMIRACL — hallucination rate (non-relevant) and error rate (relevant), invalid outputs in the denominator (seed 001)", study: "nomiracl", metrics: &[("hallucination_rate", "Halluc."), ("error_rate", "Error")], conditions: &[], condition_in_column: false, intervals: false },
+    TableSpec { id: "nomiracl_rates_valid_only", title: "NoMIRACL — FP/(FP+TN) and FN/(FN+TP): invalid outputs left out (seed 001)", study: "nomiracl", metrics: &[("hallucination_rate_valid_only", "FP/(FP+TN)"), ("error_rate_valid_only", "FN/(FN+TP)"), ("invalid_rate", "Invalid")], conditions: &[], condition_in_column: false, intervals: false },
+    TableSpec { id: "stress_mr", title: "RAG-Stress — misleading rate by policy × answer position, on the closed-book-correct set (seed 002)", study: "stress", metrics: &[("mr", "MR")], conditions: &["edited/beginning", "edited/middle", "edited/end", "edited/all"], condition_in_column: true, intervals: true },
+    TableSpec { id: "stress_other", title: "RAG-Stress — clean accuracy, harmful override (on K), beneficial correction (on U) (seed 002)", study: "stress", metrics: &[("clean_acc", "Clean acc"), ("harmful_override", "HOR"), ("beneficial_correction", "BCR")], conditions: &["clean/all", "edited/all"], condition_in_column: false, intervals: true },
+    TableSpec { id: "stress_contrasts", title: "RAG-Stress — paired contrasts in percentage points (seed 002 §3.3)", study: "stress", metrics: &[("mr_strict_minus_soft", "Strict−Soft"), ("mr_diff", "Δ MR")], conditions: &[], condition_in_column: true, intervals: true },
+    TableSpec { id: "compare", title: "Comparison — paired difference B − A on shared questions, 95% bootstrap interval", study: "compare", metrics: &[("a", "A"), ("b", "B"), ("diff", "B − A")], conditions: &[], condition_in_column: false, intervals: true },
+    TableSpec { id: "rgb_noise", title: "RGB — accuracy by noise rate, rejection at noise 1, counterfactual error detection / correction", study: "rgb", metrics: &[("acc", "Acc"), ("rejection_rate", "Reject"), ("error_detection_rate", "ED"), ("error_correction_rate", "CR")], conditions: &[], condition_in_column: true, intervals: false },
+];
+
+/// One filled table: header labels and rows of cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub id: String,
+    pub title: String,
+    /// Column group (dataset) of each value column.
+    pub groups: Vec<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<(String, Vec<String>)>,
+    /// Long form for CSV: (row, group, column, value, ci_low, ci_high, n).
+    pub long: Vec<(String, String, String, Option<f64>, Option<f64>, Option<f64>, i64)>,
+}
+
+fn metric_index(spec: &TableSpec, metric: &str) -> Option<usize> {
+    spec.metrics.iter().position(|(m, _)| if let Some(p) = m.strip_suffix('@') { metric.starts_with(&format!("{p}@")) } else { *m == metric })
+}
+
+fn fmt(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "–".into())
+}
+
+/// Fill a spec from metric rows; None when no row matches.
+pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
+    let cond_index = |c: &str| if spec.conditions.is_empty() { Some(0) } else { spec.conditions.iter().position(|x| *x == c) };
+    let picked: Vec<(&MetricRow, usize, usize)> =
+        rows.iter().filter(|r| r.study == spec.study).filter_map(|r| Some((r, metric_index(spec, &r.metric)?, cond_index(&r.condition)?))).collect();
+    if picked.is_empty() {
+        return None;
+    }
+    // Column keys: (dataset, metric index, condition index, condition).
+    type Col = (String, usize, usize, String);
+    let mut cols: Vec<Col> = picked.iter().map(|(r, mi, ci)| (r.dataset.clone(), *mi, if spec.condition_in_column { *ci } else { 0 }, if spec.condition_in_column { r.condition.clone() } else { String::new() })).collect();
+    cols.sort();
+    cols.dedup();
+    // The model's file hash is in the provenance; rows show its name.
+    let row_label = |r: &MetricRow| {
+        let model = r.model.split("@sha256:").next().unwrap_or(&r.model);
+        if r.prompt.is_empty() { model.to_string() } else { format!("{model} · {}", r.prompt) }
+    };
+    let mut cells: BTreeMap<String, BTreeMap<Col, &MetricRow>> = BTreeMap::new();
+    for (r, mi, ci) in &picked {
+        let col = (r.dataset.clone(), *mi, if spec.condition_in_column { *ci } else { 0 }, if spec.condition_in_column { r.condition.clone() } else { String::new() });
+        cells.entry(row_label(r)).or_default().insert(col, r);
+    }
+    let header = |c: &Col| {
+        let m = spec.metrics[c.1].1;
+        if spec.condition_in_column && !c.3.is_empty() {
+            if spec.metrics.len() > 1 {
+                format!("{m} {}", c.3)
+            } else {
+                c.3.clone()
+            }
+        } else {
+            m.to_string()
+        }
+    };
+    let mut long = Vec::new();
+    let rows_out = cells
+        .iter()
+        .map(|(label, byc)| {
+            let vals = cols
+                .iter()
+                .map(|c| match byc.get(c) {
+                    Some(r) => {
+                        long.push((label.clone(), c.0.clone(), header(c), r.value, r.ci_low, r.ci_high, r.n));
+                        match (spec.intervals, r.ci_low, r.ci_high) {
+                            (true, Some(l), Some(h)) => format!("{} [{}, {}]", fmt(r.value), fmt(Some(l)), fmt(Some(h))),
+                            _ => fmt(r.value),
+                        }
+                    }
+                    None => "".into(),
+                })
+                .collect();
+            (label.clone(), vals)
+        })
+        .collect();
+    Some(Table { id: spec.id.into(), title: spec.title.into(), groups: cols.iter().map(|c| c.0.clone()).collect(), columns: cols.iter().map(header).collect(), rows: rows_out, long })
+}
+
+/// Column groups as (label, span) runs.
+fn spans(groups: &[String]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for g in groups {
+        match out.last_mut() {
+            Some((l, n)) if l == g => *n += 1,
+            _ => out.push((g.clone(), 1)),
+        }
+    }
+    out
+}
+
+impl Table {
+    /// GitHub Markdown; the column group (dataset) prefixes each header.
+    pub fn markdown(&self) -> String {
+        let mut s = format!("### {}\n\n| model |", self.title);
+        for (g, c) in self.groups.iter().zip(&self.columns) {
+            s.push_str(&format!(" {g}: {c} |"));
+        }
+        s.push_str("\n|---|");
+        s.push_str(&"---:|".repeat(self.columns.len()));
+        s.push('\n');
+        for (label, vals) in &self.rows {
+            s.push_str(&format!("| {label} |"));
+            for v in vals {
+                s.push_str(&format!(" {v} |"));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Long-form CSV: one value per line.
+    pub fn csv(&self) -> String {
+        let q = |x: &str| if x.contains([',', '"', '\n']) { format!("\"{}\"", x.replace('"', "\"\"")) } else { x.to_string() };
+        let o = |v: &Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_default();
+        let mut s = String::from("table,row,dataset,column,value,ci_low,ci_high,n\n");
+        for (row, group, col, v, lo, hi, n) in &self.long {
+            s.push_str(&format!("{},{},{},{},{},{},{},{}\n", self.id, q(row), q(group), q(col), o(v), o(lo), o(hi), n));
+        }
+        s
+    }
+
+    /// LaTeX with booktabs: datasets as \multicolumn groups.
+    pub fn latex(&self) -> String {
+        let esc = |x: &str| {
+            x.replace('\\', "\\textbackslash{}").replace('&', "\\&").replace('%', "\\%").replace('_', "\\_").replace('#', "\\#").replace('→', "$\\rightarrow$").replace('−', "$-$").replace('Δ', "$\\Delta$").replace('·', "/").replace('…', "...")
+        };
+        let mut s = format!("% {}\n\\begin{{table}}[t]\n\\centering\n\\small\n\\caption{{{}}}\n\\label{{tab:{}}}\n", self.title, esc(&self.title), self.id);
+        s.push_str(&format!("\\begin{{tabular}}{{l{}}}\n\\toprule\n", "r".repeat(self.columns.len())));
+        let sp = spans(&self.groups);
+        s.push_str(" ");
+        for (g, n) in &sp {
+            s.push_str(&format!(" & \\multicolumn{{{n}}}{{c}}{{{}}}", esc(g)));
+        }
+        s.push_str(" \\\\\n");
+        let mut start = 2;
+        let rules: Vec<String> = sp.iter().map(|(_, n)| {
+            let r = format!("\\cmidrule(lr){{{}-{}}}", start, start + n - 1);
+            start += n;
+            r
+        }).collect();
+        s.push_str(&format!("{}\n", rules.join(" ")));
+        s.push_str("Model");
+        for c in &self.columns {
+            s.push_str(&format!(" & {}", esc(c)));
+        }
+        s.push_str(" \\\\\n\\midrule\n");
+        for (label, vals) in &self.rows {
+            s.push_str(&esc(label));
+            for v in vals {
+                s.push_str(&format!(" & {}", esc(v)));
+            }
+            s.push_str(" \\\\\n");
+        }
+        s.push_str("\\bottomrule\n\\end{tabular}\n\\end{table}\n");
+        s
+    }
+
+    /// Plain text for the terminal.
+    pub fn text(&self) -> String {
+        let mut widths: Vec<usize> = std::iter::once("model".len().max(self.rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0)))
+            .chain(self.columns.iter().zip(&self.groups).map(|(c, g)| format!("{g}: {c}").chars().count()))
+            .collect();
+        for (_, vals) in &self.rows {
+            for (i, v) in vals.iter().enumerate() {
+                widths[i + 1] = widths[i + 1].max(v.chars().count());
+            }
+        }
+        let pad = |x: &str, w: usize, right: bool| {
+            let n = w.saturating_sub(x.chars().count());
+            if right { format!("{}{x}", " ".repeat(n)) } else { format!("{x}{}", " ".repeat(n)) }
+        };
+        let mut s = format!("{}\n{}", self.title, pad("model", widths[0], false));
+        for (i, (c, g)) in self.columns.iter().zip(&self.groups).enumerate() {
+            s.push_str(&format!("  {}", pad(&format!("{g}: {c}"), widths[i + 1], true)));
+        }
+        s.push('\n');
+        for (label, vals) in &self.rows {
+            s.push_str(&pad(label, widths[0], false));
+            for (i, v) in vals.iter().enumerate() {
+                s.push_str(&format!("  {}", pad(v, widths[i + 1], true)));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    pub fn html(&self) -> String {
+        let e = crate::html::escape;
+        let mut s = format!("<h3 id=\"{}\">{}</h3>\n<table><thead><tr><th rowspan=\"2\">model</th>", self.id, e(&self.title));
+        for (g, n) in spans(&self.groups) {
+            s.push_str(&format!("<th colspan=\"{n}\">{}</th>", e(&g)));
+        }
+        s.push_str("</tr><tr>");
+        for c in &self.columns {
+            s.push_str(&format!("<th>{}</th>", e(c)));
+        }
+        s.push_str("</tr></thead><tbody>\n");
+        for (label, vals) in &self.rows {
+            s.push_str(&format!("<tr><td>{}</td>", e(label)));
+            for v in vals {
+                s.push_str(&format!("<td class=\"num\">{}</td>", e(v)));
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</tbody></table>\n");
+        s
+    }
+}
+
+/// Every table that has data.
+pub fn all(rows: &[MetricRow]) -> Vec<Table> {
+    SPECS.iter().filter_map(|s| build(s, rows)).collect()
+}
