@@ -25,6 +25,7 @@ pub const ALL: &[Kind] = &[
     Kind { name: CASES, schema_version: 1, schema: crate::cases::cases_schema },
     Kind { name: RESPONSES, schema_version: 1, schema: crate::responses::responses_schema },
     Kind { name: SCORES, schema_version: 1, schema: crate::scores::scores_schema },
+    Kind { name: GENADV, schema_version: 1, schema: crate::genadv::genadv_schema },
 ];
 
 pub const QUESTIONS: &str = "questions";
@@ -35,6 +36,7 @@ pub const METRICS: &str = "metrics";
 pub const CASES: &str = "cases";
 pub const RESPONSES: &str = "responses";
 pub const SCORES: &str = "scores";
+pub const GENADV: &str = "genadv";
 
 /// Width of the embeddings kind (all-MiniLM-L6-v2).
 pub const EMBEDDING_DIM: i32 = 384;

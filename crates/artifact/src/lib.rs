@@ -19,6 +19,7 @@
 
 pub mod cases;
 mod error;
+pub mod genadv;
 pub mod kinds;
 mod manifest;
 pub mod responses;

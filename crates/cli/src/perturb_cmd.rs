@@ -1,4 +1,8 @@
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
+use ragprobe_models::llm::openai::OpenAiConfig;
+use ragprobe_models::llm::session::ModelSession;
+use ragprobe_perturb::genadv::WriterSettings;
+use std::path::PathBuf;
 use clap::Args;
 use ragprobe_artifact::Store;
 use ragprobe_perturb::{perturb, summary_table, PerturbOptions, Scenario};
@@ -12,6 +16,8 @@ use ragprobe_perturb::{perturb, summary_table, PerturbOptions, Scenario};
 ///   add-random          top-k + a passage retrieved for another question, at a random slot
 ///   add-topk            top-k + the (k+1)-th passage (retrieve with --extra 1)
 ///   add-conflict        top-k + an answer-bearing passage with the answer replaced by a foil
+///                       (--writer model: a passage written by the writer model to support the foil)
+///   add-genadv          top-k + a GenADV adversarial passage written by the writer model
 ///   evidence-edit       clean/edited passage x beginning/middle/end answer position (seed 002)
 ///   nomiracl            the judged passages of a NoMIRACL query, shuffled
 ///   rgb-noise           RGB's positive/negative mix at each --noise-rate
@@ -52,6 +58,30 @@ pub struct PerturbArgs {
     /// Choose foils without MiniLM similarity (random among same-shape candidates).
     #[arg(long)]
     pub no_foil_similarity: bool,
+    /// add-conflict: `rule` (replace the answer in a retrieved passage) or `model` (the writer model writes a passage).
+    #[arg(long, default_value = "rule", value_parser = ["rule", "model"])]
+    pub writer: String,
+    /// Writer model backend for add-genadv / --writer model.
+    #[arg(long, default_value = "local", value_parser = ["local", "openai"])]
+    pub writer_backend: String,
+    /// Writer model: a .gguf path (local) or a served model name (openai) [default: the embedded model].
+    #[arg(long)]
+    pub writer_model: Option<String>,
+    /// Writer OpenAI-compatible base URL (repeatable).
+    #[arg(long = "writer-base-url", default_value = "http://127.0.0.1:8000/v1")]
+    pub writer_base_urls: Vec<String>,
+    /// Name of the environment variable holding the writer's API key.
+    #[arg(long)]
+    pub writer_api_key_env: Option<String>,
+    /// GenADV entity detection: `rules` (built in) or `model` (asks the writer for a JSON list).
+    #[arg(long, default_value = "rules", value_parser = ["rules", "model"])]
+    pub ner: String,
+    /// GenADV: reject adversarial sentences whose MiniLM cosine with the answer sentence is at least this.
+    #[arg(long, default_value_t = 0.8)]
+    pub max_cosine: f32,
+    /// Maximum new tokens per writer call.
+    #[arg(long, default_value_t = 160)]
+    pub writer_max_tokens: u32,
 }
 
 pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
@@ -65,8 +95,9 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
             ),
         }
     }
+    let needs_writer = scenarios.contains(&Scenario::AddGenadv) || (a.writer == "model" && scenarios.contains(&Scenario::AddConflict));
     let needs_foil = scenarios.iter().any(|s| matches!(s, Scenario::AddConflict | Scenario::EvidenceEdit));
-    let embedder = if needs_foil && !a.no_foil_similarity {
+    let embedder = if (needs_foil && !a.no_foil_similarity) || needs_writer {
         match ragprobe_models::Embedder::load_default() {
             Ok(e) => Some(e),
             Err(e) => {
@@ -86,8 +117,34 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
         noise_rates: a.noise_rate,
         rgb_passages: a.rgb_passages,
         limit: a.limit,
+        conflict_writer_model: a.writer == "model",
+        writer: WriterSettings { max_cosine: a.max_cosine, ner_model: a.ner == "model", max_tokens: a.writer_max_tokens },
     };
-    let r = perturb(store, &a.questions, a.contexts.as_deref(), &opts, embedder.as_ref())?;
+    let journal_dir = store.root().join("requests");
+    let mut session = if needs_writer {
+        Some(match a.writer_backend.as_str() {
+            "openai" => ModelSession::openai(
+                OpenAiConfig {
+                    base_urls: a.writer_base_urls.clone(),
+                    model: a.writer_model.clone().context("--writer-backend openai needs --writer-model")?,
+                    api_key_env: a.writer_api_key_env.clone(),
+                    ..Default::default()
+                },
+                &journal_dir,
+            )?,
+            _ => ModelSession::local(&a.writer_model.clone().map(PathBuf::from).unwrap_or_else(ragprobe_models::paths::smollm2_gguf), &journal_dir)?,
+        })
+    } else {
+        None
+    };
+    let r = perturb(store, &a.questions, a.contexts.as_deref(), &opts, embedder.as_ref(), session.as_mut())?;
     eprint!("{}", summary_table(&r.summary));
-    Ok(crate::StageOut::new([(r.cases.kind.as_str(), r.cases.id.as_str())], r.cached))
+    if let Some(q) = &r.quality {
+        eprintln!("model-written passages: {}", serde_json::to_string_pretty(q)?);
+    }
+    let mut outs = vec![(r.cases.kind.as_str(), r.cases.id.as_str())];
+    if let Some(g) = &r.genadv {
+        outs.push((g.kind.as_str(), g.id.as_str()));
+    }
+    Ok(crate::StageOut::new(outs, r.cached))
 }

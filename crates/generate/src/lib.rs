@@ -10,10 +10,7 @@
 //! The `responses` artifact is written sorted and goes through the store:
 //! when every request succeeded the run is a cached action like any other.
 
-mod builtin;
-pub mod template;
-
-pub use template::Template;
+pub use ragprobe_models::prompts::{Template, TemplateError};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use ragprobe_artifact::cases::{read_cases, CaseRow};
@@ -37,8 +34,8 @@ pub enum GenerateError {
     Artifact(#[from] ArtifactError),
     #[error(transparent)]
     Model(#[from] ragprobe_models::ModelError),
-    #[error("template {0}")]
-    Template(String),
+    #[error(transparent)]
+    Template(#[from] TemplateError),
     #[error("{0}")]
     Backend(String),
     #[error("request journal {path}: {error}")]
@@ -103,12 +100,7 @@ struct ModelId {
 }
 
 fn request_id(model: &ModelId, template: &Template, messages: &[ChatMessage], settings: &GenSettings) -> String {
-    let v = json!({
-        "backend": model.backend, "model": model.key,
-        "template": {"id": template.id, "version": template.version},
-        "messages": messages, "settings": settings,
-    });
-    sha256_hex(canonical_json(&v).as_bytes())
+    ragprobe_models::llm::session::request_id(model.backend, &model.key, (&template.id, template.version), messages, settings)
 }
 
 fn progress_bar(n: u64, show: bool) -> ProgressBar {
@@ -124,7 +116,7 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
     if !opts.conditions.is_empty() {
         cases.retain(|c| opts.conditions.contains(&c.condition));
         if cases.is_empty() {
-            return Err(GenerateError::Backend(format!("no case of condition(s) {} in {cases_id}", opts.conditions.join(", "))));
+            tracing::warn!("no case of condition(s) {} in {cases_id}: the responses artifact will be empty", opts.conditions.join(", "));
         }
     }
     // Identify the model first: its id is part of every request.

@@ -6,11 +6,14 @@
 //!   by perturb's similarity filters.
 //! * [`llm`]: language-model backends (embedded GGUF, OpenAI-compatible)
 //!   and the crash-safe request journal.
+//! * [`prompts`]: the studies' prompt templates as data (`pipelines/prompts/`).
 //! * [`paths`]: where the fetched model files live (`RAGPROBE_MODELS`).
 
+mod builtin_prompts;
 pub mod embed;
 pub mod llm;
 pub mod paths;
+pub mod prompts;
 
 pub use embed::{cosine, Embedder, EMBEDDING_DIM};
 

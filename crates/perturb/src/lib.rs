@@ -9,6 +9,8 @@
 //! byte-identical artifacts.
 
 pub mod foil;
+pub mod genadv;
+pub mod ner;
 pub mod text;
 
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -18,6 +20,7 @@ use ragprobe_artifact::cases::{write_cases, CaseDoc, CaseRow};
 use ragprobe_artifact::tables::{read_contexts, read_questions, ContextRow, QuestionRow};
 use ragprobe_artifact::{kinds, sha256_hex, ArtifactError, Recipe, Store, Written};
 use ragprobe_matching::has_answer;
+use ragprobe_models::llm::session::ModelSession;
 use ragprobe_models::Embedder;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -48,6 +51,7 @@ pub enum Scenario {
     AddRandom,
     AddTopk,
     AddConflict,
+    AddGenadv,
     EvidenceEdit,
     Nomiracl,
     RgbNoise,
@@ -55,12 +59,13 @@ pub enum Scenario {
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 9] = [
+    pub const ALL: [Scenario; 10] = [
         Scenario::ClosedBook,
         Scenario::Base,
         Scenario::AddRandom,
         Scenario::AddTopk,
         Scenario::AddConflict,
+        Scenario::AddGenadv,
         Scenario::EvidenceEdit,
         Scenario::Nomiracl,
         Scenario::RgbNoise,
@@ -74,6 +79,7 @@ impl Scenario {
             Scenario::AddRandom => "add-random",
             Scenario::AddTopk => "add-topk",
             Scenario::AddConflict => "add-conflict",
+            Scenario::AddGenadv => "add-genadv",
             Scenario::EvidenceEdit => "evidence-edit",
             Scenario::Nomiracl => "nomiracl",
             Scenario::RgbNoise => "rgb-noise",
@@ -108,6 +114,11 @@ pub struct PerturbOptions {
     pub rgb_passages: usize,
     /// Use only the first N questions (small-scale runs); None = all.
     pub limit: Option<usize>,
+    /// add-conflict: the conflicting passage is written by the writer model
+    /// (seed 000 §5.4.1) instead of the rule-based alias replacement.
+    pub conflict_writer_model: bool,
+    /// Settings of model-written passages (GenADV, conflict writer).
+    pub writer: genadv::WriterSettings,
 }
 
 impl Default for PerturbOptions {
@@ -121,6 +132,8 @@ impl Default for PerturbOptions {
             noise_rates: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
             rgb_passages: 5,
             limit: None,
+            conflict_writer_model: false,
+            writer: genadv::WriterSettings::default(),
         }
     }
 }
@@ -136,6 +149,10 @@ pub struct ScenarioSummary {
 #[derive(Debug, Clone)]
 pub struct PerturbReport {
     pub cases: Written,
+    /// The trail of model-written passages, when any were written.
+    pub genadv: Option<Written>,
+    /// Quality figures of model-written passages (acceptance, leakage, topicality).
+    pub quality: Option<Value>,
     pub summary: Vec<ScenarioSummary>,
     pub cached: bool,
 }
@@ -161,6 +178,8 @@ struct Builder<'a> {
     by_qid: HashMap<&'a str, Vec<&'a ContextRow>>,
     foils: FoilPicker<'a>,
     summary: BTreeMap<&'static str, ScenarioSummary>,
+    writer: Option<genadv::Writer<'a>>,
+    trails: Vec<genadv::Trail>,
 }
 
 impl<'a> Builder<'a> {
@@ -276,16 +295,50 @@ impl<'a> Builder<'a> {
                     self.skip(s, "no foil of the right shape");
                     return Ok(vec![]);
                 };
-                let (text, n) = replace_aliases(&src.text, &q.answers, &foil.text);
-                if n == 0 || has_answer(&q.answers, &text) {
-                    self.skip(s, "answer still present after replacement");
-                    return Ok(vec![]);
-                }
-                let d = CaseDoc { doc_id: format!("{}#conflict", src.doc_id), title: src.title.clone(), text, source: "conflict".into(), has_answer: Some(false) };
-                let mut case = self.add_one(q, s, &top, d, json!({"conflict_source": src.doc_id, "foil": foil_json(&foil), "replacements": n}));
+                let (d, extra) = if let Some(w) = self.writer.as_mut().filter(|_| self.opts.conflict_writer_model) {
+                    let trail = w.conflict(&q.qid, &q.question, &q.answers, &foil.text);
+                    let ok = trail.status == "accepted";
+                    let reason = trail.reason.clone().unwrap_or_default();
+                    let text = trail.passage.clone().unwrap_or_default();
+                    self.trails.push(trail);
+                    if !ok {
+                        self.skip(s, &format!("model-written conflict passage {reason}"));
+                        return Ok(vec![]);
+                    }
+                    (CaseDoc { doc_id: format!("{}#conflict-model", q.qid), title: None, text, source: "conflict".into(), has_answer: Some(false) }, json!({"writer": "model", "foil": foil_json(&foil)}))
+                } else {
+                    let (text, n) = replace_aliases(&src.text, &q.answers, &foil.text);
+                    if n == 0 || has_answer(&q.answers, &text) {
+                        self.skip(s, "answer still present after replacement");
+                        return Ok(vec![]);
+                    }
+                    (
+                        CaseDoc { doc_id: format!("{}#conflict", src.doc_id), title: src.title.clone(), text, source: "conflict".into(), has_answer: Some(false) },
+                        json!({"writer": "rule", "conflict_source": src.doc_id, "foil": foil_json(&foil), "replacements": n}),
+                    )
+                };
+                let mut case = self.add_one(q, s, &top, d, extra);
                 case.expected = "conflict".into();
                 case.foil = Some(foil.text);
                 Ok(vec![case])
+            }
+            Scenario::AddGenadv => {
+                if q.answers.is_empty() {
+                    self.skip(s, "no gold answer");
+                    return Ok(vec![]);
+                }
+                let w = self.writer.as_mut().expect("checked before the run");
+                let trail = w.genadv(&q.qid, &q.question, &q.answers);
+                let ok = trail.status == "accepted";
+                let reason = format!("{}: {}", trail.status, trail.reason.clone().unwrap_or_default());
+                let text = trail.passage.clone().unwrap_or_default();
+                self.trails.push(trail);
+                if !ok {
+                    self.skip(s, &reason);
+                    return Ok(vec![]);
+                }
+                let d = CaseDoc { doc_id: format!("{}#genadv", q.qid), title: None, text, source: "adversarial".into(), has_answer: Some(false) };
+                Ok(vec![self.add_one(q, s, &top, d, json!({"writer": "model"}))])
             }
             Scenario::EvidenceEdit => self.evidence_edit(q, &top),
             Scenario::Nomiracl => {
@@ -454,7 +507,7 @@ fn foil_json(f: &Foil) -> Value {
 
 /// Build the cases of every requested scenario. `contexts` may be None for
 /// closed-book only; `embedder` refines foil choice (see [`foil`]).
-pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &PerturbOptions, embedder: Option<&Embedder>) -> Result<PerturbReport> {
+pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &PerturbOptions, embedder: Option<&Embedder>, writer: Option<&mut ModelSession>) -> Result<PerturbReport> {
     if opts.k == 0 {
         return Err(PerturbError::Invalid("-k must be at least 1".into()));
     }
@@ -467,10 +520,15 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
     if let Some(r) = opts.noise_rates.iter().find(|r| !(0.0..=1.0).contains(*r)) {
         return Err(PerturbError::Invalid(format!("noise rate {r} is outside [0, 1]")));
     }
+    let needs_writer = opts.scenarios.contains(&Scenario::AddGenadv) || (opts.conflict_writer_model && opts.scenarios.contains(&Scenario::AddConflict));
+    if needs_writer && writer.is_none() {
+        return Err(PerturbError::Invalid("add-genadv and add-conflict --writer model need a writer model".into()));
+    }
+    let writer = if needs_writer { writer } else { None };
     let qid = store.resolve_kind(questions, kinds::QUESTIONS)?;
     let cid = contexts.map(|c| store.resolve_kind(c, kinds::CONTEXTS)).transpose()?;
     let needs_foil = opts.scenarios.iter().any(|s| s.needs_foil());
-    let embedder = if needs_foil { embedder } else { None };
+    let embedder = if needs_foil || needs_writer { embedder } else { None };
     let mut recipe = Recipe::new(
         "perturb",
         STAGE_VERSION,
@@ -485,6 +543,12 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
     if let Some(e) = embedder {
         recipe.resources.insert("embedder".into(), format!("{}:sha256:{}", e.model_name(), e.model_sha256()));
     }
+    if let Some(w) = &writer {
+        recipe.resources.insert("writer".into(), w.resource_id());
+        if let Some(p) = recipe.params.as_object_mut() {
+            p.insert("writer".into(), json!({"settings": opts.writer, "conflict_writer_model": opts.conflict_writer_model}));
+        }
+    }
     if let Some(rec) = store.cached(&recipe)? {
         tracing::info!("perturb: cached, not run (action {})", &rec.key[..12]);
         let o = &rec.outputs[0];
@@ -498,12 +562,14 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
                 skipped: serde_json::from_value(v["skipped"].clone()).unwrap_or_default(),
             })
             .collect();
-        return Ok(PerturbReport { cases: Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }, summary, cached: true });
+        let genadv = rec.outputs.iter().find(|o| o.kind == kinds::GENADV).map(|o| Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows });
+        let quality = genadv.as_ref().and_then(|g| store.manifest(&g.id).ok()).map(|m| m.details["quality"].clone());
+        return Ok(PerturbReport { cases: Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }, genadv, quality, summary, cached: true });
     }
-    let mut qs = read_questions(store, &qid)?;
-    if let Some(n) = opts.limit {
-        qs.truncate(n);
-    }
+    // All questions feed the foil and add-random pools; --limit only
+    // chooses which questions get cases.
+    let qs = read_questions(store, &qid)?;
+    let take = opts.limit.unwrap_or(qs.len()).min(qs.len());
     let ctx = match &cid {
         Some(c) => read_contexts(store, c)?,
         None => vec![],
@@ -515,12 +581,17 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
     for v in by_qid.values_mut() {
         v.sort_by_key(|c| c.rank);
     }
-    let mut b = Builder { opts, questions: &qs, by_qid, foils: FoilPicker::new(&qs, embedder), summary: BTreeMap::new() };
+    let titles: Vec<String> = ctx.iter().filter_map(|c| c.title.clone()).collect();
+    let writer = match writer {
+        Some(session) => Some(genadv::Writer::new(session, opts.writer.clone(), embedder, ner::Ner::new(&titles))?),
+        None => None,
+    };
+    let mut b = Builder { opts, questions: &qs, by_qid, foils: FoilPicker::new(&qs, embedder), summary: BTreeMap::new(), writer, trails: Vec::new() };
     for s in &opts.scenarios {
         b.summary.insert(s.name(), ScenarioSummary { scenario: s.name().into(), ..Default::default() });
     }
     let mut rows = Vec::new();
-    for q in &qs {
+    for q in &qs[..take] {
         for s in &opts.scenarios {
             let cases = b.build(q, *s)?;
             b.made(*s, cases.len() as u64);
@@ -529,8 +600,38 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
     }
     let summary: Vec<ScenarioSummary> = opts.scenarios.iter().map(|s| b.summary[s.name()].clone()).collect();
     let written = write_cases(store, &recipe, &rows, json!({"summary": summary}))?;
-    store.record_action(&recipe, std::slice::from_ref(&written))?;
-    Ok(PerturbReport { cases: written, summary, cached: false })
+    let mut outputs = vec![written.clone()];
+    let (mut genadv_out, mut quality) = (None, None);
+    if let Some(w) = &b.writer {
+        let qtext: HashMap<&str, &str> = qs.iter().map(|q| (q.qid.as_str(), q.question.as_str())).collect();
+        let answers: HashMap<&str, &[String]> = qs.iter().map(|q| (q.qid.as_str(), q.answers.as_slice())).collect();
+        let kept: Vec<(String, String)> = b.trails.iter().filter(|t| t.status == "accepted").filter_map(|t| Some((qtext.get(t.qid.as_str())?.to_string(), t.passage.clone()?))).collect();
+        let leaks = b.trails.iter().filter(|t| t.status == "accepted").filter(|t| answers.get(t.qid.as_str()).is_some_and(|a| t.passage.as_deref().is_some_and(|p| has_answer(a, p)))).count();
+        let q = genadv::quality(&b.trails, w.topicality(&kept), leaks);
+        let rows: Vec<ragprobe_artifact::genadv::GenAdvRow> = b
+            .trails
+            .iter()
+            .map(|t| ragprobe_artifact::genadv::GenAdvRow {
+                qid: t.qid.clone(),
+                purpose: t.purpose.clone(),
+                answer: t.answer.clone(),
+                answer_sentence: t.answer_sentence.clone(),
+                entities: t.entities.clone(),
+                rewritten_sentence: t.rewritten_sentence.clone(),
+                cosine: t.cosine.map(|c| c as f64),
+                foil: t.foil.clone(),
+                passage: t.passage.clone(),
+                status: t.status.clone(),
+                reason: t.reason.clone(),
+            })
+            .collect();
+        let g = ragprobe_artifact::genadv::write_genadv(store, &recipe, &rows, json!({"quality": q, "writer": w.session.name()}))?;
+        outputs.push(g.clone());
+        genadv_out = Some(g);
+        quality = Some(q);
+    }
+    store.record_action(&recipe, &outputs)?;
+    Ok(PerturbReport { cases: written, genadv: genadv_out, quality, summary, cached: false })
 }
 
 /// The summary as text: per scenario, cases made and skips by reason.

@@ -52,7 +52,7 @@ fn run(scenarios: &[Scenario], relabel: bool, seed: u64) -> (Vec<CaseRow>, ragpr
     let store = Store::open(d.path()).unwrap();
     let (qs, cs) = setup(&store);
     let opts = PerturbOptions { scenarios: scenarios.to_vec(), k: 2, seed, relabel_unanswerable: relabel, ..Default::default() };
-    let r = perturb(&store, &qs, Some(&cs), &opts, None).unwrap();
+    let r = perturb(&store, &qs, Some(&cs), &opts, None, None).unwrap();
     (read_cases(&store, &r.cases.id).unwrap(), r)
 }
 
@@ -172,7 +172,7 @@ fn rgb_noise_mixes_positives_and_negatives_like_rgb() {
     }
     let (qid, cid) = (qs.finish(json!(null)).unwrap().id, cs.finish(json!(null)).unwrap().id);
     let opts = PerturbOptions { scenarios: vec![Scenario::RgbNoise, Scenario::RgbCounterfactual], noise_rates: vec![0.0, 0.4, 0.8, 1.0], ..Default::default() };
-    let rep = perturb(&store, &qid, Some(&cid), &opts, None).unwrap();
+    let rep = perturb(&store, &qid, Some(&cid), &opts, None, None).unwrap();
     let cases = read_cases(&store, &rep.cases.id).unwrap();
     let count = |cond: &str, src: &str| cases.iter().find(|c| c.condition == cond).unwrap().docs.iter().filter(|d| d.source == src).count();
     // n = 5: rate 0 -> ceil(0) = 0 negatives, 5 positives wanted but only 3 exist -> 3 + 2.
@@ -192,11 +192,11 @@ fn bad_options_are_refused() {
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path()).unwrap();
     let (qs, cs) = setup(&store);
-    let e = perturb(&store, &qs, Some(&cs), &PerturbOptions { k: 0, ..Default::default() }, None).unwrap_err().to_string();
+    let e = perturb(&store, &qs, Some(&cs), &PerturbOptions { k: 0, ..Default::default() }, None, None).unwrap_err().to_string();
     assert!(e.contains("-k"), "{e}");
-    let e = perturb(&store, &qs, None, &PerturbOptions::default(), None).unwrap_err().to_string();
+    let e = perturb(&store, &qs, None, &PerturbOptions::default(), None, None).unwrap_err().to_string();
     assert!(e.contains("--contexts"), "{e}");
-    let e = perturb(&store, &qs, Some(&cs), &PerturbOptions { scenarios: vec![Scenario::RgbNoise], noise_rates: vec![1.5], ..Default::default() }, None)
+    let e = perturb(&store, &qs, Some(&cs), &PerturbOptions { scenarios: vec![Scenario::RgbNoise], noise_rates: vec![1.5], ..Default::default() }, None, None)
         .unwrap_err()
         .to_string();
     assert!(e.contains("1.5"), "{e}");
@@ -225,7 +225,7 @@ mod relabel_property {
             }
             let (qid, cid) = (qs.finish(json!(null)).unwrap().id, cs.finish(json!(null)).unwrap().id);
             let opts = PerturbOptions { scenarios: vec![Scenario::Base], k, relabel_unanswerable: true, ..Default::default() };
-            let rep = perturb(&store, &qid, Some(&cid), &opts, None).unwrap();
+            let rep = perturb(&store, &qid, Some(&cid), &opts, None, None).unwrap();
             for case in read_cases(&store, &rep.cases.id).unwrap() {
                 let i: usize = case.qid[1..].parse().unwrap();
                 let answerable = flags[i].iter().take(k).any(|h| *h);

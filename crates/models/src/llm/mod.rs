@@ -14,6 +14,7 @@ pub mod journal;
 pub mod local;
 pub mod mock;
 pub mod openai;
+pub mod session;
 
 use serde::{Deserialize, Serialize};
 

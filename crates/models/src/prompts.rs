@@ -7,12 +7,18 @@
 //! title, text. An unknown placeholder is an error when the template loads.
 
 use ragprobe_artifact::cases::CaseRow;
-use ragprobe_models::llm::ChatMessage;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::{GenerateError, Result};
+use crate::llm::ChatMessage;
+
+/// A template that cannot be loaded or is not valid; names the file.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("template {0}")]
+pub struct TemplateError(pub String);
+
+type Result<T, E = TemplateError> = std::result::Result<T, E>;
 
 /// Placeholders a message may use.
 pub const PLACEHOLDERS: &[&str] = &["question", "documents", "answer", "sentence", "entities", "foil", "options"];
@@ -90,27 +96,27 @@ fn fill(s: &str, vars: &BTreeMap<&str, String>) -> String {
 impl Template {
     /// Parse and validate a template's TOML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Template> {
-        let t: Template = toml::from_str(text).map_err(|e| GenerateError::Template(format!("{origin}: {e}")))?;
+        let t: Template = toml::from_str(text).map_err(|e| TemplateError(format!("{origin}: {e}")))?;
         if t.messages.is_empty() {
-            return Err(GenerateError::Template(format!("{origin}: template `{}` has no [[messages]]", t.id)));
+            return Err(TemplateError(format!("{origin}: template `{}` has no [[messages]]", t.id)));
         }
         for (i, m) in t.messages.iter().enumerate() {
             if !matches!(m.role.as_str(), "system" | "user" | "assistant") {
-                return Err(GenerateError::Template(format!("{origin}: messages[{i}].role `{}` must be system, user or assistant", m.role)));
+                return Err(TemplateError(format!("{origin}: messages[{i}].role `{}` must be system, user or assistant", m.role)));
             }
             if let Some(p) = placeholders(&m.content).into_iter().find(|p| !PLACEHOLDERS.contains(p)) {
-                return Err(GenerateError::Template(format!("{origin}: messages[{i}] uses unknown placeholder {{{{{p}}}}} (known: {})", PLACEHOLDERS.join(", "))));
+                return Err(TemplateError(format!("{origin}: messages[{i}] uses unknown placeholder {{{{{p}}}}} (known: {})", PLACEHOLDERS.join(", "))));
             }
         }
         if let Some(p) = placeholders(&t.document).into_iter().find(|p| !DOC_PLACEHOLDERS.contains(p)) {
-            return Err(GenerateError::Template(format!("{origin}: `document` uses unknown placeholder {{{{{p}}}}} (known: {})", DOC_PLACEHOLDERS.join(", "))));
+            return Err(TemplateError(format!("{origin}: `document` uses unknown placeholder {{{{{p}}}}} (known: {})", DOC_PLACEHOLDERS.join(", "))));
         }
         Ok(t)
     }
 
     /// Every built-in template, sorted by id.
     pub fn builtins() -> Vec<Template> {
-        crate::builtin::BUILTIN.iter().map(|(id, text)| Template::parse(text, &format!("built-in template {id}")).expect("built-in templates are valid")).collect()
+        crate::builtin_prompts::BUILTIN.iter().map(|(id, text)| Template::parse(text, &format!("built-in template {id}")).expect("built-in templates are valid")).collect()
     }
 
     /// A template by id (built-in, or `<dir>/<id>.toml` when `dir` is
@@ -118,21 +124,21 @@ impl Template {
     pub fn load(spec: &str, dir: Option<&Path>) -> Result<Template> {
         let as_path = Path::new(spec);
         if spec.ends_with(".toml") || as_path.is_file() {
-            let text = std::fs::read_to_string(as_path).map_err(|e| GenerateError::Template(format!("{spec}: {e}")))?;
+            let text = std::fs::read_to_string(as_path).map_err(|e| TemplateError(format!("{spec}: {e}")))?;
             return Template::parse(&text, spec);
         }
         if let Some(d) = dir {
             let p = d.join(format!("{spec}.toml"));
             if p.is_file() {
-                let text = std::fs::read_to_string(&p).map_err(|e| GenerateError::Template(format!("{}: {e}", p.display())))?;
+                let text = std::fs::read_to_string(&p).map_err(|e| TemplateError(format!("{}: {e}", p.display())))?;
                 return Template::parse(&text, &p.display().to_string());
             }
         }
-        match crate::builtin::BUILTIN.iter().find(|(id, _)| *id == spec) {
+        match crate::builtin_prompts::BUILTIN.iter().find(|(id, _)| *id == spec) {
             Some((id, text)) => Template::parse(text, &format!("built-in template {id}")),
-            None => Err(GenerateError::Template(format!(
+            None => Err(TemplateError(format!(
                 "no template `{spec}`; built-in: {}",
-                crate::builtin::BUILTIN.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", ")
+                crate::builtin_prompts::BUILTIN.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", ")
             ))),
         }
     }
