@@ -55,6 +55,9 @@ pub struct PerturbArgs {
     /// Use only the first N questions (small-scale runs).
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Use a seeded random sample of N questions (after --limit), kept in their order.
+    #[arg(long)]
+    pub sample: Option<usize>,
     /// Choose foils without MiniLM similarity (random among same-shape candidates).
     #[arg(long)]
     pub no_foil_similarity: bool,
@@ -117,6 +120,7 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
         noise_rates: a.noise_rate,
         rgb_passages: a.rgb_passages,
         limit: a.limit,
+        sample: a.sample,
         conflict_writer_model: a.writer == "model",
         writer: WriterSettings { max_cosine: a.max_cosine, ner_model: a.ner == "model", max_tokens: a.writer_max_tokens },
     };

@@ -279,7 +279,9 @@ fn resolver<'a>(done: &'a Done) -> impl Fn(&str) -> Result<String> + 'a {
 fn step_key(p: &Pipeline, argv: &[String]) -> Result<String> {
     let base = p.path.parent().unwrap_or(Path::new("."));
     let mut files = BTreeMap::new();
-    for a in argv.iter().skip(2) {
+    // Output locations (`--out DIR`) are not inputs: their content must not key the step.
+    let outputs: BTreeSet<&String> = argv.windows(2).filter(|w| w[0] == "--out").map(|w| &w[1]).collect();
+    for a in argv.iter().skip(2).filter(|a| !outputs.contains(a)) {
         let path = Path::new(a);
         let path = if path.exists() { path.to_path_buf() } else { base.join(a) };
         if path.is_file() {

@@ -114,6 +114,8 @@ pub struct PerturbOptions {
     pub rgb_passages: usize,
     /// Use only the first N questions (small-scale runs); None = all.
     pub limit: Option<usize>,
+    /// Use a seeded random sample of N questions (kept in their order); None = all.
+    pub sample: Option<usize>,
     /// add-conflict: the conflicting passage is written by the writer model
     /// (seed 000 §5.4.1) instead of the rule-based alias replacement.
     pub conflict_writer_model: bool,
@@ -132,6 +134,7 @@ impl Default for PerturbOptions {
             noise_rates: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
             rgb_passages: 5,
             limit: None,
+            sample: None,
             conflict_writer_model: false,
             writer: genadv::WriterSettings::default(),
         }
@@ -535,7 +538,7 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
         json!({
             "scenarios": opts.scenarios.iter().map(|s| s.name()).collect::<Vec<_>>(),
             "k": opts.k, "seed": opts.seed, "relabel_unanswerable": opts.relabel_unanswerable,
-            "distractors": opts.distractors, "noise_rates": opts.noise_rates, "rgb_passages": opts.rgb_passages, "limit": opts.limit,
+            "distractors": opts.distractors, "noise_rates": opts.noise_rates, "rgb_passages": opts.rgb_passages, "limit": opts.limit, "sample": opts.sample,
             "foil": {"reject_above": 0.8, "prefer_above": 0.6, "max_candidates": foil::MAX_CANDIDATES, "similarity": embedder.is_some()},
         }),
     );
@@ -570,6 +573,16 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
     // chooses which questions get cases.
     let qs = read_questions(store, &qid)?;
     let take = opts.limit.unwrap_or(qs.len()).min(qs.len());
+    let selected: Vec<&QuestionRow> = match opts.sample {
+        Some(n) if n < take => {
+            let mut idx: Vec<usize> = (0..take).collect();
+            idx.shuffle(&mut rng_for(opts.seed, "", "sample"));
+            let mut keep: Vec<usize> = idx.into_iter().take(n).collect();
+            keep.sort_unstable();
+            keep.into_iter().map(|i| &qs[i]).collect()
+        }
+        _ => qs[..take].iter().collect(),
+    };
     let ctx = match &cid {
         Some(c) => read_contexts(store, c)?,
         None => vec![],
@@ -591,7 +604,7 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
         b.summary.insert(s.name(), ScenarioSummary { scenario: s.name().into(), ..Default::default() });
     }
     let mut rows = Vec::new();
-    for q in &qs[..take] {
+    for q in selected {
         for s in &opts.scenarios {
             let cases = b.build(q, *s)?;
             b.made(*s, cases.len() as u64);
