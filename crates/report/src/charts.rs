@@ -23,7 +23,9 @@ fn color(i: usize) -> RGBColor {
 /// Bars: one group per label, one bar per series; optional interval whiskers.
 pub fn grouped_bars(title: &str, y_desc: &str, groups: &[String], series: &[(String, Vec<Option<(f64, Option<(f64, f64)>)>>)]) -> String {
     let mut svg = String::new();
-    let width = (140 + groups.len() * (40 + 22 * series.len())).clamp(520, 1400) as u32;
+    // Each group is wide enough for its bars and for its label.
+    let longest = groups.iter().map(|g| g.chars().count()).max().unwrap_or(0);
+    let width = (140 + groups.len() * (40 + 22 * series.len()).max(7 * longest + 20)).clamp(520, 2400) as u32;
     {
         let root = SVGBackend::with_string(&mut svg, (width, 420)).into_drawing_area();
         root.fill(&WHITE).expect("svg");
@@ -152,7 +154,7 @@ fn val(r: &MetricRow) -> Option<(f64, Option<(f64, f64)>)> {
 }
 
 fn label(r: &MetricRow) -> String {
-    let model = r.model.split('@').next().unwrap_or(&r.model);
+    let model = r.model.split('@').next().unwrap_or(&r.model).trim_end_matches(".gguf");
     if r.prompt.is_empty() { model.to_string() } else { format!("{model} · {}", r.prompt) }
 }
 

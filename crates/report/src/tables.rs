@@ -164,7 +164,7 @@ impl Table {
     /// LaTeX with booktabs: datasets as \multicolumn groups.
     pub fn latex(&self) -> String {
         let esc = |x: &str| {
-            x.replace('\\', "\\textbackslash{}").replace('&', "\\&").replace('%', "\\%").replace('_', "\\_").replace('#', "\\#").replace('→', "$\\rightarrow$").replace('−', "$-$").replace('Δ', "$\\Delta$").replace('·', "/").replace('…', "...")
+            x.replace('\\', "\\textbackslash{}").replace('&', "\\&").replace('%', "\\%").replace('_', "\\_").replace('#', "\\#").replace('→', "$\\rightarrow$").replace('−', "$-$").replace('Δ', "$\\Delta$").replace('·', "/").replace('…', "...").replace('×', "$\\times$").replace('—', "---").replace('–', "--")
         };
         let mut s = format!("% {}\n\\begin{{table}}[t]\n\\centering\n\\small\n\\caption{{{}}}\n\\label{{tab:{}}}\n", self.title, esc(&self.title), self.id);
         s.push_str(&format!("\\begin{{tabular}}{{l{}}}\n\\toprule\n", "r".repeat(self.columns.len())));
