@@ -9,6 +9,8 @@ BASE_URL ?= http://127.0.0.1:8000/v1
 DATA     ?= data
 RUN       = $(RAGPROBE_REL) --store $(STORE) run
 
+
+.PHONY: browser
 .PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-score fixtures clean \
         reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb
 
@@ -23,8 +25,15 @@ demo: models
 
 ## test: the whole test suite (CI runs exactly this); fetches the models first
 ## so the real embedding and generation code is exercised
-test: models
+test: models browser
 	$(CARGO) test --workspace --no-fail-fast
+
+## browser: headless Chromium for the report's render test (installed when possible; the test skips without it)
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 && echo "installed chromium"; } || \
+	  echo "chromium not available: the report's browser test will be skipped"
 
 build:
 	$(CARGO) build --workspace
