@@ -188,9 +188,9 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
                     let entry = match llm.chat(&r.messages, &opts.settings) {
                         Ok(mut g) => {
                             g.model = model.name.clone();
-                            JournalEntry { request_id: r.id.clone(), generation: Some(g), error: None, attempts: 1 }
+                            JournalEntry { request_id: r.id.clone(), generation: Some(g), error: None, attempts: 1, latency_ms: Some(t0.elapsed().as_millis() as u64) }
                         }
-                        Err(e) => JournalEntry { request_id: r.id.clone(), generation: None, error: Some(e.to_string()), attempts: 1 },
+                        Err(e) => JournalEntry { request_id: r.id.clone(), generation: None, error: Some(e.to_string()), attempts: 1, latency_ms: Some(t0.elapsed().as_millis() as u64) },
                     };
                     tracing::debug!("request {} took {:?}", &r.id[..12], t0.elapsed());
                     record(entry, &mut fresh)?;
@@ -215,9 +215,10 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
                     }
                     let Some(joined) = set.join_next().await else { break };
                     let (id, out) = joined.map_err(|e| GenerateError::Backend(format!("request task failed: {e}")))?;
+                    let latency_ms = Some(out.latency.as_millis() as u64);
                     let entry = match out.result {
-                        Ok(g) => JournalEntry { request_id: id, generation: Some(g), error: None, attempts: out.attempts },
-                        Err(e) => JournalEntry { request_id: id, generation: None, error: Some(e), attempts: out.attempts },
+                        Ok(g) => JournalEntry { request_id: id, generation: Some(g), error: None, attempts: out.attempts, latency_ms },
+                        Err(e) => JournalEntry { request_id: id, generation: None, error: Some(e), attempts: out.attempts, latency_ms },
                     };
                     record(entry, &mut fresh)?;
                     bar.inc(1);

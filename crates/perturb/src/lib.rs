@@ -87,7 +87,11 @@ impl Scenario {
         }
     }
 
+    /// A scenario by name (`genadv` is accepted for `add-genadv`).
     pub fn parse(s: &str) -> Option<Scenario> {
+        if s == "genadv" {
+            return Some(Scenario::AddGenadv);
+        }
         Scenario::ALL.into_iter().find(|x| x.name() == s)
     }
 

@@ -21,6 +21,7 @@ fn color(i: usize) -> RGBColor {
 }
 
 /// Bars: one group per label, one bar per series; optional interval whiskers.
+/// (The y axis runs to 128 so the legend sits above the 0–100 data.)
 pub fn grouped_bars(title: &str, y_desc: &str, groups: &[String], series: &[(String, Vec<Option<(f64, Option<(f64, f64)>)>>)]) -> String {
     let mut svg = String::new();
     // Each group is wide enough for its bars and for its label.
@@ -35,7 +36,7 @@ pub fn grouped_bars(title: &str, y_desc: &str, groups: &[String], series: &[(Str
             .margin(12)
             .x_label_area_size(60)
             .y_label_area_size(50)
-            .build_cartesian_2d(0f64..n, 0f64..105f64)
+            .build_cartesian_2d(0f64..n, 0f64..128f64)
             .expect("chart");
         let labels = groups.to_vec();
         chart
@@ -47,6 +48,7 @@ pub fn grouped_bars(title: &str, y_desc: &str, groups: &[String], series: &[(Str
                 if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 { labels.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
             })
             .y_desc(y_desc)
+            .y_label_formatter(&|y| if *y <= 100.0 { format!("{y:.0}") } else { String::new() })
             .draw()
             .expect("mesh");
         let k = series.len().max(1) as f64;
@@ -89,7 +91,7 @@ pub fn lines(title: &str, x_desc: &str, y_desc: &str, xs: &[String], series: &[(
             .margin(12)
             .x_label_area_size(50)
             .y_label_area_size(50)
-            .build_cartesian_2d(-0.5f64..(n - 0.5), 0f64..105f64)
+            .build_cartesian_2d(-0.5f64..(n - 0.5), 0f64..128f64)
             .expect("chart");
         let labels = xs.to_vec();
         chart
@@ -101,6 +103,7 @@ pub fn lines(title: &str, x_desc: &str, y_desc: &str, xs: &[String], series: &[(
             })
             .x_desc(x_desc)
             .y_desc(y_desc)
+            .y_label_formatter(&|y| if *y <= 100.0 { format!("{y:.0}") } else { String::new() })
             .draw()
             .expect("mesh");
         for (si, (name, vals)) in series.iter().enumerate() {
@@ -132,9 +135,9 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, points: &[(String, f64, 
             .margin(16)
             .x_label_area_size(50)
             .y_label_area_size(50)
-            .build_cartesian_2d(0f64..105f64, 0f64..105f64)
+            .build_cartesian_2d(0f64..105f64, 0f64..128f64)
             .expect("chart");
-        chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().expect("mesh");
+        chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).y_label_formatter(&|y| if *y <= 100.0 { format!("{y:.0}") } else { String::new() }).draw().expect("mesh");
         for (i, (label, x, y)) in points.iter().enumerate() {
             let c = color(i);
             chart

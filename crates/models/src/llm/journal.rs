@@ -26,6 +26,9 @@ pub struct JournalEntry {
     /// The final error, when it failed after all retries.
     pub error: Option<String>,
     pub attempts: u32,
+    /// Wall-clock milliseconds of the call (run log only; never hashed into artifacts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
 }
 
 /// An append-only journal of finished requests.
@@ -122,6 +125,7 @@ mod tests {
             generation: ok.then(|| Generation { text: format!("t-{id}"), finish_reason: "stop".into(), prompt_tokens: None, completion_tokens: None, token_ids: None, model: "m".into() }),
             error: (!ok).then(|| "boom".into()),
             attempts: 1,
+            latency_ms: None,
         }
     }
 

@@ -91,6 +91,7 @@ impl ModelSession {
             self.cached += 1;
             return Ok(e.generation.clone().expect("done entries have a generation"));
         }
+        let started = std::time::Instant::now();
         let (result, attempts) = match &mut self.backend {
             Backend::Local(llm) => (llm.chat(messages, settings).map_err(|e| e.to_string()), 1),
             Backend::OpenAi(client, rt) => {
@@ -101,7 +102,7 @@ impl ModelSession {
         };
         self.made += 1;
         if let Some(j) = &self.journal {
-            let entry = JournalEntry { request_id: id.clone(), generation: result.as_ref().ok().cloned(), error: result.as_ref().err().cloned(), attempts };
+            let entry = JournalEntry { request_id: id.clone(), generation: result.as_ref().ok().cloned(), error: result.as_ref().err().cloned(), attempts, latency_ms: Some(started.elapsed().as_millis() as u64) };
             j.append(&entry).map_err(|e| ModelError::Load { path: j.path().to_path_buf(), message: e.to_string() })?;
         }
         result.map_err(ModelError::Tokenizer)
