@@ -17,7 +17,7 @@ pub struct Kind {
 
 /// Every kind this build knows.
 pub const ALL: &[Kind] = &[
-    Kind { name: QUESTIONS, schema_version: 1, schema: questions_schema },
+    Kind { name: QUESTIONS, schema_version: 2, schema: questions_schema },
     Kind { name: CORPUS, schema_version: 1, schema: corpus_schema },
     Kind { name: CONTEXTS, schema_version: 1, schema: contexts_schema },
     Kind { name: EMBEDDINGS, schema_version: 1, schema: embeddings_schema },
@@ -67,6 +67,8 @@ pub fn questions_schema() -> Schema {
         Field::new("answer_parts", list_of(list_of(DataType::Utf8)), true),
         Field::new("fake_answers", list_of(DataType::Utf8), true),
         utf8("subset", true),
+        Field::new("option_labels", list_of(DataType::Utf8), true),
+        Field::new("option_texts", list_of(DataType::Utf8), true),
         utf8("meta", true),
     ])
 }

@@ -27,6 +27,8 @@ pub struct QuestionRow {
     pub answer_parts: Option<Vec<Vec<String>>>,
     pub fake_answers: Option<Vec<String>>,
     pub subset: Option<String>,
+    /// Multiple choice: (label, text) of each option, in order.
+    pub options: Option<Vec<(String, String)>>,
     pub meta: Option<String>,
 }
 
@@ -146,6 +148,8 @@ pub struct QuestionSink {
     parts: ListBuilder<ListBuilder<StringBuilder>>,
     fakes: ListBuilder<StringBuilder>,
     subset: StringBuilder,
+    opt_labels: ListBuilder<StringBuilder>,
+    opt_texts: ListBuilder<StringBuilder>,
     meta: StringBuilder,
     pending: usize,
 }
@@ -163,6 +167,8 @@ impl QuestionSink {
             parts: ListBuilder::new(str_list_builder()),
             fakes: str_list_builder(),
             subset: StringBuilder::new(),
+            opt_labels: str_list_builder(),
+            opt_texts: str_list_builder(),
             meta: StringBuilder::new(),
             pending: 0,
         })
@@ -200,6 +206,20 @@ impl QuestionSink {
             None => self.fakes.append(false),
         }
         self.subset.append_option(r.subset.as_deref());
+        match &r.options {
+            Some(opts) => {
+                for (l, t) in opts {
+                    self.opt_labels.values().append_value(l);
+                    self.opt_texts.values().append_value(t);
+                }
+                self.opt_labels.append(true);
+                self.opt_texts.append(true);
+            }
+            None => {
+                self.opt_labels.append(false);
+                self.opt_texts.append(false);
+            }
+        }
         self.meta.append_option(r.meta.as_deref());
         self.pending += 1;
         if self.pending >= BATCH_ROWS {
@@ -222,6 +242,8 @@ impl QuestionSink {
             Arc::new(self.parts.finish()),
             Arc::new(self.fakes.finish()),
             Arc::new(self.subset.finish()),
+            Arc::new(self.opt_labels.finish()),
+            Arc::new(self.opt_texts.finish()),
             Arc::new(self.meta.finish()),
         ];
         let batch = RecordBatch::try_new(self.w.schema(), cols)?;
@@ -423,6 +445,7 @@ pub fn read_questions(store: &Store, id: &str) -> Result<Vec<QuestionRow>, Artif
             (column::<StringArray>(b, "qid")?, column::<StringArray>(b, "dataset")?, column::<StringArray>(b, "split")?, column::<StringArray>(b, "lang")?, column::<StringArray>(b, "question")?);
         let (answers, parts, fakes) = (column::<ListArray>(b, "answers")?, column::<ListArray>(b, "answer_parts")?, column::<ListArray>(b, "fake_answers")?);
         let (subset, meta) = (column::<StringArray>(b, "subset")?, column::<StringArray>(b, "meta")?);
+        let (ol, ot) = (column::<ListArray>(b, "option_labels")?, column::<ListArray>(b, "option_texts")?);
         for i in 0..b.num_rows() {
             out.push(QuestionRow {
                 qid: qid.value(i).to_string(),
@@ -434,6 +457,7 @@ pub fn read_questions(store: &Store, id: &str) -> Result<Vec<QuestionRow>, Artif
                 answer_parts: opt_list_list_strings(parts, i),
                 fake_answers: opt_list_strings(fakes, i),
                 subset: opt_str(subset, i),
+                options: opt_list_strings(ol, i).map(|l| l.into_iter().zip(list_strings(ot, i)).collect()),
                 meta: opt_str(meta, i),
             });
         }

@@ -18,6 +18,14 @@ pub enum FormatArg {
     Selfrag,
     /// Any CSV/TSV, JSONL or Parquet table; columns set by the --col-* flags.
     Table,
+    /// TriviaQA RC JSON ({"Data": [...]}); evidence files with --evidence-dir.
+    Triviaqa,
+    /// HotpotQA distractor JSON: question, answer, supporting_facts, context paragraphs.
+    Hotpotqa,
+    /// SearchQA JSON/JSONL: question, answer, search snippets.
+    Searchqa,
+    /// MedQA-style multiple choice JSONL: question, options, answer_idx, answer (any language).
+    Mcq,
 }
 
 impl From<FormatArg> for Format {
@@ -29,6 +37,10 @@ impl From<FormatArg> for Format {
             FormatArg::Beir => Format::Beir,
             FormatArg::Selfrag => Format::Selfrag,
             FormatArg::Table => Format::Table,
+            FormatArg::Triviaqa => Format::Triviaqa,
+            FormatArg::Hotpotqa => Format::Hotpotqa,
+            FormatArg::Searchqa => Format::Searchqa,
+            FormatArg::Mcq => Format::Mcq,
         }
     }
 }
@@ -77,6 +89,12 @@ pub struct IngestArgs {
     /// What to do with a bad record.
     #[arg(long, value_enum, default_value_t = OnErrorArg::Fail)]
     pub on_error: OnErrorArg,
+    /// TriviaQA: the evidence directory (wikipedia/ and web/ files).
+    #[arg(long)]
+    pub evidence_dir: Option<PathBuf>,
+    /// TriviaQA: words per evidence passage.
+    #[arg(long, default_value_t = 100)]
+    pub passage_words: usize,
     /// Table format: what the rows are.
     #[arg(long, value_enum, default_value_t = TableKindArg::Questions, help_heading = "Table format")]
     pub table_kind: TableKindArg,
@@ -136,6 +154,8 @@ pub fn run(store: &Store, a: IngestArgs) -> Result<crate::StageOut> {
             title: Some(a.col_title).filter(|t| !t.is_empty()),
             text: a.col_text,
         },
+        evidence_dir: a.evidence_dir,
+        passage_words: a.passage_words,
         progress: true,
     };
     let report = ingest(store, &opts)?;

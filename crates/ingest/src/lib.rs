@@ -39,10 +39,29 @@ pub enum Format {
     Selfrag,
     /// Any CSV/TSV, JSON Lines or Parquet table with a column mapping.
     Table,
+    /// TriviaQA RC: `{"Data": [{Question, QuestionId, Answer: {Value, Aliases}, EntityPages, SearchResults}]}`.
+    Triviaqa,
+    /// HotpotQA distractor: `[{_id, question, answer, supporting_facts, context}]`.
+    Hotpotqa,
+    /// SearchQA: `{question, answer, search_results: [{snippet, title}]}` or `snippets: [str]`.
+    Searchqa,
+    /// MedQA-style multiple choice: `{question, options: {A: ...}, answer_idx, answer}`, any language.
+    Mcq,
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [Format::Dpr, Format::Nomiracl, Format::Rgb, Format::Beir, Format::Selfrag, Format::Table];
+    pub const ALL: [Format; 10] = [
+        Format::Dpr,
+        Format::Nomiracl,
+        Format::Rgb,
+        Format::Beir,
+        Format::Selfrag,
+        Format::Table,
+        Format::Triviaqa,
+        Format::Hotpotqa,
+        Format::Searchqa,
+        Format::Mcq,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -52,6 +71,10 @@ impl Format {
             Format::Beir => "beir",
             Format::Selfrag => "selfrag",
             Format::Table => "table",
+            Format::Triviaqa => "triviaqa",
+            Format::Hotpotqa => "hotpotqa",
+            Format::Searchqa => "searchqa",
+            Format::Mcq => "mcq",
         }
     }
 
@@ -128,6 +151,11 @@ pub struct IngestOptions {
     pub subset: Option<String>,
     pub on_error: OnError,
     pub table: TableMapping,
+    /// TriviaQA: the evidence directory (`wikipedia/`, `web/` files); its
+    /// documents become contexts of at most `passage_words` words.
+    pub evidence_dir: Option<PathBuf>,
+    /// Words per evidence passage (TriviaQA evidence files).
+    pub passage_words: usize,
     pub progress: bool,
 }
 
@@ -264,7 +292,26 @@ fn source_files(opts: &IngestOptions, format: Format) -> Result<Vec<PathBuf>, In
             files.push(p.clone());
         }
     }
+    if let Some(dir) = &opts.evidence_dir {
+        let mut ev = Vec::new();
+        collect_files(dir, &mut ev);
+        ev.sort();
+        files.extend(ev);
+    }
     Ok(files)
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                collect_files(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
 }
 
 /// The recipe of an ingest run: options and source file names in the
@@ -279,6 +326,7 @@ fn recipe(opts: &IngestOptions, format: Format, files: &[PathBuf]) -> Result<Rec
         "lang": opts.lang,
         "subset": opts.subset,
         "on_error": match opts.on_error { OnError::Fail => "fail", OnError::Skip => "skip" },
+        "evidence": opts.evidence_dir.as_ref().map(|_| json!({"passage_words": opts.passage_words})),
         "table": if format == Format::Table { json!({
             "kind": match t.kind { TableKind::Questions => "questions", TableKind::Corpus => "corpus" },
             "id": t.id, "question": t.question, "answers": t.answers, "answers_sep": t.answers_sep,
@@ -352,7 +400,7 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
         has_answer_computed: 0,
     };
     let outputs = match format {
-        Format::Dpr | Format::Selfrag | Format::Nomiracl | Format::Rgb => formats::qa::run(&mut run, format)?,
+        Format::Dpr | Format::Selfrag | Format::Nomiracl | Format::Rgb | Format::Triviaqa | Format::Hotpotqa | Format::Searchqa | Format::Mcq => formats::qa::run(&mut run, format)?,
         Format::Beir => formats::beir::run(&mut run)?,
         Format::Table => formats::table::run(&mut run)?,
     };

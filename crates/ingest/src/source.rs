@@ -78,11 +78,50 @@ pub struct JsonRecords {
     buf: Vec<u8>,
     fatal: bool,
     saw_any: bool,
+    /// Records are the elements of this key's array in a top-level object
+    /// (TriviaQA's `{"Data": [...]}`); the object's other keys are skipped.
+    array_keys: Option<&'static [&'static str]>,
 }
 
 impl JsonRecords {
     pub fn new(file: &Path, reader: Box<dyn BufRead>) -> Self {
-        JsonRecords { file: file.display().to_string(), reader, mode: Mode::Unknown, line: 1, buf: Vec::new(), fatal: false, saw_any: false }
+        JsonRecords { file: file.display().to_string(), reader, mode: Mode::Unknown, line: 1, buf: Vec::new(), fatal: false, saw_any: false, array_keys: None }
+    }
+
+    /// Records from the array under one of `keys` in a top-level JSON object.
+    pub fn in_object_array(file: &Path, reader: Box<dyn BufRead>, keys: &'static [&'static str]) -> Self {
+        let mut r = JsonRecords::new(file, reader);
+        r.array_keys = Some(keys);
+        r
+    }
+
+    /// Walk a top-level object's keys up to the array under one of `keys`.
+    fn enter_object_array(&mut self, keys: &[&str]) -> Result<(), IngestError> {
+        let _ = self.byte(); // '{'
+        loop {
+            match self.skip_ws().map_err(|e| self.io_err(e))? {
+                Some(b'"') => {}
+                Some(b'}') | None => return Err(self.file_err(format!("no `{}` array in the top-level object", keys.join("` or `")))),
+                Some(b',') => {
+                    let _ = self.byte();
+                    continue;
+                }
+                Some(c) => return Err(self.file_err(format!("line {}: expected a key, found `{}`", self.line, c as char))),
+            }
+            self.scan_element()?; // the key, as a JSON string
+            let key: String = serde_json::from_slice(&self.buf).map_err(|e| self.file_err(format!("line {}: bad key: {e}", self.line)))?;
+            if self.skip_ws().map_err(|e| self.io_err(e))? != Some(b':') {
+                return Err(self.file_err(format!("line {}: expected `:` after key `{key}`", self.line)));
+            }
+            let _ = self.byte();
+            let next = self.skip_ws().map_err(|e| self.io_err(e))?;
+            if keys.contains(&key.as_str()) && next == Some(b'[') {
+                let _ = self.byte();
+                self.mode = Mode::Array { done: false };
+                return Ok(());
+            }
+            self.scan_element()?; // skip the value
+        }
     }
 
     fn record_err(&self, line: u64, message: impl Into<String>) -> IngestError {
@@ -173,7 +212,7 @@ impl JsonRecords {
                 Some(b) => b,
                 None => return Err(self.file_err(format!("line {}: the JSON array is not closed (missing `]`)", self.line))),
             };
-            if !in_str && depth == 0 && (b == b',' || b == b']') {
+            if !in_str && depth == 0 && (b == b',' || b == b']' || b == b'}' || (b == b':' && !self.buf.is_empty())) {
                 return Ok(());
             }
             self.byte().map_err(|e| self.io_err(e))?;
@@ -211,6 +250,9 @@ impl JsonRecords {
                 Some(b']') => {
                     let _ = self.byte();
                     self.mode = Mode::Array { done: true };
+                    if self.array_keys.is_some() {
+                        return None; // the rest of the object is not records
+                    }
                     return match self.skip_ws() {
                         Ok(None) => None,
                         Ok(Some(_)) => Some(Err(self.file_err(format!("line {}: unexpected data after the closing `]`", self.line)))),
@@ -250,6 +292,12 @@ impl Iterator for JsonRecords {
                     Ok(None) => {
                         self.fatal = true;
                         return Some(Err(IngestError::File { file: self.file.clone(), message: "the file is empty (no records)".into() }));
+                    }
+                    Ok(Some(b'{')) if self.array_keys.is_some() => {
+                        let keys = self.array_keys.expect("checked");
+                        if let Err(e) = self.enter_object_array(keys) {
+                            return Some(Err(e));
+                        }
                     }
                     Ok(Some(b'[')) => {
                         let _ = self.byte();

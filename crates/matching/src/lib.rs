@@ -9,12 +9,15 @@
 //!   normalised prediction; seed 000 §4.2, following Mallen et al. 2023).
 //! * [`dpr`]: the DPR `has_answer` token matcher (Karpukhin et al. 2020,
 //!   `dpr/utils/tokenizers.py::SimpleTokenizer` + `has_answer`).
+//! * [`mcq`]: multiple-choice answers (letter, text, both, several) and
+//!   normalisation for scripts without spaces (Chinese).
 //! * [`parse`]: response labels: NoMIRACL yes / I don't know / invalid,
 //!   unanswerable and conflict, RGB rejection, error detection and answer check.
 
 pub mod dpr;
+pub mod mcq;
 pub mod parse;
 pub mod squad;
 
 pub use dpr::{has_answer, DprTokenizer};
-pub use squad::{accuracy, exact_match, f1, normalize_answer, token_f1};
+pub use squad::{accuracy, exact_match, f1, normalize_answer, normalize_tokens, squad_scores, token_f1};

@@ -31,7 +31,7 @@ fn main() {
             writeln!(f, "{}", serde_json::json!({"prediction": p, "answers": a})).unwrap();
         }
     }
-    let score = |(p, a): &(String, Vec<String>)| -> (bool, bool, f64) { (ragprobe_matching::accuracy(p, a), ragprobe_matching::exact_match(p, a), ragprobe_matching::f1(p, a)) };
+    let score = |(p, a): &(String, Vec<String>)| -> (bool, bool, f64) { ragprobe_matching::squad_scores(p, a) };
     let t = Instant::now();
     let single: f64 = rows.iter().map(|r| score(r).2).sum();
     let s1 = t.elapsed().as_secs_f64();

@@ -3,7 +3,7 @@
 
 use ragprobe_artifact::Written;
 use ragprobe_matching::has_answer;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::Path;
 
 use crate::error::{FieldError, IngestError};
@@ -20,6 +20,7 @@ struct Parsed {
     answer_parts: Option<Vec<Vec<String>>>,
     fake_answers: Option<Vec<String>>,
     subset: Option<String>,
+    options: Option<Vec<(String, String)>>,
     meta: Option<String>,
     /// Contexts with `qid` left empty; `rank` is their order.
     contexts: Vec<ContextRow>,
@@ -40,7 +41,8 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
         let file_lang = if format == Format::Nomiracl { lang_from_file_name(&path) } else { None };
         let (reader, bar) = open(&path, run.opts.progress)?;
         let file = path.display().to_string();
-        for rec in JsonRecords::new(&path, reader) {
+        let records = if format == Format::Triviaqa { JsonRecords::in_object_array(&path, reader, &["Data", "data"]) } else { JsonRecords::new(&path, reader) };
+        for rec in records {
             let rec = match rec {
                 Ok(r) => r,
                 Err(e) => {
@@ -53,6 +55,10 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
                 Format::Dpr | Format::Selfrag => parse_dpr(obj),
                 Format::Nomiracl => parse_nomiracl(obj, run.opts.subset.as_deref()),
                 Format::Rgb => parse_rgb(obj),
+                Format::Triviaqa => parse_triviaqa(obj, run.opts.evidence_dir.as_deref(), run.opts.passage_words.max(10)),
+                Format::Hotpotqa => parse_hotpotqa(obj),
+                Format::Searchqa => parse_searchqa(obj),
+                Format::Mcq => parse_mcq(obj),
                 Format::Beir | Format::Table => unreachable!("not a QA-with-passages format"),
             });
             let mut p = match parsed {
@@ -87,6 +93,7 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
                 answer_parts: p.answer_parts,
                 fake_answers: p.fake_answers,
                 subset: p.subset,
+                options: p.options,
                 meta: p.meta,
             })?;
         }
@@ -136,7 +143,7 @@ fn parse_dpr(mut obj: Obj) -> Result<Parsed, FieldError> {
             meta: c.rest(),
         });
     }
-    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, meta: obj.rest(), contexts })
+    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
 }
 
 /// NoMIRACL: `{query_id, query, positive_passages: [{docid, title, text}],
@@ -170,7 +177,7 @@ fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Parsed, FieldErr
             });
         }
     }
-    Ok(Parsed { source_id: Some(source_id), question, answers: Vec::new(), answer_parts: None, fake_answers: None, subset: Some(subset), meta: obj.rest(), contexts })
+    Ok(Parsed { source_id: Some(source_id), question, answers: Vec::new(), answer_parts: None, fake_answers: None, subset: Some(subset), options: None, meta: obj.rest(), contexts })
 }
 
 /// RGB's `answer`: a string (one alias), a list of strings (aliases of one
@@ -238,7 +245,164 @@ fn parse_rgb(mut obj: Obj) -> Result<Parsed, FieldError> {
             });
         }
     }
-    Ok(Parsed { source_id, question, answers, answer_parts: Some(parts), fake_answers, subset: None, meta: obj.rest(), contexts })
+    Ok(Parsed { source_id, question, answers, answer_parts: Some(parts), fake_answers, subset: None, options: None, meta: obj.rest(), contexts })
+}
+
+fn ctx(rank: usize, doc_id: String, title: Option<String>, text: String, relevance: Option<&str>, meta: Option<String>) -> ContextRow {
+    ContextRow { qid: String::new(), rank: rank as i32, doc_id, title, text, score: None, has_answer: None, has_answer_source: None, relevance: relevance.map(String::from), meta }
+}
+
+fn dedup_push(list: &mut Vec<String>, s: String) {
+    if !s.trim().is_empty() && !list.contains(&s) {
+        list.push(s);
+    }
+}
+
+/// Split a document into passages of at most `words` words.
+fn chunks(text: &str, words: usize) -> Vec<String> {
+    let w: Vec<&str> = text.split_whitespace().collect();
+    w.chunks(words).map(|c| c.join(" ")).collect()
+}
+
+/// TriviaQA RC: `Answer.Value` then `Answer.Aliases` are the gold aliases;
+/// with an evidence directory, each evidence file (`wikipedia/<Filename>`
+/// for EntityPages, `web/<Filename>` for SearchResults) becomes passages of
+/// at most `words` words; without one, the SearchResults descriptions are
+/// the contexts.
+fn parse_triviaqa(mut obj: Obj, evidence: Option<&Path>, words: usize) -> Result<Parsed, FieldError> {
+    let source_id = obj.opt_id(&["QuestionId"])?;
+    let question = obj.req_str("Question")?;
+    let mut answer = match obj.take("Answer") {
+        Some(v) => Obj::new(v, "Answer")?,
+        None => return Err(FieldError::missing("Answer")),
+    };
+    let mut answers = vec![answer.req_str("Value")?];
+    for a in answer.opt_str_list("Aliases")?.unwrap_or_default() {
+        dedup_push(&mut answers, a);
+    }
+    let mut contexts = Vec::new();
+    for (key, sub) in [("EntityPages", "wikipedia"), ("SearchResults", "web")] {
+        for mut page in obj.opt_obj_list(key)? {
+            let title = page.opt_str("Title")?;
+            match evidence {
+                Some(dir) => {
+                    let Some(fname) = page.opt_str("Filename")? else { continue };
+                    let path = [dir.join(sub).join(&fname), dir.join(&fname)].into_iter().find(|p| p.is_file());
+                    let Some(path) = path else {
+                        return Err(FieldError::new(page.field_name("Filename"), format!("evidence file `{fname}` is not under {}", dir.display())));
+                    };
+                    let text = std::fs::read_to_string(&path).map_err(|e| FieldError::new(page.field_name("Filename"), format!("{}: {e}", path.display())))?;
+                    for (i, c) in chunks(&text, words).into_iter().enumerate() {
+                        contexts.push(ctx(contexts.len() + 1, format!("{fname}#{i}"), title.clone(), c, None, None));
+                    }
+                }
+                None => {
+                    if let Some(d) = page.opt_str("Description")? {
+                        let id = page.opt_str("Url")?.unwrap_or_else(|| passage_id(title.as_deref(), &d));
+                        contexts.push(ctx(contexts.len() + 1, id, title.clone(), d, None, None));
+                    }
+                }
+            }
+        }
+    }
+    if let Some(rest) = answer.rest() {
+        obj.map.insert("Answer".into(), serde_json::from_str(&rest).unwrap_or(Value::Null));
+    }
+    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
+}
+
+/// HotpotQA (distractor setting): each `context` paragraph is a passage
+/// (its sentences joined by spaces); paragraphs named in `supporting_facts`
+/// are `relevant`, the distractors `non_relevant`. The sentences and the
+/// supporting sentence ids are kept in the passage's `meta`, so the
+/// answer-bearing assertion is known.
+fn parse_hotpotqa(mut obj: Obj) -> Result<Parsed, FieldError> {
+    let source_id = obj.opt_id(&["_id", "id"])?;
+    let question = obj.req_str("question")?;
+    let answer = obj.req_str("answer")?;
+    let mut supporting: Vec<(String, i64)> = Vec::new();
+    if let Some(v) = obj.map.get("supporting_facts") {
+        let arr = v.as_array().ok_or_else(|| FieldError::new("supporting_facts", "must be a list of [title, sentence id] pairs"))?;
+        for (i, f) in arr.iter().enumerate() {
+            match f.as_array().map(|p| (p.first().and_then(Value::as_str), p.get(1).and_then(Value::as_i64))) {
+                Some((Some(t), Some(n))) => supporting.push((t.to_string(), n)),
+                _ => return Err(FieldError::new(format!("supporting_facts[{i}]"), "must be a [title, sentence id] pair")),
+            }
+        }
+    }
+    let paragraphs = obj.take("context").ok_or_else(|| FieldError::missing("context"))?;
+    let paragraphs = paragraphs.as_array().ok_or_else(|| FieldError::new("context", "must be a list of [title, [sentences]] pairs"))?;
+    let mut contexts = Vec::new();
+    for (i, p) in paragraphs.iter().enumerate() {
+        let pair = p.as_array().filter(|a| a.len() == 2).ok_or_else(|| FieldError::new(format!("context[{i}]"), "must be a [title, [sentences]] pair"))?;
+        let title = pair[0].as_str().ok_or_else(|| FieldError::new(format!("context[{i}][0]"), "must be a string"))?.to_string();
+        let sentences = str_list(pair[1].clone(), &format!("context[{i}][1]"))?;
+        let sup: Vec<i64> = supporting.iter().filter(|(t, _)| *t == title).map(|(_, n)| *n).collect();
+        let meta = json!({"sentences": sentences, "supporting_sentences": sup}).to_string();
+        let rel = if sup.is_empty() { "non_relevant" } else { "relevant" };
+        contexts.push(ctx(i + 1, title.clone(), Some(title), sentences.join(" "), Some(rel), Some(meta)));
+    }
+    Ok(Parsed { source_id, question, answers: vec![answer], answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
+}
+
+/// SearchQA: `question`, `answer`, and search snippets as contexts, from
+/// `search_results` (`snippet`, `title`, `url`) or a plain `snippets` list.
+fn parse_searchqa(mut obj: Obj) -> Result<Parsed, FieldError> {
+    let source_id = obj.opt_id(&["id", "qid"])?;
+    let question = match obj.take_any(&["question", "Question"]) {
+        Some((k, Value::String(s))) if !s.trim().is_empty() => {
+            let _ = k;
+            s
+        }
+        Some((k, _)) => return Err(FieldError::new(k, "must be a non-empty string")),
+        None => return Err(FieldError::missing("question")),
+    };
+    let answer = match obj.take_any(&["answer", "Answer"]) {
+        Some((_, Value::String(s))) if !s.trim().is_empty() => s,
+        Some((k, _)) => return Err(FieldError::new(k, "must be a non-empty string")),
+        None => return Err(FieldError::missing("answer")),
+    };
+    let mut contexts = Vec::new();
+    for mut r in obj.opt_obj_list("search_results")? {
+        let title = r.opt_str("title")?;
+        let Some(snippet) = r.opt_str("snippet")?.filter(|s| !s.trim().is_empty()) else { continue };
+        let id = r.opt_str("url")?.unwrap_or_else(|| passage_id(title.as_deref(), &snippet));
+        contexts.push(ctx(contexts.len() + 1, id, title, snippet, None, r.rest()));
+    }
+    for s in obj.opt_str_list("snippets")?.unwrap_or_default() {
+        let id = passage_id(None, &s);
+        contexts.push(ctx(contexts.len() + 1, id, None, s, None, None));
+    }
+    Ok(Parsed { source_id, question, answers: vec![answer], answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
+}
+
+/// MedQA-style multiple choice (any language): `options` (label -> text,
+/// kept in label order), `answer_idx` (the correct label) and `answer` (its
+/// text; taken from the options when missing). The gold alias is the
+/// option text.
+fn parse_mcq(mut obj: Obj) -> Result<Parsed, FieldError> {
+    let source_id = obj.opt_id(&["id", "qid"])?;
+    let question = obj.req_str("question")?;
+    let options: Vec<(String, String)> = match obj.take("options") {
+        Some(Value::Object(m)) => m
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k, s)),
+                other => Err(FieldError::new(format!("options.{k}"), format!("must be a string, found {}", type_of(&other)))),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => return Err(FieldError::new("options", format!("must be an object of label -> text, found {}", type_of(&other)))),
+        None => return Err(FieldError::missing("options")),
+    };
+    if options.len() < 2 {
+        return Err(FieldError::new("options", "needs at least two options"));
+    }
+    let idx = obj.req_str("answer_idx")?;
+    let Some((_, text)) = options.iter().find(|(l, _)| *l == idx) else {
+        return Err(FieldError::new("answer_idx", format!("`{idx}` is not one of the options ({})", options.iter().map(|o| o.0.as_str()).collect::<Vec<_>>().join(", "))));
+    };
+    let answer = obj.opt_str("answer")?.unwrap_or_else(|| text.clone());
+    Ok(Parsed { source_id, question, answers: vec![answer], answer_parts: None, fake_answers: None, subset: None, options: Some(options), meta: obj.rest(), contexts: Vec::new() })
 }
 
 #[cfg(test)]
