@@ -103,6 +103,8 @@ pub async fn start(cfg: MockConfig, port: u16) -> std::io::Result<MockServer> {
     let task = tokio::spawn(async move {
         loop {
             let Ok((sock, _)) = listener.accept().await else { continue };
+            // Small responses must not wait for Nagle's algorithm.
+            let _ = sock.set_nodelay(true);
             let (cfg, st, counter) = (cfg.clone(), st.clone(), counter.clone());
             tokio::spawn(async move {
                 let _ = serve(sock, cfg, st, counter).await;
@@ -208,9 +210,9 @@ async fn write(reader: &mut BufReader<TcpStream>, status: u16, body: &str, retry
         _ => "Internal Server Error",
     };
     let extra = retry_after.map(|s| format!("Retry-After: {s}\r\n")).unwrap_or_default();
-    let head = format!("HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n", body.len());
+    // One write for head and body.
+    let msg = format!("HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{body}", body.len());
     let sock = reader.get_mut();
-    sock.write_all(head.as_bytes()).await?;
-    sock.write_all(body.as_bytes()).await?;
+    sock.write_all(msg.as_bytes()).await?;
     sock.flush().await
 }
