@@ -5,7 +5,6 @@
 //! use for EM and F1 (seed 000 Appendix B), and seed 000 §4.2 for accuracy.
 
 use regex::Regex;
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// ASCII punctuation, exactly Python's `string.punctuation`.
@@ -89,29 +88,9 @@ pub fn squad_scores(prediction: &str, golds: &[impl AsRef<str>]) -> (bool, bool,
         let gs = gt.join(" ");
         acc |= !gs.is_empty() && p.contains(&gs);
         em |= gs == p;
-        best = best.max(f1_tokens(&pt, &gt));
+        best = best.max(overlap_f1(&pt, &gt));
     }
     (acc, em, best)
-}
-
-fn f1_tokens(pt: &[String], gt: &[String]) -> f64 {
-    if pt.is_empty() || gt.is_empty() {
-        return if pt.is_empty() && gt.is_empty() { 1.0 } else { 0.0 };
-    }
-    let mut used = vec![false; gt.len()];
-    let mut common = 0usize;
-    for t in pt {
-        if let Some(i) = (0..gt.len()).find(|&i| !used[i] && gt[i] == *t) {
-            used[i] = true;
-            common += 1;
-        }
-    }
-    if common == 0 {
-        return 0.0;
-    }
-    let precision = common as f64 / pt.len() as f64;
-    let recall = common as f64 / gt.len() as f64;
-    2.0 * precision * recall / (precision + recall)
 }
 
 /// Exact match: 1 if the normalised prediction equals any normalised gold
@@ -128,31 +107,30 @@ pub fn exact_match(prediction: &str, golds: &[impl AsRef<str>]) -> bool {
 /// When either side normalises to no tokens, the SQuAD v2 convention
 /// applies: 1.0 if both are empty, else 0.0 (v1.1 would divide by zero).
 pub fn token_f1(prediction: &str, gold: &str) -> f64 {
-    let p = normalize_answer(prediction);
-    let g = normalize_answer(gold);
-    let pt: Vec<&str> = p.split(' ').filter(|t| !t.is_empty()).collect();
-    let gt: Vec<&str> = g.split(' ').filter(|t| !t.is_empty()).collect();
-    if pt.is_empty() || gt.is_empty() {
-        return if pt.is_empty() && gt.is_empty() { 1.0 } else { 0.0 };
+    overlap_f1(&normalize_tokens(prediction), &normalize_tokens(gold))
+}
+
+/// F1 of the bag-of-items overlap of two sequences (tokens, or characters
+/// for Chinese): `2PR/(P+R)` with `P = common/|pred|`, `R = common/|gold|`,
+/// items counted with multiplicity; 1.0 when both are empty, 0.0 when only
+/// one is.
+pub fn overlap_f1<T: PartialEq>(pred: &[T], gold: &[T]) -> f64 {
+    if pred.is_empty() || gold.is_empty() {
+        return if pred.is_empty() && gold.is_empty() { 1.0 } else { 0.0 };
     }
-    let mut counts: HashMap<&str, i64> = HashMap::new();
-    for t in &gt {
-        *counts.entry(t).or_default() += 1;
-    }
-    let mut common = 0i64;
-    for t in &pt {
-        if let Some(c) = counts.get_mut(t) {
-            if *c > 0 {
-                *c -= 1;
-                common += 1;
-            }
+    let mut used = vec![false; gold.len()];
+    let mut common = 0usize;
+    for t in pred {
+        if let Some(i) = (0..gold.len()).find(|&i| !used[i] && gold[i] == *t) {
+            used[i] = true;
+            common += 1;
         }
     }
     if common == 0 {
         return 0.0;
     }
-    let precision = common as f64 / pt.len() as f64;
-    let recall = common as f64 / gt.len() as f64;
+    let precision = common as f64 / pred.len() as f64;
+    let recall = common as f64 / gold.len() as f64;
     2.0 * precision * recall / (precision + recall)
 }
 

@@ -45,23 +45,9 @@ impl Default for WriterSettings {
 }
 
 /// One question's trail through GenADV (or the conflict writer): every
-/// intermediate text, the entities, the cosine, the outcome and why.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct Trail {
-    pub qid: String,
-    /// `genadv` or `conflict`.
-    pub purpose: String,
-    pub answer: String,
-    pub answer_sentence: Option<String>,
-    pub entities: Option<String>,
-    pub rewritten_sentence: Option<String>,
-    pub cosine: Option<f32>,
-    pub foil: Option<String>,
-    pub passage: Option<String>,
-    /// accepted | dropped | rejected | failed
-    pub status: String,
-    pub reason: Option<String>,
-}
+/// intermediate text, the entities, the cosine, the outcome and why — the
+/// rows of the `genadv` artifact.
+pub use ragprobe_artifact::genadv::GenAdvRow as Trail;
 
 /// Clean a one-sentence model answer: first non-empty line, quotes and a
 /// leading label ("Sentence:") removed.
@@ -173,7 +159,7 @@ impl<'a> Writer<'a> {
         if let Some(e) = self.embedder {
             match e.similarity(&rewritten, &sentence) {
                 Ok(c) => {
-                    t.cosine = Some(c);
+                    t.cosine = Some(c as f64);
                     if c >= self.settings.max_cosine {
                         return fail(t, "rejected", format!("too similar to the answer sentence (cosine >= {})", self.settings.max_cosine));
                     }

@@ -625,24 +625,7 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
         let kept: Vec<(String, String)> = b.trails.iter().filter(|t| t.status == "accepted").filter_map(|t| Some((qtext.get(t.qid.as_str())?.to_string(), t.passage.clone()?))).collect();
         let leaks = b.trails.iter().filter(|t| t.status == "accepted").filter(|t| answers.get(t.qid.as_str()).is_some_and(|a| t.passage.as_deref().is_some_and(|p| has_answer(a, p)))).count();
         let q = genadv::quality(&b.trails, w.topicality(&kept), leaks);
-        let rows: Vec<ragprobe_artifact::genadv::GenAdvRow> = b
-            .trails
-            .iter()
-            .map(|t| ragprobe_artifact::genadv::GenAdvRow {
-                qid: t.qid.clone(),
-                purpose: t.purpose.clone(),
-                answer: t.answer.clone(),
-                answer_sentence: t.answer_sentence.clone(),
-                entities: t.entities.clone(),
-                rewritten_sentence: t.rewritten_sentence.clone(),
-                cosine: t.cosine.map(|c| c as f64),
-                foil: t.foil.clone(),
-                passage: t.passage.clone(),
-                status: t.status.clone(),
-                reason: t.reason.clone(),
-            })
-            .collect();
-        let g = ragprobe_artifact::genadv::write_genadv(store, &recipe, &rows, json!({"quality": q, "writer": w.session.name()}))?;
+        let g = ragprobe_artifact::genadv::write_genadv(store, &recipe, &b.trails, json!({"quality": q, "writer": w.session.name()}))?;
         outputs.push(g.clone());
         genadv_out = Some(g);
         quality = Some(q);

@@ -34,7 +34,8 @@ pub fn score(case: &CaseRow, prompt: &str, model: &str, request_id: &str, respon
         let p = ragprobe_matching::mcq::normalize_cjk(text);
         row.accuracy = Some(ragprobe_matching::mcq::accuracy_cjk(text, &case.answers));
         row.em = Some(case.answers.iter().any(|g| ragprobe_matching::mcq::normalize_cjk(g) == p));
-        row.f1 = Some(case.answers.iter().map(|g| char_f1(&p, &ragprobe_matching::mcq::normalize_cjk(g))).fold(0.0, f64::max));
+        let pc: Vec<char> = p.chars().collect();
+        row.f1 = Some(case.answers.iter().map(|g| ragprobe_matching::overlap_f1(&pc, &ragprobe_matching::mcq::normalize_cjk(g).chars().collect::<Vec<_>>())).fold(0.0, f64::max));
     } else if has_gold {
         let (acc, em, f1) = squad_scores(text, &case.answers);
         row.accuracy = Some(acc);
@@ -56,25 +57,4 @@ pub fn score(case: &CaseRow, prompt: &str, model: &str, request_id: &str, respon
     let parts: Option<Vec<Vec<String>>> = case.answer_parts.clone().or_else(|| has_gold.then(|| vec![case.answers.clone()]));
     row.rgb_correct = parts.map(|p| rgb_correct(text, &p, case.lang == "zh"));
     row
-}
-
-/// Character-level F1 (bag of characters), the usual F1 for Chinese.
-fn char_f1(p: &str, g: &str) -> f64 {
-    let (pc, gc): (Vec<char>, Vec<char>) = (p.chars().collect(), g.chars().collect());
-    if pc.is_empty() || gc.is_empty() {
-        return if pc.is_empty() && gc.is_empty() { 1.0 } else { 0.0 };
-    }
-    let mut used = vec![false; gc.len()];
-    let mut common = 0;
-    for c in &pc {
-        if let Some(i) = (0..gc.len()).find(|&i| !used[i] && gc[i] == *c) {
-            used[i] = true;
-            common += 1;
-        }
-    }
-    if common == 0 {
-        return 0.0;
-    }
-    let (pr, rc) = (common as f64 / pc.len() as f64, common as f64 / gc.len() as f64);
-    2.0 * pr * rc / (pr + rc)
 }
