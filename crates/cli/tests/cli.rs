@@ -65,9 +65,10 @@ fn show_prints_manifest_schema_rows_by_prefix() {
     let o = ragprobe(d.path(), &["artifacts", "show", prefix]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
-    for needle in ["kind:     questions", "rows:     2", "\"stage\": \"ingest\"", "answers       list<utf8>  not null", "who wrote hamlet"] {
+    for needle in ["kind:     questions", "rows:     2", "\"stage\": \"ingest\"", "who wrote hamlet"] {
         assert!(s.contains(needle), "missing {needle:?} in\n{s}");
     }
+    assert!(s.lines().any(|l| l.trim_start().starts_with("answers ") && l.trim_end().ends_with("list<utf8>  not null")), "{s}");
     let ls = stdout(&ragprobe(d.path(), &["artifacts", "ls"]));
     assert!(ls.contains(&outs[0].1) && ls.contains("contexts"), "{ls}");
 }
