@@ -445,7 +445,8 @@ pub fn read_questions(store: &Store, id: &str) -> Result<Vec<QuestionRow>, Artif
             (column::<StringArray>(b, "qid")?, column::<StringArray>(b, "dataset")?, column::<StringArray>(b, "split")?, column::<StringArray>(b, "lang")?, column::<StringArray>(b, "question")?);
         let (answers, parts, fakes) = (column::<ListArray>(b, "answers")?, column::<ListArray>(b, "answer_parts")?, column::<ListArray>(b, "fake_answers")?);
         let (subset, meta) = (column::<StringArray>(b, "subset")?, column::<StringArray>(b, "meta")?);
-        let (ol, ot) = (column::<ListArray>(b, "option_labels")?, column::<ListArray>(b, "option_texts")?);
+        // Schema v1 questions (before options) have no option columns.
+        let (ol, ot) = (column::<ListArray>(b, "option_labels").ok(), column::<ListArray>(b, "option_texts").ok());
         for i in 0..b.num_rows() {
             out.push(QuestionRow {
                 qid: qid.value(i).to_string(),
@@ -457,7 +458,7 @@ pub fn read_questions(store: &Store, id: &str) -> Result<Vec<QuestionRow>, Artif
                 answer_parts: opt_list_list_strings(parts, i),
                 fake_answers: opt_list_strings(fakes, i),
                 subset: opt_str(subset, i),
-                options: opt_list_strings(ol, i).map(|l| l.into_iter().zip(list_strings(ot, i)).collect()),
+                options: ol.zip(ot).and_then(|(ol, ot)| opt_list_strings(ol, i).map(|l| l.into_iter().zip(list_strings(ot, i)).collect())),
                 meta: opt_str(meta, i),
             });
         }

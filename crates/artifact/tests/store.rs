@@ -181,3 +181,41 @@ fn gc_keeps_what_actions_and_imports_refer_to() {
     assert!(!s.object_path(&orphan).exists());
     assert!(s.object_path(&kept).exists() && s.object_path(&foreign).exists());
 }
+
+#[test]
+fn questions_written_before_schema_v2_still_read() {
+    use arrow::array::{ListBuilder, StringBuilder};
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    let v2 = ragprobe_artifact::kinds::questions_schema();
+    let v1 = Schema::new(v2.fields().iter().filter(|f| !f.name().starts_with("option_")).map(|f| f.as_ref().clone()).collect::<Vec<_>>());
+    let str_col = |v: Option<&str>| -> ArrayRef { Arc::new(StringArray::from(vec![v])) };
+    let list = || -> ArrayRef {
+        let mut b = ListBuilder::new(StringBuilder::new());
+        b.values().append_value("Paris");
+        b.append(true);
+        Arc::new(b.finish())
+    };
+    let mut parts = ListBuilder::new(ListBuilder::new(StringBuilder::new()));
+    parts.append(false);
+    let mut fakes = ListBuilder::new(StringBuilder::new());
+    fakes.append(false);
+    let cols: Vec<ArrayRef> = vec![
+        str_col(Some("q1")),
+        str_col(Some("d")),
+        str_col(None),
+        str_col(Some("en")),
+        str_col(Some("capital of France?")),
+        list(),
+        Arc::new(parts.finish()),
+        Arc::new(fakes.finish()),
+        str_col(None),
+        str_col(None),
+    ];
+    let schema = Arc::new(v1);
+    let mut w = s.writer_with_schema("questions", 1, schema.clone(), &recipe(1)).unwrap();
+    w.write(&RecordBatch::try_new(schema, cols).unwrap()).unwrap();
+    let id = w.finish(json!(null)).unwrap().id;
+    let qs = ragprobe_artifact::tables::read_questions(&s, &id).unwrap();
+    assert_eq!((qs[0].qid.as_str(), qs[0].answers.clone(), qs[0].options.clone()), ("q1", vec!["Paris".to_string()], None));
+}
