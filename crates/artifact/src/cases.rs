@@ -43,6 +43,8 @@ pub struct CaseRow {
     pub answer_position: Option<String>,
     /// JSON: parameters, seed, source doc ids.
     pub derivation: String,
+    /// Multiple choice: (label, text) of each option, in order.
+    pub options: Option<Vec<(String, String)>>,
 }
 
 pub(crate) fn doc_fields() -> Fields {
@@ -73,6 +75,8 @@ pub fn cases_schema() -> Schema {
         utf8("foil", true),
         utf8("answer_position", true),
         utf8("derivation", false),
+        Field::new("option_labels", list_of(DataType::Utf8), true),
+        Field::new("option_texts", list_of(DataType::Utf8), true),
     ])
 }
 
@@ -145,6 +149,8 @@ fn batch(rows: &[CaseRow], schema: Arc<Schema>) -> Result<RecordBatch, ArtifactE
         opt_strings(rows, |r| r.foil.as_deref()),
         opt_strings(rows, |r| r.answer_position.as_deref()),
         strings(rows, |r| &r.derivation),
+        Arc::new(string_lists(rows.iter().map(|r| r.options.as_ref().map(|o| o.iter().map(|x| x.0.clone()).collect())))),
+        Arc::new(string_lists(rows.iter().map(|r| r.options.as_ref().map(|o| o.iter().map(|x| x.1.clone()).collect())))),
     ];
     Ok(RecordBatch::try_new(schema, cols)?)
 }
@@ -181,6 +187,8 @@ pub fn read_cases(store: &Store, id: &str) -> Result<Vec<CaseRow>, ArtifactError
         let answers = column::<ListArray>(b, "answers")?;
         let parts = column::<ListArray>(b, "answer_parts")?;
         let inserted = column::<Int32Array>(b, "inserted_at")?;
+        // Schema v1 cases (before options) have no option columns.
+        let (ol, ot) = (column::<ListArray>(b, "option_labels").ok(), column::<ListArray>(b, "option_texts").ok());
         let opt = |a: &StringArray, i: usize| (!a.is_null(i)).then(|| a.value(i).to_string());
         for i in 0..b.num_rows() {
             let d = docs.value(i);
@@ -217,6 +225,7 @@ pub fn read_cases(store: &Store, id: &str) -> Result<Vec<CaseRow>, ArtifactError
                 foil: opt(foil, i),
                 answer_position: opt(pos, i),
                 derivation: derivation.value(i).into(),
+                options: ol.zip(ot).and_then(|(ol, ot)| (!ol.is_null(i)).then(|| list_strings(ol, i).into_iter().zip(list_strings(ot, i)).collect())),
             });
         }
     }

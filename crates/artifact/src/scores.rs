@@ -39,6 +39,8 @@ pub struct ScoreRow {
     pub rgb_rejection: Option<bool>,
     pub rgb_fact_error: Option<bool>,
     pub rgb_correct: Option<bool>,
+    /// Multiple choice: the chosen option's label, `several` or `none`.
+    pub mcq_choice: Option<String>,
     pub foil: Option<String>,
     pub response: Option<String>,
 }
@@ -71,6 +73,7 @@ pub fn scores_schema() -> Schema {
         b("rgb_rejection"),
         b("rgb_fact_error"),
         b("rgb_correct"),
+        u("mcq_choice", true),
         u("foil", true),
         u("response", true),
     ])
@@ -108,6 +111,7 @@ pub fn write_scores(store: &Store, recipe: &Recipe, mut rows: Vec<ScoreRow>, det
             b(|r| r.rgb_rejection),
             b(|r| r.rgb_fact_error),
             b(|r| r.rgb_correct),
+            o(|r| r.mcq_choice.as_deref()),
             o(|r| r.foil.as_deref()),
             o(|r| r.response.as_deref()),
         ];
@@ -129,7 +133,7 @@ pub fn read_scores(store: &Store, id: &str) -> Result<Vec<ScoreRow>, ArtifactErr
             (s("case_id")?, s("qid")?, s("dataset")?, s("lang")?, s("condition")?, s("prompt")?, s("model")?, s("request_id")?, s("expected")?, s("answer_position")?);
         let (answerable, failed, acc, em, su, sc, fo, fa, rr, rf, rc) =
             (b("answerable")?, b("failed")?, b("accuracy")?, b("em")?, b("says_unanswerable")?, b("says_conflict")?, b("foil_only")?, b("foil_any")?, b("rgb_rejection")?, b("rgb_fact_error")?, b("rgb_correct")?);
-        let (f1, nl, foil, resp) = (column::<Float64Array>(bt, "f1")?, s("nomiracl_label")?, s("foil")?, s("response")?);
+        let (f1, nl, foil, resp, mc) = (column::<Float64Array>(bt, "f1")?, s("nomiracl_label")?, s("foil")?, s("response")?, s("mcq_choice")?);
         for i in 0..bt.num_rows() {
             out.push(ScoreRow {
                 case_id: case_id.value(i).into(),
@@ -155,6 +159,7 @@ pub fn read_scores(store: &Store, id: &str) -> Result<Vec<ScoreRow>, ArtifactErr
                 rgb_rejection: ob(rr, i),
                 rgb_fact_error: ob(rf, i),
                 rgb_correct: ob(rc, i),
+                mcq_choice: os(mc, i),
                 foil: os(foil, i),
                 response: os(resp, i),
             });

@@ -19,10 +19,13 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("rgb-en", include_str!("../../../pipelines/prompts/rgb-en.toml")),
     ("rgb-zh", include_str!("../../../pipelines/prompts/rgb-zh.toml")),
     ("stress-closed-book", include_str!("../../../pipelines/prompts/stress-closed-book.toml")),
+    ("stress-closed-book-mcq", include_str!("../../../pipelines/prompts/stress-closed-book-mcq.toml")),
     ("stress-soft", include_str!("../../../pipelines/prompts/stress-soft.toml")),
+    ("stress-soft-mcq", include_str!("../../../pipelines/prompts/stress-soft-mcq.toml")),
     ("stress-soft-v1", include_str!("../../../pipelines/prompts/stress-soft-v1.toml")),
     ("stress-soft-v2", include_str!("../../../pipelines/prompts/stress-soft-v2.toml")),
     ("stress-strict", include_str!("../../../pipelines/prompts/stress-strict.toml")),
+    ("stress-strict-mcq", include_str!("../../../pipelines/prompts/stress-strict-mcq.toml")),
     ("stress-strict-v1", include_str!("../../../pipelines/prompts/stress-strict-v1.toml")),
     ("stress-strict-v2", include_str!("../../../pipelines/prompts/stress-strict-v2.toml")),
 ];

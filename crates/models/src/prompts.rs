@@ -169,6 +169,7 @@ impl Template {
             ("documents", documents),
             ("answer", case.answers.first().cloned().unwrap_or_default()),
             ("foil", case.foil.clone().unwrap_or_default()),
+            ("options", case.options.as_ref().map(|o| o.iter().map(|(l, t)| format!("{l}. {t}")).collect::<Vec<_>>().join("\n")).unwrap_or_default()),
         ]
         .into_iter()
         .collect();

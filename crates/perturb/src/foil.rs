@@ -74,6 +74,12 @@ impl<'a> FoilPicker<'a> {
     /// survives.
     pub fn pick(&mut self, q: &QuestionRow, rng: &mut impl Rng) -> Result<Option<Foil>> {
         let Some(gold) = q.answers.first() else { return Ok(None) };
+        // Multiple choice (seed 002's MedQA): the foil is a distractor
+        // option, chosen with the question's RNG.
+        if let Some(options) = &q.options {
+            let distractors: Vec<&(String, String)> = options.iter().filter(|(_, t)| !same_answer(t, &q.answers)).collect();
+            return Ok(distractors.choose(rng).map(|(_, t)| Foil { text: t.clone(), shape: shape(t), how: "distractor-option", cosine: None }));
+        }
         let gshape = shape(gold);
         if let Some(fakes) = &q.fake_answers {
             for f in fakes {

@@ -222,6 +222,7 @@ impl<'a> Builder<'a> {
             foil: None,
             answer_position: None,
             derivation: params.to_string(),
+            options: q.options.clone(),
         }
     }
 

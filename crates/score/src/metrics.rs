@@ -141,6 +141,11 @@ pub fn qa(rows: &[ScoreRow], out: &mut Out) {
             out.mean(&k, cond, "acc", &acc, 100.0, def.clone());
             out.mean(&k, cond, "em", &em, 100.0, def.clone());
             out.mean(&k, cond, "f1", &f1, 100.0, def);
+            let mcq: Vec<&&ScoreRow> = rs.iter().filter(|r| r.mcq_choice.is_some()).collect();
+            if !mcq.is_empty() {
+                let several = mcq.iter().filter(|r| r.mcq_choice.as_deref() == Some("several")).count();
+                out.count(&k, cond, "mcq_several_options", several, mcq.len(), json!({"definition": "multiple-choice responses naming two or more options: neither reference nor foil"}));
+            }
         }
     }
     let mut failed: BTreeMap<(String, String, String, String), (usize, usize)> = BTreeMap::new();

@@ -28,6 +28,36 @@ pub fn score(case: &CaseRow, prompt: &str, model: &str, request_id: &str, respon
     };
     let Some(text) = response else { return row };
     let has_gold = !case.answers.is_empty();
+    if let (Some(options), true) = (&case.options, has_gold) {
+        // Multiple choice: the option chosen by letter, text or both; naming
+        // two options is neither the reference nor the foil.
+        use ragprobe_matching::mcq::{mcq_choice, Choice};
+        let label_of = |t: &str| options.iter().find(|(_, o)| o == t).map(|(l, _)| l.clone());
+        let gold = case.answers.iter().find_map(|a| label_of(a));
+        let foil = case.foil.as_deref().and_then(label_of);
+        let choice = mcq_choice(text, options);
+        let picked = match &choice {
+            Choice::One(l) => Some(l.clone()),
+            _ => None,
+        };
+        row.mcq_choice = Some(match &choice {
+            Choice::One(l) => l.clone(),
+            Choice::Several(_) => "several".into(),
+            Choice::None => "none".into(),
+        });
+        let ok = picked.is_some() && picked == gold;
+        row.accuracy = Some(ok);
+        row.em = Some(ok);
+        row.f1 = Some(if ok { 1.0 } else { 0.0 });
+        row.says_unanswerable = Some(ragprobe_matching::parse::says_unanswerable(text));
+        row.says_conflict = Some(ragprobe_matching::parse::says_conflict(text));
+        if case.foil.is_some() {
+            let f = picked.is_some() && picked == foil;
+            row.foil_any = Some(f);
+            row.foil_only = Some(f);
+        }
+        return row;
+    }
     if has_gold && matches!(case.lang.as_str(), "zh" | "ja") {
         // No spaces between words: compare NFKC-normalised characters
         // (ragprobe_matching::mcq::normalize_cjk); F1 over characters.

@@ -401,8 +401,12 @@ fn parse_mcq(mut obj: Obj) -> Result<Parsed, FieldError> {
     let Some((_, text)) = options.iter().find(|(l, _)| *l == idx) else {
         return Err(FieldError::new("answer_idx", format!("`{idx}` is not one of the options ({})", options.iter().map(|o| o.0.as_str()).collect::<Vec<_>>().join(", "))));
     };
-    let answer = obj.opt_str("answer")?.unwrap_or_else(|| text.clone());
-    Ok(Parsed { source_id, question, answers: vec![answer], answer_parts: None, fake_answers: None, subset: None, options: Some(options), meta: obj.rest(), contexts: Vec::new() })
+    // The correct option's text first; the record's `answer` too when it differs.
+    let mut answers = vec![text.clone()];
+    if let Some(a) = obj.opt_str("answer")? {
+        dedup_push(&mut answers, a);
+    }
+    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: Some(options), meta: obj.rest(), contexts: Vec::new() })
 }
 
 #[cfg(test)]
