@@ -75,8 +75,10 @@ dump_lines("searchqa-mini.jsonl", [
 
 # ---- MedQA-style multiple choice, English and Chinese.
 dump_lines("medqa-mini-en.jsonl", [
-    {"question": "Which vitamin deficiency causes scurvy?", "options": {"A": "Vitamin A", "B": "Vitamin B12", "C": "Vitamin C", "D": "Vitamin D"}, "answer_idx": "C", "answer": "Vitamin C", "meta_info": "step1"},
-    {"question": "Which organ produces insulin?", "options": {"A": "Liver", "B": "Pancreas", "C": "Kidney", "D": "Spleen"}, "answer_idx": "B", "answer": "Pancreas", "meta_info": "step1"},
+    {"question": "Which vitamin deficiency causes scurvy?", "options": {"A": "Vitamin A", "B": "Vitamin B12", "C": "Vitamin C", "D": "Vitamin D"}, "answer_idx": "C", "answer": "Vitamin C", "meta_info": "step1",
+     "evidence": "Scurvy was common among sailors on long voyages. It is caused by a lack of Vitamin C in the diet. Symptoms include weakness, bleeding gums and poor wound healing. Citrus fruit prevents the disease."},
+    {"question": "Which organ produces insulin?", "options": {"A": "Liver", "B": "Pancreas", "C": "Kidney", "D": "Spleen"}, "answer_idx": "B", "answer": "Pancreas", "meta_info": "step1",
+     "evidence": "Blood sugar is regulated by hormones. Insulin is produced by the Pancreas in clusters of cells called islets. Without insulin, cells cannot take up glucose. Diabetes results when this system fails."},
     {"question": "Which blood cells carry oxygen?", "options": {"A": "Red blood cells", "B": "White blood cells", "C": "Platelets", "D": "Plasma cells"}, "answer_idx": "A", "answer": "Red blood cells", "meta_info": "step1"},
     {"question": "Which bone is the longest in the human body?", "options": {"A": "Tibia", "B": "Humerus", "C": "Femur", "D": "Radius"}, "answer_idx": "C", "answer": "Femur", "meta_info": "step1"},
 ])

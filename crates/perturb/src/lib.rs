@@ -428,8 +428,17 @@ impl<'a> Builder<'a> {
             self.skip(s, "no answer-bearing passage in the top k");
             return Ok(vec![]);
         };
-        let sentences = split_sentences(&src.text);
-        let with_answer: Vec<usize> = (0..sentences.len()).filter(|&i| has_answer(&q.answers, &sentences[i])).collect();
+        // HotpotQA passages carry their sentences and the supporting-fact
+        // sentence ids (ingest `meta`): edit and move those sentences, and
+        // prefer a supporting sentence as the answer-bearing assertion.
+        let meta: Option<Value> = src.meta.as_deref().and_then(|m| serde_json::from_str(m).ok());
+        let given: Option<Vec<String>> = meta.as_ref().and_then(|m| m["sentences"].as_array()).map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect());
+        let supporting: Vec<usize> = meta.as_ref().and_then(|m| m["supporting_sentences"].as_array()).map(|a| a.iter().filter_map(|x| x.as_u64().map(|n| n as usize)).collect()).unwrap_or_default();
+        let sentences = given.filter(|g| !g.is_empty()).unwrap_or_else(|| split_sentences(&src.text));
+        let mut with_answer: Vec<usize> = (0..sentences.len()).filter(|&i| has_answer(&q.answers, &sentences[i])).collect();
+        if with_answer.len() > 1 && with_answer.iter().filter(|i| supporting.contains(i)).count() == 1 {
+            with_answer.retain(|i| supporting.contains(i));
+        }
         if with_answer.len() != 1 {
             self.skip(s, if with_answer.is_empty() { "answer spans a sentence boundary" } else { "answer in more than one sentence" });
             return Ok(vec![]);

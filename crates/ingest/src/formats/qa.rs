@@ -379,7 +379,7 @@ fn parse_searchqa(mut obj: Obj) -> Result<Parsed, FieldError> {
 /// MedQA-style multiple choice (any language): `options` (label -> text,
 /// kept in label order), `answer_idx` (the correct label) and `answer` (its
 /// text; taken from the options when missing). The gold alias is the
-/// option text.
+/// option text. An optional `evidence` (string or list) gives passages.
 fn parse_mcq(mut obj: Obj) -> Result<Parsed, FieldError> {
     let source_id = obj.opt_id(&["id", "qid"])?;
     let question = obj.req_str("question")?;
@@ -406,7 +406,15 @@ fn parse_mcq(mut obj: Obj) -> Result<Parsed, FieldError> {
     if let Some(a) = obj.opt_str("answer")? {
         dedup_push(&mut answers, a);
     }
-    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: Some(options), meta: obj.rest(), contexts: Vec::new() })
+    // Optional evidence passages (a string or a list of strings), e.g. for
+    // the evidence-edit protocol on multiple-choice questions.
+    let evidence: Vec<String> = match obj.take("evidence") {
+        None => vec![],
+        Some(Value::String(s)) => vec![s],
+        Some(v) => str_list(v, "evidence")?,
+    };
+    let contexts = evidence.into_iter().enumerate().map(|(i, t)| ctx(i + 1, format!("evidence-{i}"), None, t, None, None)).collect();
+    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: Some(options), meta: obj.rest(), contexts })
 }
 
 #[cfg(test)]
