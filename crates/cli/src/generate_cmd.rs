@@ -39,7 +39,7 @@ pub struct GenerateArgs {
     pub prompts_dir: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = BackendArg::Local)]
     pub backend: BackendArg,
-    /// Model: a .gguf path (local), or the served model name (openai).
+    /// Model: a .gguf path or `embedded` (local), or the served model name (openai).
     #[arg(long)]
     pub model: Option<String>,
     /// OpenAI-compatible base URL; repeat for several replicas (requests go to the least busy).
@@ -108,10 +108,10 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
     let template = Template::load(&a.prompt, a.prompts_dir.as_deref())?;
     let backend = match a.backend {
         BackendArg::Local => {
-            let gguf = match &a.model {
+            let gguf = match a.model.as_deref() {
                 Some(m) if m.ends_with(".gguf") => PathBuf::from(m),
-                Some(m) => bail!("--model for the local backend must be a .gguf file, got `{m}`"),
-                None => ragprobe_models::paths::smollm2_gguf(),
+                Some("embedded" | "default") | None => ragprobe_models::paths::smollm2_gguf(),
+                Some(m) => bail!("--model for the local backend must be a .gguf file (or `embedded`), got `{m}`"),
             };
             BackendSpec::Local { gguf }
         }
