@@ -1374,18 +1374,82 @@ def kb_negatives(item, aliases, k):
     return out
 
 
+def rgb_answer_field(answer):
+    """RGB's answer shape as its evalue.py checkanswer reads it: one entry per
+    required part, each a string or a list of aliases. A flat list of
+    aliases of one answer is therefore written as [[aliases]]."""
+    if isinstance(answer, list) and all(isinstance(a, str) for a in answer):
+        return [list(answer)]
+    return answer
+
+
 def build_rgb(items, english):
     recs = []
     for i, it in enumerate(items):
         aliases = answer_aliases(it["answer"])
         neg = kb_negatives(it, aliases, RGB_NEGATIVES) if english else list(it["negative"])
-        rec = {"id": i, "query": it["query"], "answer": it["answer"], "positive": list(it["positive"]),
+        rec = {"id": i, "query": it["query"], "answer": rgb_answer_field(it["answer"]), "positive": list(it["positive"]),
                "negative": neg}
         if "fake" in it:
             rec["fakeanswer"] = it["fake"]
             rec["positive_wrong"] = [replace_aliases(p, aliases, it["fake"]) for p in it["positive"]]
         recs.append(rec)
     return recs
+
+
+# RGB's information-integration testbed (en_int.json): `positive` holds one
+# list of passages per answer part; each part's passages hold only that part.
+RGB_INT = [
+    dict(query="Who were the two astronauts of Apollo 11 who walked on the Moon?",
+         answer=[["Neil Armstrong", "Armstrong"], ["Buzz Aldrin", "Aldrin"]],
+         positive=[["Neil Armstrong was the commander of Apollo 11 and the first person to walk on the Moon in July 1969.",
+                    "The Apollo 11 commander, Neil Armstrong, stepped off the lunar module Eagle onto the surface."],
+                   ["Buzz Aldrin, the lunar module pilot of Apollo 11, joined the commander on the surface.",
+                    "Aldrin followed his commander down the ladder about twenty minutes later."]],
+         negative=["Apollo 13 was the seventh crewed mission of the Apollo programme and did not land on the Moon.",
+                   "The Saturn V rocket was used by NASA between 1967 and 1973.",
+                   "Michael Collins stayed in lunar orbit aboard the command module Columbia."]),
+    dict(query="Which two rivers meet at Khartoum to form the Nile?",
+         answer=[["White Nile"], ["Blue Nile"]],
+         positive=[["The White Nile flows north from the African Great Lakes region towards Khartoum."],
+                   ["The Blue Nile rises at Lake Tana in Ethiopia and reaches Khartoum from the east.",
+                    "Most of the Nile's water during the flood season comes from the Blue Nile."]],
+         negative=["The Congo River is the second longest river in Africa.",
+                   "Lake Victoria is the largest lake in Africa by area.",
+                   "The Aswan High Dam was completed in 1970."]),
+    dict(query="Who wrote Pride and Prejudice and who wrote Jane Eyre?",
+         answer=[["Jane Austen", "Austen"], ["Charlotte Brontë", "Charlotte Bronte"]],
+         positive=[["Pride and Prejudice is an 1813 novel of manners by Jane Austen."],
+                   ["Jane Eyre is a novel by Charlotte Brontë, first published in 1847."]],
+         negative=["Wuthering Heights was written by Emily Brontë.",
+                   "Middlemarch was published in eight instalments in 1871 and 1872.",
+                   "Charles Dickens wrote Great Expectations."]),
+]
+
+
+def build_rgb_int():
+    return [{"id": i, "query": it["query"], "answer": it["answer"], "positive": it["positive"],
+             "negative": it["negative"]} for i, it in enumerate(RGB_INT)]
+
+
+def nomiracl_distribution(recs):
+    """NoMIRACL's own per-language layout (the reference's data loader):
+    corpus.jsonl ({docid, title, text}), topics/<split>.<subset>.tsv
+    (qid<TAB>query) and qrels/<split>.<subset>.tsv (qid Q0 docid score),
+    with the positive passages first, as the qrels are ordered there."""
+    corpus, seen = [], set()
+    topics = {"relevant": [], "non_relevant": []}
+    qrels = {"relevant": [], "non_relevant": []}
+    for r in recs:
+        subset = "relevant" if r["positive_passages"] else "non_relevant"
+        topics[subset].append(f"{r['query_id']}\t{r['query']}\n")
+        for label, ps in ((1, r["positive_passages"]), (0, r["negative_passages"])):
+            for p in ps:
+                qrels[subset].append(f"{r['query_id']}\tQ0\t{p['docid']}\t{label}\n")
+                if p["docid"] not in seen:
+                    seen.add(p["docid"])
+                    corpus.append({"docid": p["docid"], "title": p["title"], "text": p["text"]})
+    return corpus, topics, qrels
 
 
 def build_nomiracl(lang, passages, items):
@@ -1560,6 +1624,8 @@ def main():
     nomi_en = build_nomiracl("en", [p for p in PASSAGES], NOMIRACL_EN)
     nomi_de = build_nomiracl("de", DE_PASSAGES, NOMIRACL_DE)
     table_csv, table_rows = build_table()
+    rgb_int = build_rgb_int()
+    nomi_corpus, nomi_topics, nomi_qrels = nomiracl_distribution(nomi_en)
 
     notes = self_check(corpus, queries, qrels, nq, popqa, rgb, rgb_zh, nomi_en, nomi_de, table_rows)
 
@@ -1573,6 +1639,12 @@ def main():
         ("popqa-mini.jsonl", jsonl(popqa), len(popqa)),
         ("rgb-mini.jsonl", jsonl(rgb), len(rgb)),
         ("rgb-zh-mini.jsonl", jsonl(rgb_zh), len(rgb_zh)),
+        ("rgb-int-mini.jsonl", jsonl(rgb_int), len(rgb_int)),
+        ("nomiracl-dist/en/corpus.jsonl", jsonl(nomi_corpus), len(nomi_corpus)),
+        ("nomiracl-dist/en/topics/dev.relevant.tsv", "".join(nomi_topics["relevant"]), len(nomi_topics["relevant"])),
+        ("nomiracl-dist/en/topics/dev.non_relevant.tsv", "".join(nomi_topics["non_relevant"]), len(nomi_topics["non_relevant"])),
+        ("nomiracl-dist/en/qrels/dev.relevant.tsv", "".join(nomi_qrels["relevant"]), len(nomi_qrels["relevant"])),
+        ("nomiracl-dist/en/qrels/dev.non_relevant.tsv", "".join(nomi_qrels["non_relevant"]), len(nomi_qrels["non_relevant"])),
         ("nomiracl-mini/en.dev.jsonl", jsonl(nomi_en), len(nomi_en)),
         ("nomiracl-mini/de.dev.jsonl", jsonl(nomi_de), len(nomi_de)),
         ("table-mini.csv", table_csv, len(TABLE)),

@@ -24,7 +24,7 @@ pub const ALL: &[Kind] = &[
     Kind { name: METRICS, schema_version: 1, schema: metrics_schema },
     Kind { name: CASES, schema_version: 2, schema: crate::cases::cases_schema },
     Kind { name: RESPONSES, schema_version: 1, schema: crate::responses::responses_schema },
-    Kind { name: SCORES, schema_version: 2, schema: crate::scores::scores_schema },
+    Kind { name: SCORES, schema_version: 3, schema: crate::scores::scores_schema },
     Kind { name: GENADV, schema_version: 1, schema: crate::genadv::genadv_schema },
 ];
 

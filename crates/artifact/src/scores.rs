@@ -18,6 +18,13 @@ pub struct ScoreRow {
     pub lang: String,
     pub condition: String,
     pub prompt: String,
+    /// The prompt template's study (`000`, `001`, `002`, `rgb`), as declared.
+    pub prompt_study: Option<String>,
+    /// The prompt template's role (closed-book, normal, unans, conflict,
+    /// soft, strict, nomiracl, rgb): metric families are chosen from it.
+    pub prompt_role: Option<String>,
+    /// The prompt template's wording variant (v0, v1, v2, mcq, ...).
+    pub prompt_variant: Option<String>,
     pub model: String,
     pub request_id: String,
     pub expected: String,
@@ -35,6 +42,9 @@ pub struct ScoreRow {
     pub foil_only: Option<bool>,
     /// Matches the foil (whether or not it also matches the reference).
     pub foil_any: Option<bool>,
+    /// The normalised response equals the normalised foil (exact foil
+    /// match, seed 002 §C.4 "exact foil-only" with `em` false).
+    pub foil_exact: Option<bool>,
     pub nomiracl_label: Option<String>,
     pub rgb_rejection: Option<bool>,
     pub rgb_fact_error: Option<bool>,
@@ -56,6 +66,9 @@ pub fn scores_schema() -> Schema {
         u("lang", false),
         u("condition", false),
         u("prompt", false),
+        u("prompt_study", true),
+        u("prompt_role", true),
+        u("prompt_variant", true),
         u("model", false),
         u("request_id", false),
         u("expected", false),
@@ -69,6 +82,7 @@ pub fn scores_schema() -> Schema {
         b("says_conflict"),
         b("foil_only"),
         b("foil_any"),
+        b("foil_exact"),
         u("nomiracl_label", true),
         b("rgb_rejection"),
         b("rgb_fact_error"),
@@ -94,6 +108,9 @@ pub fn write_scores(store: &Store, recipe: &Recipe, mut rows: Vec<ScoreRow>, det
             s(|r| &r.lang),
             s(|r| &r.condition),
             s(|r| &r.prompt),
+            o(|r| r.prompt_study.as_deref()),
+            o(|r| r.prompt_role.as_deref()),
+            o(|r| r.prompt_variant.as_deref()),
             s(|r| &r.model),
             s(|r| &r.request_id),
             s(|r| &r.expected),
@@ -107,6 +124,7 @@ pub fn write_scores(store: &Store, recipe: &Recipe, mut rows: Vec<ScoreRow>, det
             b(|r| r.says_conflict),
             b(|r| r.foil_only),
             b(|r| r.foil_any),
+            b(|r| r.foil_exact),
             o(|r| r.nomiracl_label.as_deref()),
             b(|r| r.rgb_rejection),
             b(|r| r.rgb_fact_error),
@@ -133,6 +151,10 @@ pub fn read_scores(store: &Store, id: &str) -> Result<Vec<ScoreRow>, ArtifactErr
             (s("case_id")?, s("qid")?, s("dataset")?, s("lang")?, s("condition")?, s("prompt")?, s("model")?, s("request_id")?, s("expected")?, s("answer_position")?);
         let (answerable, failed, acc, em, su, sc, fo, fa, rr, rf, rc) =
             (b("answerable")?, b("failed")?, b("accuracy")?, b("em")?, b("says_unanswerable")?, b("says_conflict")?, b("foil_only")?, b("foil_any")?, b("rgb_rejection")?, b("rgb_fact_error")?, b("rgb_correct")?);
+        // Added in schema v3; v2 artifacts read them as null.
+        let maybe_s = |n: &str| bt.column_by_name(n).is_some().then(|| column::<StringArray>(bt, n)).transpose();
+        let (pstudy, prole, pvariant) = (maybe_s("prompt_study")?, maybe_s("prompt_role")?, maybe_s("prompt_variant")?);
+        let fx = bt.column_by_name("foil_exact").is_some().then(|| column::<BooleanArray>(bt, "foil_exact")).transpose()?;
         let (f1, nl, foil, resp, mc) = (column::<Float64Array>(bt, "f1")?, s("nomiracl_label")?, s("foil")?, s("response")?, s("mcq_choice")?);
         for i in 0..bt.num_rows() {
             out.push(ScoreRow {
@@ -142,6 +164,9 @@ pub fn read_scores(store: &Store, id: &str) -> Result<Vec<ScoreRow>, ArtifactErr
                 lang: lang.value(i).into(),
                 condition: cond.value(i).into(),
                 prompt: prompt.value(i).into(),
+                prompt_study: pstudy.and_then(|a| os(a, i)),
+                prompt_role: prole.and_then(|a| os(a, i)),
+                prompt_variant: pvariant.and_then(|a| os(a, i)),
                 model: model.value(i).into(),
                 request_id: rid.value(i).into(),
                 expected: expected.value(i).into(),
@@ -155,6 +180,7 @@ pub fn read_scores(store: &Store, id: &str) -> Result<Vec<ScoreRow>, ArtifactErr
                 says_conflict: ob(sc, i),
                 foil_only: ob(fo, i),
                 foil_any: ob(fa, i),
+                foil_exact: fx.and_then(|a| ob(a, i)),
                 nomiracl_label: os(nl, i),
                 rgb_rejection: ob(rr, i),
                 rgb_fact_error: ob(rf, i),

@@ -39,7 +39,7 @@ pub fn run(store: &Store, a: ReportArgs) -> Result<crate::StageOut> {
     let files = if a.compare.len() == 2 {
         let (ida, idb) = (store.resolve_kind(&a.compare[0], kinds::SCORES)?, store.resolve_kind(&a.compare[1], kinds::SCORES)?);
         let (ra, rb) = (read_scores(store, &ida)?, read_scores(store, &idb)?);
-        let opts = ScoreOptions { bootstrap: a.bootstrap, seed: a.seed };
+        let opts = ScoreOptions { bootstrap: a.bootstrap, seed: a.seed, ..Default::default() };
         let groups = |rs: &[ragprobe_artifact::scores::ScoreRow]| -> BTreeSet<(String, String, String)> { rs.iter().map(|r| (r.dataset.clone(), r.prompt.clone(), r.condition.clone())).collect() };
         let shared: Vec<(String, String, String)> = groups(&ra).intersection(&groups(&rb)).cloned().collect();
         if shared.is_empty() {

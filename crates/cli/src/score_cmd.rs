@@ -2,7 +2,9 @@ use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use ragprobe_artifact::Store;
 use ragprobe_score::predictions::{score_predictions, PredictionColumns};
-use ragprobe_score::{compare, metrics_table, score, ScoreOptions, Side};
+
+use ragprobe_score::metrics::KMatcher;
+use ragprobe_score::{compare, metrics_table, score, ParseMode, ScoreOptions, Side};
 use std::path::PathBuf;
 
 /// Score responses: per-row scores and every metric of the studies whose
@@ -34,6 +36,26 @@ pub struct ScoreArgs {
     /// Predictions: model column (optional).
     #[arg(long)]
     pub model_col: Option<String>,
+    /// Predictions: the role of the prompt that produced them (closed-book,
+    /// normal, unans, conflict, soft, strict, ...), so that its metric
+    /// families run; without it, accuracy/EM/F1 and the NoMIRACL/RGB rates.
+    #[arg(long, requires = "predictions")]
+    pub role: Option<String>,
+    /// Parse responses with kinder rules than the reference code: NoMIRACL
+    /// maps curly apostrophes, backticks and carriage returns; RGB matches
+    /// its phrases case-insensitively and drops the correction quirk.
+    #[arg(long)]
+    pub lenient: bool,
+    /// Seed 000 Table 7: put only this seeded share (0 < P <= 1) of the
+    /// questions with a built conflict passage into C (conflicting); the rest
+    /// join NC (non-conflicting) by their base case.
+    #[arg(long, value_name = "P")]
+    pub conflict_share: Option<f64>,
+    /// Seed 002: the matcher that defines K (closed-book-correct). `paper`
+    /// uses accuracy for the main MR tables and exact match for the audit
+    /// families (HOR, BCR, transitions, controls), as the paper does.
+    #[arg(long, default_value = "paper", value_parser = ["paper", "exact", "accuracy"])]
+    pub k_matcher: String,
     #[command(flatten)]
     pub boot: BootArgs,
 }
@@ -84,7 +106,7 @@ pub struct CompareArgs {
 
 pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
     if let Some(ScoreSub::Compare(c)) = a.sub {
-        let opts = ScoreOptions { bootstrap: c.boot.bootstrap, seed: c.boot.seed };
+        let opts = ScoreOptions { bootstrap: c.boot.bootstrap, seed: c.boot.seed, ..Default::default() };
         let side_a = Side { scores: c.a.clone(), model: c.a_model, prompt: c.a_prompt, condition: c.a_condition };
         let side_b = Side { scores: c.b.unwrap_or(c.a), model: c.b_model, prompt: c.b_prompt, condition: c.b_condition };
         let r = compare(store, &side_a, &side_b, &c.metric, &opts)?;
@@ -93,10 +115,16 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
         println!("{}\t{}\t{}\t{}\t{}\t{}\t{}", r.metric, r.questions, f(r.a), f(r.b), f(r.diff), f(r.ci.map(|c| c.0)), f(r.ci.map(|c| c.1)));
         return Ok(crate::StageOut::default());
     }
-    let opts = ScoreOptions { bootstrap: a.boot.bootstrap, seed: a.boot.seed };
+    let opts = ScoreOptions {
+        bootstrap: a.boot.bootstrap,
+        seed: a.boot.seed,
+        parse: if a.lenient { ParseMode::Lenient } else { ParseMode::Reference },
+        conflict_share: a.conflict_share,
+        k_matcher: KMatcher::parse(&a.k_matcher).expect("checked by clap"),
+    };
     let report = if let Some(file) = &a.predictions {
         let Some(against) = &a.against else { bail!("--predictions needs --against <questions or cases artifact>") };
-        let cols = PredictionColumns { id: a.id_col.clone(), prediction: a.pred_col.clone(), model: a.model_col.clone() };
+        let cols = PredictionColumns { id: a.id_col.clone(), prediction: a.pred_col.clone(), model: a.model_col.clone(), role: a.role.clone() };
         let (report, unmatched) = score_predictions(store, file, against, &cols, &opts)?;
         if !unmatched.is_empty() {
             eprintln!("{} prediction id(s) matched nothing: {}{}", unmatched.len(), unmatched.iter().take(10).cloned().collect::<Vec<_>>().join(", "), if unmatched.len() > 10 { ", …" } else { "" });

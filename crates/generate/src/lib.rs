@@ -141,7 +141,7 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
     let mut recipe = Recipe::new(
         "generate",
         STAGE_VERSION,
-        json!({"template": {"id": t.id, "version": t.version}, "settings": opts.settings, "backend": model.backend, "conditions": opts.conditions}),
+        json!({"template": {"id": t.id, "version": t.version, "study": t.study, "role": t.role, "variant": t.variant}, "settings": opts.settings, "backend": model.backend, "conditions": opts.conditions}),
     );
     recipe.inputs = vec![cases_id.clone()];
     recipe.resources.insert("model".into(), format!("{}:{}", model.backend, model.key));
@@ -266,7 +266,7 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
         });
     }
     let details = json!({
-        "template": {"id": t.id, "version": t.version, "source": t.source},
+        "template": {"id": t.id, "version": t.version, "source": t.source, "study": t.study, "role": t.role, "variant": t.variant},
         "backend": model.backend, "model": model.name, "model_key": model.key,
         "settings": opts.settings, "requests": summary.requests, "failed": summary.failed,
     });

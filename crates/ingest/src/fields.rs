@@ -39,6 +39,11 @@ impl Obj {
         }
     }
 
+    /// Look at a field without taking it.
+    pub fn peek(&self, key: &str) -> Option<&Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
     pub fn take(&mut self, key: &str) -> Option<Value> {
         self.map.remove(key).filter(|v| !v.is_null())
     }

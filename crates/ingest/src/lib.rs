@@ -286,6 +286,12 @@ fn source_files(opts: &IngestOptions, format: Format) -> Result<Vec<PathBuf>, In
         }
         if format == Format::Beir {
             files.extend(formats::beir::files(p)?.all());
+        } else if format == Format::Nomiracl && p.is_dir() {
+            // NoMIRACL's distribution layout: corpus.jsonl, topics/, qrels/.
+            let mut v = Vec::new();
+            collect_files(p, &mut v);
+            v.sort();
+            files.extend(v);
         } else if p.is_dir() {
             return Err(IngestError::File { file: p.display().to_string(), message: format!("is a directory; the `{}` format reads files", format.name()) });
         } else {

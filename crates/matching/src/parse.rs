@@ -23,29 +23,81 @@ impl NomiraclLabel {
     }
 }
 
-/// NoMIRACL's parsing rules (Thakur et al. 2024, evaluation code), in order:
-/// lowercase, newlines to spaces, curly apostrophes to `'`; if both
-/// "yes, answer is present" and "i don't know" occur -> invalid; "i don't
-/// know" -> idk; "yes, answer is present" -> yes; "answer is present" ->
-/// yes; "answer is not present" -> idk; else invalid.
-pub fn nomiracl_label(response: &str) -> NomiraclLabel {
-    let t = response.to_lowercase().replace(['\n', '\r'], " ").replace(['\u{2019}', '\u{2018}', '`'], "'");
+/// Which parsing rules to apply to a response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ParseMode {
+    /// Exactly the reference code's rules (NoMIRACL's
+    /// `VanillaTemplate.postprocess`; RGB's `evalue.py`). The default.
+    #[default]
+    Reference,
+    /// Kinder normalisation (`--lenient`): NoMIRACL also maps curly
+    /// apostrophes, backticks and `\r` before matching; RGB matches its
+    /// phrases case-insensitively.
+    Lenient,
+}
+
+impl ParseMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            ParseMode::Reference => "reference",
+            ParseMode::Lenient => "lenient",
+        }
+    }
+}
+
+/// NoMIRACL's label of a response, exactly as the official code
+/// (project-miracl/nomiracl, `nomiracl/prompts/template.py`,
+/// `VanillaTemplate.postprocess`, inherited by the role, repeat and
+/// explanation templates) computes it:
+/// 1. normalise: `\n` -> space, `\t` -> space, lowercase (nothing else:
+///    no trimming, no apostrophe mapping);
+/// 2. both "i don't know" and "yes, answer is present" occur -> invalid
+///    (the code's word-count tie-break compares single words with a
+///    phrase, so it never fires);
+/// 3. "i don't know" -> idk; "yes, answer is present" -> yes;
+/// 4. "answer is present" -> yes; "answer is not present" -> idk;
+/// 5. a bracketed number (`[3]`) in a normalised response shorter than 10
+///    characters -> yes; otherwise invalid.
+///
+/// [`ParseMode::Lenient`] first maps curly apostrophes and backticks to
+/// `'` and `\r` to a space (ragprobe's earlier normalisation).
+pub fn nomiracl_label_with(response: &str, mode: ParseMode) -> NomiraclLabel {
+    let mut t = response.replace('\n', " ").replace('\t', " ").to_lowercase();
+    if mode == ParseMode::Lenient {
+        t = t.replace('\r', " ").replace(['\u{2019}', '\u{2018}', '`'], "'");
+    }
     let yes = t.contains("yes, answer is present");
     let idk = t.contains("i don't know");
     if yes && idk {
         NomiraclLabel::Invalid
     } else if idk {
         NomiraclLabel::IDontKnow
-    } else if yes {
+    } else if yes || t.contains("answer is present") {
         NomiraclLabel::Yes
     } else if t.contains("answer is not present") {
-        // Checked before the shorter phrase it contains.
         NomiraclLabel::IDontKnow
-    } else if t.contains("answer is present") {
+    } else if t.chars().count() < 10 && has_bracketed_number(&t) {
         NomiraclLabel::Yes
     } else {
         NomiraclLabel::Invalid
     }
+}
+
+/// The reference's `re.findall(r"\[(\d+|10)\]", response)` is non-empty.
+fn has_bracketed_number(t: &str) -> bool {
+    let b = t.as_bytes();
+    (0..b.len()).any(|i| {
+        if b[i] != b'[' {
+            return false;
+        }
+        let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        digits > 0 && b.get(i + 1 + digits) == Some(&b']')
+    })
+}
+
+/// [`nomiracl_label_with`] under the reference rules.
+pub fn nomiracl_label(response: &str) -> NomiraclLabel {
+    nomiracl_label_with(response, ParseMode::Reference)
 }
 
 /// Seed 000's unanswerable label: the normalised response contains
@@ -60,37 +112,60 @@ pub fn says_conflict(response: &str) -> bool {
     normalize_answer(response).contains("conflict")
 }
 
-/// RGB's rejection: the response says the documents do not hold enough
-/// information (en "insufficient information", zh "信息不足").
-pub fn rgb_rejection(response: &str) -> bool {
-    response.to_lowercase().contains("insufficient information") || response.contains("信息不足")
-}
-
-/// RGB's error detection: the response says the documents contain factual
-/// errors (en "factual errors", zh "事实性错误").
-pub fn rgb_fact_error(response: &str) -> bool {
-    response.to_lowercase().contains("factual errors") || response.contains("事实性错误")
-}
-
-/// RGB's answer check (`checkanswer`): lowercase the prediction (and, for
-/// Chinese, remove spaces, as RGB does for Chinese predictions); the
-/// response is correct when every required part is matched by at least one
-/// of its aliases as a substring. An empty part list is never correct.
-pub fn rgb_correct(response: &str, parts: &[Vec<String>], zh: bool) -> bool {
-    let mut p = response.to_lowercase();
+/// The prediction RGB's `evalue.py` inspects: for Chinese datasets the
+/// ASCII spaces are removed (`prediction.replace(" ", "")`) before every
+/// check; otherwise the raw prediction.
+fn rgb_prediction(response: &str, zh: bool) -> std::borrow::Cow<'_, str> {
     if zh {
-        p.retain(|c| !c.is_whitespace());
+        std::borrow::Cow::Owned(response.replace(' ', ""))
+    } else {
+        std::borrow::Cow::Borrowed(response)
     }
-    !parts.is_empty()
-        && parts.iter().all(|aliases| {
-            aliases.iter().any(|a| {
-                let mut a = a.to_lowercase();
-                if zh {
-                    a.retain(|c| !c.is_whitespace());
-                }
-                !a.is_empty() && p.contains(&a)
-            })
-        })
+}
+
+/// RGB's rejection (`evalue.py` `predict`): `'信息不足' in prediction or
+/// 'insufficient information' in prediction`, case-sensitive, on the
+/// prediction (ASCII spaces removed for Chinese). Lenient: case-insensitive.
+pub fn rgb_rejection(response: &str, zh: bool, mode: ParseMode) -> bool {
+    let p = rgb_prediction(response, zh);
+    let en = match mode {
+        ParseMode::Reference => p.contains("insufficient information"),
+        ParseMode::Lenient => p.to_lowercase().contains("insufficient information"),
+    };
+    en || p.contains("信息不足")
+}
+
+/// RGB's error detection (`evalue.py`): `'事实性错误' in prediction or
+/// 'factual errors' in prediction`, case-sensitive, on the prediction
+/// (ASCII spaces removed for Chinese). Lenient: case-insensitive.
+pub fn rgb_fact_error(response: &str, zh: bool, mode: ParseMode) -> bool {
+    let p = rgb_prediction(response, zh);
+    let en = match mode {
+        ParseMode::Reference => p.contains("factual errors"),
+        ParseMode::Lenient => p.to_lowercase().contains("factual errors"),
+    };
+    en || p.contains("事实性错误")
+}
+
+/// RGB's answer check (`evalue.py` `checkanswer`): the prediction (ASCII
+/// spaces removed for Chinese) and the answers are lowercased; each
+/// required part is matched when one of its aliases is a substring; the
+/// response is correct when every part matches (`0 not in labels and 1 in
+/// labels`). A response that rejects ("insufficient information") gets the
+/// label `[-1]` and is never correct under the reference rules. An empty
+/// part list is never correct. The answers themselves keep their spaces,
+/// as in RGB.
+pub fn rgb_correct(response: &str, parts: &[Vec<String>], zh: bool, mode: ParseMode) -> bool {
+    if mode == ParseMode::Reference && rgb_rejection(response, zh, mode) {
+        return false;
+    }
+    rgb_parts_matched(response, parts, zh)
+}
+
+/// Every part matched (RGB `checkanswer` without the rejection rule).
+pub fn rgb_parts_matched(response: &str, parts: &[Vec<String>], zh: bool) -> bool {
+    let p = rgb_prediction(response, zh).to_lowercase();
+    !parts.is_empty() && parts.iter().all(|aliases| aliases.iter().any(|a| !a.is_empty() && p.contains(&a.to_lowercase())))
 }
 
 #[cfg(test)]
@@ -108,8 +183,33 @@ mod tests {
         assert_eq!(nomiracl_label("i DON'T KNOW."), IDontKnow);
     }
     #[test]
-    fn nomiracl_rule_curly_apostrophe() {
-        assert_eq!(nomiracl_label("I don\u{2019}t know"), IDontKnow);
+    fn nomiracl_rule_curly_apostrophe_is_not_mapped_by_the_reference() {
+        // The reference does not map U+2019: no phrase matches.
+        assert_eq!(nomiracl_label("I don\u{2019}t know"), Invalid);
+        assert_eq!(nomiracl_label_with("I don\u{2019}t know", ParseMode::Lenient), IDontKnow);
+        assert_eq!(nomiracl_label_with("I don`t know", ParseMode::Lenient), IDontKnow);
+    }
+    #[test]
+    fn nomiracl_rule_tabs_become_spaces() {
+        assert_eq!(nomiracl_label("Yes,\tanswer is present"), Yes);
+        assert_eq!(nomiracl_label("I\tdon't know"), IDontKnow);
+    }
+    #[test]
+    fn nomiracl_rule_carriage_return_is_kept_by_the_reference() {
+        assert_eq!(nomiracl_label("I don't\r know"), Invalid);
+        assert_eq!(nomiracl_label_with("I don't\rknow", ParseMode::Lenient), IDontKnow);
+    }
+    #[test]
+    fn nomiracl_rule_bracketed_number_in_a_short_response() {
+        // "[3]" alone: 3 characters < 10 and a bracketed number -> yes.
+        assert_eq!(nomiracl_label("[3]"), Yes);
+        assert_eq!(nomiracl_label("[10]."), Yes);
+        // " [2] [5] " is 9 characters: yes.
+        assert_eq!(nomiracl_label(" [2] [5] "), Yes);
+        // 10 characters or more: invalid.
+        assert_eq!(nomiracl_label("Context [3]"), Invalid);
+        assert_eq!(nomiracl_label("[a]"), Invalid);
+        assert_eq!(nomiracl_label("[]"), Invalid);
     }
     #[test]
     fn nomiracl_rule_yes_answer_is_present() {
@@ -144,18 +244,43 @@ mod tests {
         assert!(says_unanswerable("It is 'unanswerable'"));
         assert!(!says_unanswerable("Paris"));
         assert!(says_conflict("Conflict"));
-        assert!(rgb_rejection("I can not answer the question because of the insufficient information in documents."));
-        assert!(rgb_fact_error("There are factual errors in the provided documents."));
-        assert!(rgb_rejection("文档信息不足，因此我无法基于提供的文档回答该问题。"));
+        let r = ParseMode::Reference;
+        assert!(rgb_rejection("I can not answer the question because of the insufficient information in documents.", false, r));
+        assert!(rgb_fact_error("There are factual errors in the provided documents.", false, r));
+        assert!(rgb_rejection("文档信息不足，因此我无法基于提供的文档回答该问题。", true, r));
     }
 
     #[test]
     fn rgb_multi_part_rule() {
         let parts = vec![vec!["Neil Armstrong".to_string(), "Armstrong".into()], vec!["Buzz Aldrin".into(), "Aldrin".into()]];
-        assert!(rgb_correct("armstrong and aldrin", &parts, false));
-        assert!(!rgb_correct("Neil Armstrong only", &parts, false));
-        assert!(rgb_correct("答案是 北京", &[vec!["北京".into()]], true));
-        assert!(rgb_correct("答案是北 京", &[vec!["北京".into()]], true), "spaces removed for Chinese");
-        assert!(!rgb_correct("anything", &[], false));
+        let r = ParseMode::Reference;
+        assert!(rgb_correct("armstrong and aldrin", &parts, false, r));
+        assert!(!rgb_correct("Neil Armstrong only", &parts, false, r));
+        assert!(rgb_correct("答案是 北京", &[vec!["北京".into()]], true, r));
+        assert!(rgb_correct("答案是北 京", &[vec!["北京".into()]], true, r), "ASCII spaces removed for Chinese");
+        assert!(!rgb_correct("anything", &[], false, r));
+    }
+
+    #[test]
+    fn rgb_phrases_are_case_sensitive_as_in_evalue_py() {
+        let (r, l) = (ParseMode::Reference, ParseMode::Lenient);
+        // evalue.py: 'factual errors' in prediction -- on the raw text.
+        assert!(!rgb_fact_error("Factual errors exist in document 2.", false, r));
+        assert!(rgb_fact_error("Factual errors exist in document 2.", false, l));
+        assert!(rgb_fact_error("There are factual errors in the provided documents.", false, r));
+        assert!(!rgb_rejection("Insufficient information.", false, r));
+        assert!(rgb_rejection("Insufficient information.", false, l));
+        // Chinese: spaces removed before the check.
+        assert!(rgb_fact_error("存在 事实性 错误", true, r));
+    }
+
+    #[test]
+    fn rgb_a_rejection_is_never_correct_under_the_reference() {
+        let parts = vec![vec!["Paris".to_string()]];
+        let resp = "Paris? I can not answer the question because of the insufficient information in documents.";
+        assert!(!rgb_correct(resp, &parts, false, ParseMode::Reference));
+        assert!(rgb_correct(resp, &parts, false, ParseMode::Lenient));
+        // Chinese answers keep their spaces (RGB strips the prediction only).
+        assert!(!rgb_correct("纽约", &[vec!["纽 约".into()]], true, ParseMode::Reference));
     }
 }

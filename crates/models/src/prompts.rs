@@ -22,6 +22,13 @@ type Result<T, E = TemplateError> = std::result::Result<T, E>;
 
 /// Placeholders a message may use.
 pub const PLACEHOLDERS: &[&str] = &["question", "documents", "answer", "sentence", "entities", "foil", "options"];
+/// Roles a template may declare (design.md §3): what it does in its study.
+/// `closed-book`: the no-retrieval baseline (seed 000 closed QA; seed 002
+/// K/U strata); `normal`, `unans`, `conflict`: seed 000's three answer
+/// prompts (Table 9); `soft`, `strict`: seed 002's source-priority
+/// policies; `nomiracl`: seed 001 relevance assessment; `rgb`: RGB's
+/// answer prompt; `writer`: prompts that write passages (GenADV, conflict).
+pub const ROLES: &[&str] = &["closed-book", "normal", "unans", "conflict", "soft", "strict", "nomiracl", "rgb", "writer"];
 /// Placeholders the per-document format may use.
 pub const DOC_PLACEHOLDERS: &[&str] = &["index", "title", "text"];
 
@@ -44,6 +51,14 @@ pub struct Template {
     pub verbatim: bool,
     #[serde(default)]
     pub purpose: String,
+    /// What the template does in its study ([`ROLES`]); the score stage
+    /// pairs runs and picks metric families from it, never from the id.
+    #[serde(default)]
+    pub role: String,
+    /// Wording variant within a role (`v0`, `v1`, `v2` of the RAG-Stress
+    /// policies, `mcq`, ...): Strict and Soft of one variant are twins.
+    #[serde(default)]
+    pub variant: String,
     #[serde(default)]
     pub description: String,
     #[serde(default)]
@@ -97,6 +112,9 @@ impl Template {
     /// Parse and validate a template's TOML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Template> {
         let t: Template = toml::from_str(text).map_err(|e| TemplateError(format!("{origin}: {e}")))?;
+        if !t.role.is_empty() && !ROLES.contains(&t.role.as_str()) {
+            return Err(TemplateError(format!("{origin}: role `{}` is not known (known: {})", t.role, ROLES.join(", "))));
+        }
         if t.messages.is_empty() {
             return Err(TemplateError(format!("{origin}: template `{}` has no [[messages]]", t.id)));
         }

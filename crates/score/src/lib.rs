@@ -12,6 +12,8 @@ pub mod metrics;
 pub mod predictions;
 pub mod row;
 
+pub use ragprobe_matching::parse::ParseMode;
+
 use ragprobe_artifact::cases::{read_cases, CaseRow};
 use ragprobe_artifact::responses::read_responses;
 use ragprobe_artifact::scores::{read_scores, write_scores, ScoreRow};
@@ -21,7 +23,7 @@ use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Version of the score stage's logic; part of every recipe.
-pub const STAGE_VERSION: u32 = 1;
+pub const STAGE_VERSION: u32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScoreError {
@@ -33,17 +35,58 @@ pub enum ScoreError {
 
 pub type Result<T, E = ScoreError> = std::result::Result<T, E>;
 
-/// Options of the aggregate metrics.
-#[derive(Debug, Clone, Copy)]
+/// Options of the scoring and the aggregate metrics.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScoreOptions {
     /// Bootstrap resamples (the study's audit used 20,000).
     pub bootstrap: usize,
     pub seed: u64,
+    /// Response parsing: the reference code's rules (default) or the
+    /// lenient variant ([`ragprobe_matching::parse::ParseMode`]).
+    pub parse: ragprobe_matching::parse::ParseMode,
+    /// Seed 000 Table 7: put only this share of the questions with a built
+    /// conflict passage into C (seeded by question), the rest into NC.
+    /// None: every such question is in C.
+    pub conflict_share: Option<f64>,
+    /// Seed 002: the matcher that defines K (closed-book-correct).
+    pub k_matcher: metrics::KMatcher,
 }
 
 impl Default for ScoreOptions {
     fn default() -> Self {
-        ScoreOptions { bootstrap: 2000, seed: 0 }
+        ScoreOptions { bootstrap: 2000, seed: 0, parse: Default::default(), conflict_share: None, k_matcher: metrics::KMatcher::Paper }
+    }
+}
+
+impl ScoreOptions {
+    /// The options as recipe parameters.
+    pub fn params(&self) -> serde_json::Value {
+        json!({"bootstrap": self.bootstrap, "seed": self.seed, "parse": self.parse.name(), "conflict_share": self.conflict_share, "k_matcher": self.k_matcher.name()})
+    }
+}
+
+/// What a prompt template declared about itself (recorded by generate in
+/// the responses manifest): the score stage pairs runs and picks metric
+/// families from the role, never from the template id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PromptInfo {
+    pub id: String,
+    pub study: Option<String>,
+    pub role: Option<String>,
+    pub variant: Option<String>,
+}
+
+impl PromptInfo {
+    /// A prompt known only by its id (external predictions): no role.
+    pub fn bare(id: &str) -> PromptInfo {
+        PromptInfo { id: id.into(), ..Default::default() }
+    }
+
+    /// The declarations in a responses manifest's `details.template`.
+    pub fn from_details(template_id: &str, details: &serde_json::Value) -> PromptInfo {
+        let t = &details["template"];
+        let get = |k: &str| t[k].as_str().filter(|s| !s.is_empty()).map(String::from);
+        PromptInfo { id: template_id.into(), study: get("study"), role: get("role"), variant: get("variant") }
     }
 }
 
@@ -66,7 +109,12 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
     let mut ids: Vec<String> = responses.iter().map(|r| store.resolve_kind(r, kinds::RESPONSES)).collect::<Result<_, _>>()?;
     ids.sort();
     ids.dedup();
-    let mut recipe = Recipe::new("score", STAGE_VERSION, json!({"bootstrap": opts.bootstrap, "seed": opts.seed}));
+    if let Some(p) = opts.conflict_share {
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(ScoreError::Invalid(format!("--conflict-share {p} must be in (0, 1]")));
+        }
+    }
+    let mut recipe = Recipe::new("score", STAGE_VERSION, opts.params());
     recipe.inputs = ids.clone();
     if let Some(rec) = store.cached(&recipe)? {
         tracing::info!("score: cached, not run (action {})", &rec.key[..12]);
@@ -85,9 +133,15 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
             case_cache.insert(cases_id.clone(), cases.into_iter().map(|c| (c.case_id.clone(), c)).collect());
         }
         let cases = &case_cache[&cases_id];
+        let mut warned = false;
         for r in read_responses(store, id)? {
             let case = cases.get(&r.case_id).ok_or_else(|| ScoreError::Invalid(format!("responses {id}: case {} is not in cases {cases_id}", r.case_id)))?;
-            scored.push(row::score(case, &r.template, &r.model, &r.request_id, r.text.as_deref()));
+            let prompt = PromptInfo::from_details(&r.template, &m.details);
+            if prompt.role.is_none() && !warned {
+                warned = true;
+                tracing::warn!("responses {}: template `{}` declares no role (or the artifact was written by an older ragprobe): only accuracy/EM/F1 are computed for it; rerun generate (finished calls are cached) to record the role", &id[..12.min(id.len())], r.template);
+            }
+            scored.push(row::score(case, &prompt, &r.model, &r.request_id, r.text.as_deref(), opts.parse));
         }
     }
     finish(store, &recipe, scored, opts)
@@ -96,9 +150,10 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
 /// Aggregate scored rows into metrics and write both artifacts.
 pub(crate) fn finish(store: &Store, recipe: &Recipe, scored: Vec<ScoreRow>, opts: &ScoreOptions) -> Result<ScoreReport> {
     let failed = scored.iter().filter(|r| r.failed).count();
-    let mut out = metrics::Out { rows: Vec::new(), bootstrap: opts.bootstrap, seed: opts.seed };
+    let mut out = metrics::Out::new(opts);
     metrics::all(&scored, &mut out);
-    let details = json!({"rows": scored.len(), "failed_excluded": failed, "bootstrap": opts.bootstrap, "seed": opts.seed, "interval": "question-clustered percentile bootstrap, 95%"});
+    let details = json!({"rows": scored.len(), "failed_excluded": failed, "bootstrap": opts.bootstrap, "seed": opts.seed, "parse": opts.parse.name(),
+        "conflict_share": opts.conflict_share, "k_matcher": opts.k_matcher.name(), "interval": "question-clustered percentile bootstrap, 95%"});
     let scores = write_scores(store, recipe, scored, details.clone())?;
     let metrics = write_metrics(store, recipe, out.rows.clone(), details)?;
     store.record_action(recipe, &[scores.clone(), metrics.clone()])?;

@@ -5,10 +5,11 @@
 //! Each sample mean carries n and a question-clustered 95% bootstrap
 //! interval ([`crate::bootstrap`]). An empty subset gives n = 0 and no value.
 //! Families whose study defines them under a particular prompt are computed
-//! for the prompts that play that role: conflict detection for templates
-//! whose id contains `conflict`; RAD, stubbornness and PAR for the others
-//! (PAR not under an `unans` prompt, where unanswerable questions expect
-//! "unanswerable").
+//! for the responses whose template *declared* that role (design.md §3),
+//! never from template ids: conflict detection for `conflict`; RAD for
+//! `normal` and `unans`; stubbornness and PAR for `normal`; the RAG-Stress
+//! family for `soft`/`strict` paired with the study's `closed-book`
+//! baseline. A template named `no-conflict-v2` runs what its role says.
 
 use ragprobe_artifact::scores::ScoreRow;
 use ragprobe_artifact::tables::MetricRow;
@@ -53,9 +54,98 @@ pub struct Out {
     pub rows: Vec<MetricRow>,
     pub bootstrap: usize,
     pub seed: u64,
+    /// Seed 000 Table 7: share of the conflict-passage questions put in C.
+    pub conflict_share: Option<f64>,
+    /// Seed 002: which matcher defines K.
+    pub k_matcher: KMatcher,
+    /// Parsing rules the rows were scored with (RGB correction quirk).
+    pub parse: ragprobe_matching::parse::ParseMode,
+}
+
+/// Seed 002: the matcher that defines K (closed-book-correct) and decides
+/// "gives the reference" / "foil-only" in the families that use K.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KMatcher {
+    /// The paper's choice per table: the main MR tables (§3.2, §4.3:
+    /// "closed-book-correct subset") use `accuracy`; the audit families
+    /// (§C.1: "K denotes baseline-exact-correct items", §C.2 "normalized
+    /// exact gold matches", §C.4 "exact foil-only rates": HOR, BCR, their
+    /// Strict−Soft contrasts, transitions, the clean-arm control and the
+    /// common stratum) use `exact`.
+    #[default]
+    Paper,
+    /// Normalised exact match (SQuAD normalisation): `em`, and foil-only =
+    /// `foil_exact` and not `em`.
+    Exact,
+    /// SQuAD-normalised substring (seed 000 §4.2 accuracy): `accuracy`,
+    /// and foil-only = `foil_only`.
+    Accuracy,
+}
+
+impl KMatcher {
+    pub fn name(self) -> &'static str {
+        match self {
+            KMatcher::Paper => "paper",
+            KMatcher::Exact => "exact",
+            KMatcher::Accuracy => "accuracy",
+        }
+    }
+    pub fn parse(s: &str) -> Option<KMatcher> {
+        [KMatcher::Paper, KMatcher::Exact, KMatcher::Accuracy].into_iter().find(|m| m.name() == s)
+    }
+    /// The matcher of the main MR tables.
+    fn main(self) -> Matcher {
+        if self == KMatcher::Exact {
+            Matcher::Exact
+        } else {
+            Matcher::Accuracy
+        }
+    }
+    /// The matcher of the audit families (§C).
+    fn audit(self) -> Matcher {
+        if self == KMatcher::Accuracy {
+            Matcher::Accuracy
+        } else {
+            Matcher::Exact
+        }
+    }
+}
+
+/// A concrete matcher: whether a row gives the reference, and whether it
+/// gives the foil only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Matcher {
+    Exact,
+    Accuracy,
+}
+
+impl Matcher {
+    fn name(self) -> &'static str {
+        match self {
+            Matcher::Exact => "exact",
+            Matcher::Accuracy => "accuracy",
+        }
+    }
+    fn correct(self, r: &ScoreRow) -> bool {
+        match self {
+            Matcher::Exact => r.em == Some(true),
+            Matcher::Accuracy => r.accuracy == Some(true),
+        }
+    }
+    fn foil_only(self, r: &ScoreRow) -> bool {
+        match self {
+            Matcher::Exact => r.foil_exact == Some(true) && r.em != Some(true),
+            Matcher::Accuracy => r.foil_only == Some(true),
+        }
+    }
 }
 
 impl Out {
+    /// An empty collector for these options.
+    pub fn new(opts: &crate::ScoreOptions) -> Out {
+        Out { rows: Vec::new(), bootstrap: opts.bootstrap, seed: opts.seed, conflict_share: opts.conflict_share, k_matcher: opts.k_matcher, parse: opts.parse }
+    }
+
     /// A sample-mean metric (x `scale`) with its interval.
     pub fn mean(&mut self, k: &Key, condition: &str, metric: &str, c: &Clusters, scale: f64, details: Value) {
         let vals = c.values();
@@ -108,6 +198,11 @@ fn b(x: bool) -> f64 {
 
 /// Rows grouped by (dataset, model, prompt), failed rows removed (counted).
 type Groups<'a> = BTreeMap<(String, String, String), Vec<&'a ScoreRow>>;
+
+/// The template's declared role is one of `roles`.
+fn role_in(r: &ScoreRow, roles: &[&str]) -> bool {
+    r.prompt_role.as_deref().is_some_and(|x| roles.contains(&x))
+}
 
 fn groups<'a>(rows: &'a [ScoreRow], pred: impl Fn(&ScoreRow) -> bool) -> Groups<'a> {
     let mut g: Groups = BTreeMap::new();
@@ -222,8 +317,9 @@ fn by_qid<'a>(rs: &[&'a ScoreRow], cond: &str) -> BTreeMap<&'a str, &'a ScoreRow
 /// (`add-random`, `add-topk`, `add-genadv`, `add-conflict`). Correct means
 /// the gold answer, or "unanswerable" for a question labelled unanswerable;
 /// with such labels RAD is also split into answerable / unanswerable.
+/// Computed for the `normal` and `unans` roles.
 pub fn rad(rows: &[ScoreRow], out: &mut Out) {
-    for (g, rs) in groups(rows, |r| !r.prompt.contains("conflict")) {
+    for (g, rs) in groups(rows, |r| role_in(r, &["normal", "unans"])) {
         let base = by_qid(&rs, "base");
         if base.is_empty() {
             continue;
@@ -257,42 +353,76 @@ pub fn rad(rows: &[ScoreRow], out: &mut Out) {
     }
 }
 
-/// Seed 000 §5.4 Table 7 (Conflict prompt): on answerable questions that
-/// have an `add-conflict` case, Acc(C) = share of conflict cases answered
-/// "conflict"; Acc(NC) = share of their `base` cases (no conflict passage)
-/// answered with the gold answer and not "conflict"; Acc over both.
+/// Seed 000 §5.4 Table 7 (Conflict prompt, role `conflict`): three
+/// disjoint-or-pooled populations of *answerable* questions (some top-k
+/// passage holds a gold answer), each question counted once:
+/// * C = the questions whose conflict passage was built and passed every
+///   filter (they have an `add-conflict` case); Acc(C) = share answered
+///   "conflict";
+/// * NC = the other answerable questions, under the top-k documents alone
+///   (`base`); Acc(NC) = share answered with the gold answer and not
+///   "conflict";
+/// * Acc = over C ∪ NC (every answerable question once).
+///
+/// The paper's Table 7 shows C and NC are disjoint groups: within a
+/// dataset (Acc(NC) − Acc) / (Acc(NC) − Acc(C)) is the same for every
+/// model (it is |C| / (|C| + |NC|)). With `conflict_share` = P, only a
+/// seeded share P of the questions with a conflict passage form C (chosen
+/// per question from SHA-256(seed, qid)); the others join NC through their
+/// `base` case — for runs where nearly every passage can be built.
 pub fn conflict_detection(rows: &[ScoreRow], out: &mut Out) {
-    for (g, rs) in groups(rows, |r| r.prompt.contains("conflict")) {
+    for (g, rs) in groups(rows, |r| role_in(r, &["conflict"])) {
         let conflict = by_qid(&rs, "add-conflict");
         if conflict.is_empty() {
             continue;
         }
         let base = by_qid(&rs, "base");
         let k = key("imperfect", &g);
+        let (share_p, seed) = (out.conflict_share, out.seed);
+        let in_c = |qid: &str| match share_p {
+            None => true,
+            Some(p) => share_draw(seed, qid) < p,
+        };
         let (mut c, mut nc, mut all) = (Clusters::default(), Clusters::default(), Clusters::default());
+        let mut c_qids = BTreeSet::new();
         for (qid, r) in &conflict {
+            if r.answerable != Some(true) || !in_c(qid) {
+                continue;
+            }
+            c_qids.insert(*qid);
             let ok = b(r.says_conflict == Some(true));
             c.add(qid, ok);
             all.add(qid, ok);
         }
         for (qid, r) in &base {
-            if conflict.contains_key(qid) && r.answerable == Some(true) {
-                let ok = b(r.accuracy == Some(true) && r.says_conflict != Some(true));
-                nc.add(qid, ok);
-                all.add(qid, ok);
+            if c_qids.contains(qid) || r.answerable != Some(true) {
+                continue;
             }
+            let ok = b(r.accuracy == Some(true) && r.says_conflict != Some(true));
+            nc.add(qid, ok);
+            all.add(qid, ok);
         }
-        out.mean(&k, "add-conflict", "acc_c", &c, 100.0, json!({"definition": "conflict cases answered 'conflict'"}));
-        out.mean(&k, "base", "acc_nc", &nc, 100.0, json!({"definition": "answerable cases without a conflict passage answered with the gold answer and not 'conflict'"}));
-        out.mean(&k, "add-conflict+base", "acc", &all, 100.0, json!({"definition": "both sets pooled"}));
+        let (nc_n, c_n) = (nc.n() as f64, c.n() as f64);
+        let share = (c_n + nc_n > 0.0).then(|| c_n / (c_n + nc_n));
+        let cs = out.conflict_share;
+        let d = |s: &str| json!({"definition": s, "c": c_n, "nc": nc_n, "c_share": share, "conflict_share": cs});
+        out.mean(&k, "add-conflict", "acc_c", &c, 100.0, d("C: answerable questions whose conflict passage was built (add-conflict case), answered 'conflict'"));
+        out.mean(&k, "base", "acc_nc", &nc, 100.0, d("NC: the other answerable questions (top-k only), answered with the gold answer and not 'conflict'"));
+        out.mean(&k, "add-conflict+base", "acc", &all, 100.0, d("every answerable question once: C by its conflict case, NC by its base case"));
     }
+}
+
+/// A uniform draw in [0, 1) fixed by (seed, qid): the seeded C/NC split.
+pub fn share_draw(seed: u64, qid: &str) -> f64 {
+    let h = ragprobe_artifact::sha256_hex(format!("{seed}\u{1f}{qid}\u{1f}conflict-share").as_bytes());
+    u64::from_str_radix(&h[..16], 16).expect("hex") as f64 / 2f64.powi(64)
 }
 
 /// Seed 000 §5.4 Table 8 (Normal prompt): on ARA (questions correct in
 /// `base`) with a conflict passage added: A->A = still the gold answer;
-/// A->C = not the gold answer but the foil; A->U = neither.
+/// A->C = not the gold answer but the foil; A->U = neither. Role `normal`.
 pub fn stubbornness(rows: &[ScoreRow], out: &mut Out) {
-    for (g, rs) in groups(rows, |r| !r.prompt.contains("conflict")) {
+    for (g, rs) in groups(rows, |r| role_in(r, &["normal"])) {
         let conflict = by_qid(&rs, "add-conflict");
         let base = by_qid(&rs, "base");
         if conflict.is_empty() || base.is_empty() {
@@ -319,8 +449,9 @@ pub fn stubbornness(rows: &[ScoreRow], out: &mut Out) {
 
 /// Seed 000 Table 13 (Normal prompt): PAR = share of unanswerable questions
 /// (no retrieved passage holds the answer) answered correctly anyway.
+/// Role `normal`.
 pub fn par(rows: &[ScoreRow], out: &mut Out) {
-    for (g, rs) in groups(rows, |r| r.condition == "base" && !r.prompt.contains("conflict") && !r.prompt.contains("unans")) {
+    for (g, rs) in groups(rows, |r| r.condition == "base" && role_in(r, &["normal"])) {
         let k = key("imperfect", &g);
         let mut c = Clusters::default();
         for r in rs.iter().filter(|r| r.answerable == Some(false)) {
@@ -363,135 +494,310 @@ pub fn nomiracl(rows: &[ScoreRow], out: &mut Out) {
 
 const POSITIONS: [&str; 3] = ["beginning", "middle", "end"];
 
-/// Seed 002 (RAG-Stress), per dataset and model:
-/// K = questions whose closed-book response is correct (the baseline),
-/// U = the others. Per policy prompt P:
-/// * clean accuracy on the full set (all positions; and per position);
-/// * MR = share of K whose edited-evidence response is foil-only, per
-///   position, and with positions averaged within question;
-/// * harmful override (on K) = share whose edited response no longer gives
-///   the reference; beneficial correction (on U) = share whose clean
-///   response gives the reference (both averaged over positions within
-///   question; different strata, not to be subtracted);
-/// * direct clean-gold -> edited-foil transition counts;
-/// * position contrasts End-Middle, Beginning-Middle, Beginning-End on K,
-///   paired within question;
-/// * for each Strict prompt with a Soft twin (same name with `soft`):
-///   Strict-minus-Soft MR with positions averaged within each question
-///   before resampling.
-pub fn stress(rows: &[ScoreRow], out: &mut Out) {
-    let mut by_dm: BTreeMap<(String, String), Vec<&ScoreRow>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| !r.failed) {
-        by_dm.entry((r.dataset.clone(), r.model.clone())).or_default().push(r);
+/// One evidence prompt's responses of one dataset and model, by (arm,
+/// position, qid); failed requests are already left out.
+struct EvidencePrompt<'a> {
+    id: &'a str,
+    role: &'a str,
+    variant: &'a str,
+    cells: BTreeMap<(&'a str, &'a str, &'a str), &'a ScoreRow>,
+    qids: BTreeSet<&'a str>,
+}
+
+impl<'a> EvidencePrompt<'a> {
+    fn cell(&self, arm: &str, pos: &str, qid: &str) -> Option<&'a ScoreRow> {
+        self.cells.get(&(arm, pos, qid)).copied()
     }
-    for ((dataset, model), rs) in by_dm {
-        let evidence_prompts: BTreeSet<&str> = rs.iter().filter(|r| r.condition.starts_with("evidence-")).map(|r| r.prompt.as_str()).collect();
-        if evidence_prompts.is_empty() {
+    /// Both arms at all three positions are there.
+    fn complete(&self, qid: &str) -> bool {
+        POSITIONS.iter().all(|p| self.cell("clean", p, qid).is_some() && self.cell("edited", p, qid).is_some())
+    }
+    /// Mean over the three positions of `f` on one arm (complete questions).
+    fn avg(&self, arm: &str, qid: &str, f: impl Fn(&ScoreRow) -> bool) -> f64 {
+        POSITIONS.iter().map(|p| self.cell(arm, p, qid).map_or(0.0, |r| b(f(r)))).sum::<f64>() / POSITIONS.len() as f64
+    }
+}
+
+/// The closed-book baseline of one dataset and model: per question,
+/// correct under the main and the audit matcher.
+struct Baseline<'a> {
+    prompt: Option<&'a str>,
+    main: BTreeMap<&'a str, bool>,
+    audit: BTreeMap<&'a str, bool>,
+}
+
+/// Per-question values into clusters (one value per question).
+fn clusters_of<'q>(values: impl IntoIterator<Item = (&'q str, f64)>) -> Clusters {
+    let mut c = Clusters::default();
+    for (q, v) in values {
+        c.set(q, v);
+    }
+    c
+}
+
+/// Seed 002 (RAG-Stress), per dataset and model. Roles, not names: the
+/// evidence prompts are the responses whose template declared `soft` or
+/// `strict`; the baseline is the study's `closed-book` template (the one of
+/// the same variant when there are several, e.g. `mcq`).
+///
+/// Strata (§3.2, §C.1): K = questions whose closed-book response is
+/// correct, U = the others, under the matcher of each table
+/// ([`KMatcher`]; recorded in every row's details as `k_matcher`).
+///
+/// Fixed population (§F.1: "paired analysis requires a fixed question
+/// population and complete clean/edited instruction–position records"):
+/// per prompt variant, the questions with a response in both arms at all
+/// three positions under every policy of that variant. Position-averaged
+/// rates, every paired contrast and every Strict−Soft comparison use only
+/// those questions; `excluded` in the details counts the others.
+///
+/// Per policy prompt:
+/// * `clean_acc`: clean-evidence accuracy on all questions (per position
+///   and over all positions, §3.1: "clean accuracy uses all prepared
+///   questions");
+/// * `mr` per position: share of K (with that position realised) whose
+///   edited response is foil-only (§A.4); `mr` edited/all: positions
+///   averaged within question on the fixed population;
+/// * `mr_diff`: End−Middle, Beginning−Middle, Beginning−End on K, paired
+///   within question, fixed population;
+/// * `harmful_override` (HOR, on K): edited response no longer gives the
+///   reference; `beneficial_correction` (BCR, on U): clean response gives
+///   the reference; both averaged over positions within question (§C.1;
+///   different strata, never subtracted);
+/// * `clean_gold_to_edited_foil` (§C.3): per position, of the pairs whose
+///   clean response gives the reference, those whose edited response is
+///   foil-only; `all` sums positions (count and denominator);
+/// * `foil_only_control` (§C.4): foil-only rate on K in the clean arm and
+///   in the edited arm, positions averaged within question.
+///
+/// Per variant with both policies (prompt `strict - soft`), paired within
+/// question after averaging positions (§3.3, §C.2): `mr_strict_minus_soft`,
+/// `hor_strict_minus_soft` (on K), `bcr_strict_minus_soft` (on U), and
+/// `interaction_end_minus_middle`: Strict(End−Middle) − Soft(End−Middle)
+/// on K. Per variant other than `v0` (§F.2): `mr_gap_change_from_v0` =
+/// (Strict−Soft MR of the variant) − (Strict−Soft MR of v0) on the K
+/// questions complete under both. Across models (§C.5): on the questions in
+/// every model's K (U), `hor_strict_minus_soft_common`
+/// (`bcr_strict_minus_soft_common`).
+pub fn stress(rows: &[ScoreRow], out: &mut Out) {
+    let (main_m, audit_m) = (out.k_matcher.main(), out.k_matcher.audit());
+    let mut by_dm: BTreeMap<(&str, &str), Vec<&ScoreRow>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| !r.failed) {
+        by_dm.entry((r.dataset.as_str(), r.model.as_str())).or_default().push(r);
+    }
+    // Per dataset: model -> (K, U) under the audit matcher on complete
+    // questions, and each model's per-variant pairs, for §C.5.
+    type Strata<'a> = (BTreeSet<&'a str>, BTreeSet<&'a str>);
+    let mut common: BTreeMap<&str, BTreeMap<&str, Strata>> = BTreeMap::new();
+    for ((dataset, model), rs) in &by_dm {
+        let mut prompts: BTreeMap<&str, EvidencePrompt> = BTreeMap::new();
+        for r in rs.iter().filter(|r| role_in(r, &["soft", "strict"])) {
+            let (Some(arm), Some(pos)) = (r.condition.strip_prefix("evidence-"), r.answer_position.as_deref()) else { continue };
+            let e = prompts.entry(r.prompt.as_str()).or_insert_with(|| EvidencePrompt {
+                id: r.prompt.as_str(),
+                role: r.prompt_role.as_deref().unwrap_or(""),
+                variant: r.prompt_variant.as_deref().unwrap_or(""),
+                cells: BTreeMap::new(),
+                qids: BTreeSet::new(),
+            });
+            e.cells.insert((arm, pos, r.qid.as_str()), *r);
+            e.qids.insert(r.qid.as_str());
+        }
+        if prompts.is_empty() {
             continue;
         }
-        // The baseline: closed-book responses, preferring a closed-book prompt.
-        let cb_prompts: BTreeSet<&str> = rs.iter().filter(|r| r.condition == "closed-book").map(|r| r.prompt.as_str()).collect();
-        let cb_prompt = cb_prompts.iter().find(|p| p.contains("closed-book")).or(cb_prompts.iter().next()).copied();
-        let mut baseline: BTreeMap<&str, bool> = BTreeMap::new();
-        if let Some(p) = cb_prompt {
-            for r in rs.iter().filter(|r| r.condition == "closed-book" && r.prompt == p) {
-                baseline.insert(r.qid.as_str(), r.accuracy == Some(true));
-            }
+        let k = |p: &str| Key { study: "stress", dataset: dataset.to_string(), model: model.to_string(), prompt: p.to_string() };
+        // Variant groups and their fixed populations.
+        let mut variants: BTreeMap<&str, Vec<&EvidencePrompt>> = BTreeMap::new();
+        for p in prompts.values() {
+            variants.entry(p.variant).or_default().push(p);
         }
-        let mut fo_by_prompt: BTreeMap<&str, BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
-        for p in &evidence_prompts {
-            let k = Key { study: "stress", dataset: dataset.clone(), model: model.clone(), prompt: p.to_string() };
-            let rows_p: Vec<&&ScoreRow> = rs.iter().filter(|r| r.prompt == *p).collect();
-            let cell = |cond: &str, pos: &str, qid: &str| rows_p.iter().find(|r| r.condition == cond && r.answer_position.as_deref() == Some(pos) && r.qid == qid).copied();
-            let qids: BTreeSet<&str> = rows_p.iter().filter(|r| r.condition.starts_with("evidence-")).map(|r| r.qid.as_str()).collect();
-            let d = |s: &str| json!({"definition": s, "baseline_prompt": cb_prompt, "k": baseline.values().filter(|v| **v).count(), "u": baseline.values().filter(|v| !**v).count()});
-            let mut clean_all = Clusters::default();
-            let mut mr_q: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-            let (mut hor_q, mut bcr_q): (BTreeMap<&str, Vec<f64>>, BTreeMap<&str, Vec<f64>>) = Default::default();
-            let mut transitions_total = 0;
-            for pos in POSITIONS {
-                let (mut clean, mut mr) = (Clusters::default(), Clusters::default());
-                let mut transitions = 0;
-                let mut pairs = 0;
-                for q in &qids {
-                    let (c, e) = (cell("evidence-clean", pos, q), cell("evidence-edited", pos, q));
-                    if let Some(c) = c {
-                        clean.add(q, b(c.accuracy == Some(true)));
-                        clean_all.add(q, b(c.accuracy == Some(true)));
-                        if baseline.get(q) == Some(&false) {
-                            bcr_q.entry(q).or_default().push(b(c.accuracy == Some(true)));
-                        }
-                    }
-                    if let Some(e) = e {
-                        if baseline.get(q) == Some(&true) {
-                            let fo = b(e.foil_only == Some(true));
-                            mr.add(q, fo);
-                            mr_q.entry(q).or_default().push(fo);
-                            hor_q.entry(q).or_default().push(b(e.accuracy != Some(true)));
-                        }
-                    }
-                    if let (Some(c), Some(e)) = (c, e) {
-                        pairs += 1;
-                        if c.accuracy == Some(true) && e.foil_only == Some(true) {
-                            transitions += 1;
-                        }
-                    }
-                }
-                transitions_total += transitions;
-                out.mean(&k, &format!("clean/{pos}"), "clean_acc", &clean, 100.0, d("clean-evidence responses with the reference, all questions"));
-                out.mean(&k, &format!("edited/{pos}"), "mr", &mr, 100.0, d("misleading rate: share of K (closed-book-correct) whose edited-evidence response is foil-only"));
-                out.count(&k, &format!("{pos}"), "clean_gold_to_edited_foil", transitions, pairs, d("questions whose clean response gives the reference and edited response the foil only"));
-            }
-            out.mean(&k, "clean/all", "clean_acc", &clean_all, 100.0, d("clean-evidence accuracy over all questions and positions"));
-            let avg = |m: &BTreeMap<&str, Vec<f64>>| {
-                let mut c = Clusters::default();
-                for (q, v) in m {
-                    c.set(q, v.iter().sum::<f64>() / v.len() as f64);
-                }
-                c
+        let mut population: BTreeMap<&str, (BTreeSet<&str>, usize)> = BTreeMap::new();
+        for (v, ps) in &variants {
+            let any: BTreeSet<&str> = ps.iter().flat_map(|p| p.qids.iter().copied()).collect();
+            let complete: BTreeSet<&str> = any.iter().copied().filter(|q| ps.iter().all(|p| p.complete(q))).collect();
+            population.insert(v, (complete.clone(), any.len() - complete.len()));
+        }
+        for (v, _) in &variants {
+            let base = baseline(rs, v, main_m, audit_m);
+            let (fixed, excluded) = &population[v];
+            let k_main: BTreeSet<&str> = fixed.iter().copied().filter(|q| base.main.get(q) == Some(&true)).collect();
+            let k_audit: BTreeSet<&str> = fixed.iter().copied().filter(|q| base.audit.get(q) == Some(&true)).collect();
+            let u_audit: BTreeSet<&str> = fixed.iter().copied().filter(|q| base.audit.get(q) == Some(&false)).collect();
+            let d = |s: &str, m: Matcher, pop: &str| {
+                json!({"definition": s, "baseline_prompt": base.prompt, "k_matcher": m.name(), "population": pop,
+                    "k": base.main.values().filter(|x| **x).count(), "k_audit": base.audit.values().filter(|x| **x).count(),
+                    "fixed_population": fixed.len(), "excluded": excluded})
             };
-            out.mean(&k, "edited/all", "mr", &avg(&mr_q), 100.0, d("MR with positions averaged within question"));
-            out.mean(&k, "edited/all", "harmful_override", &avg(&hor_q), 100.0, d("on K: edited-evidence response no longer gives the reference (positions averaged within question)"));
-            out.mean(&k, "clean/all", "beneficial_correction", &avg(&bcr_q), 100.0, d("on U (closed-book wrong): clean-evidence response gives the reference (positions averaged within question)"));
-            out.count(&k, "all", "clean_gold_to_edited_foil", transitions_total, qids.len() * 3, d("total over positions"));
-            for (a, bb) in [("end", "middle"), ("beginning", "middle"), ("beginning", "end")] {
-                let mut c = Clusters::default();
-                for q in &qids {
-                    if baseline.get(q) != Some(&true) {
-                        continue;
-                    }
-                    if let (Some(x), Some(y)) = (cell("evidence-edited", a, q), cell("evidence-edited", bb, q)) {
-                        c.set(q, b(x.foil_only == Some(true)) - b(y.foil_only == Some(true)));
-                    }
-                }
-                out.mean(&k, &format!("edited/{a}-{bb}"), "mr_diff", &c, 100.0, d("paired within question on K, percentage points"));
+            for p in &variants[v] {
+                stress_prompt(out, &k(p.id), p, &base, fixed, &k_main, &k_audit, &u_audit, main_m, audit_m, &d);
             }
-            fo_by_prompt.insert(p, mr_q);
+            // Strict - Soft of this variant.
+            let (Some(strict), Some(soft)) = (variants[v].iter().find(|p| p.role == "strict"), variants[v].iter().find(|p| p.role == "soft")) else { continue };
+            let pk = k(&format!("{} - {}", strict.id, soft.id));
+            let diff = |qs: &BTreeSet<&'_ str>, arm: &str, f: &dyn Fn(&ScoreRow) -> bool| {
+                clusters_of(qs.iter().map(|q| (*q, strict.avg(arm, q, f) - soft.avg(arm, q, f))))
+            };
+            out.mean(&pk, "edited/all", "mr_strict_minus_soft", &diff(&k_main, "edited", &|r| main_m.foil_only(r)), 100.0,
+                d("Strict MR - Soft MR on K, positions averaged within question before resampling (percentage points)", main_m, "K, fixed population"));
+            out.mean(&pk, "edited/all", "hor_strict_minus_soft", &diff(&k_audit, "edited", &|r| !audit_m.correct(r)), 100.0,
+                d("Strict HOR - Soft HOR on K (edited response no longer gives the reference), paired within question", audit_m, "K, fixed population"));
+            out.mean(&pk, "clean/all", "bcr_strict_minus_soft", &diff(&u_audit, "clean", &|r| audit_m.correct(r)), 100.0,
+                d("Strict BCR - Soft BCR on U (clean response gives the reference), paired within question", audit_m, "U, fixed population"));
+            let em = |p: &EvidencePrompt, q: &str| {
+                let f = |pos: &str| p.cell("edited", pos, q).map_or(0.0, |r| b(main_m.foil_only(r)));
+                f("end") - f("middle")
+            };
+            out.mean(&pk, "edited/end-middle", "interaction_end_minus_middle", &clusters_of(k_main.iter().map(|q| (*q, em(strict, q) - em(soft, q)))), 100.0,
+                d("instruction x position interaction: Strict(End - Middle) - Soft(End - Middle) MR on K, paired within question", main_m, "K, fixed population"));
+            common.entry(dataset).or_default().insert(model, (k_audit.clone(), u_audit.clone()));
         }
-        for p in &evidence_prompts {
-            if !p.contains("strict") {
-                continue;
-            }
-            let twin = p.replace("strict", "soft");
-            let (Some(strict), Some(soft)) = (fo_by_prompt.get(p), fo_by_prompt.get(twin.as_str())) else { continue };
-            let mut c = Clusters::default();
-            for (q, sv) in strict {
-                if let Some(tv) = soft.get(q) {
-                    c.set(q, sv.iter().sum::<f64>() / sv.len() as f64 - tv.iter().sum::<f64>() / tv.len() as f64);
+        // §F.2: changes of each prompt version from v0, on K.
+        let gap = |v: &str, q: &str| -> Option<f64> {
+            let ps = variants.get(v)?;
+            let (s, t) = (ps.iter().find(|p| p.role == "strict")?, ps.iter().find(|p| p.role == "soft")?);
+            Some(s.avg("edited", q, |r| main_m.foil_only(r)) - t.avg("edited", q, |r| main_m.foil_only(r)))
+        };
+        if variants.contains_key("v0") {
+            let base = baseline(rs, "v0", main_m, audit_m);
+            for v in variants.keys().filter(|v| v.starts_with('v') && **v != "v0") {
+                let both: BTreeSet<&str> = population[v].0.intersection(&population["v0"].0).copied().filter(|q| base.main.get(q) == Some(&true)).collect();
+                let c = clusters_of(both.iter().filter_map(|q| Some((*q, gap(v, q)? - gap("v0", q)?))));
+                if !(variants[v].iter().any(|p| p.role == "strict") && variants[v].iter().any(|p| p.role == "soft")) {
+                    continue;
                 }
+                out.mean(&k(&format!("{v} - v0")), "edited/all", "mr_gap_change_from_v0", &c, 100.0,
+                    json!({"definition": "(Strict-Soft MR of this prompt version) - (Strict-Soft MR of v0) on K, paired within question (seed 002 §F.2)", "k_matcher": main_m.name(), "baseline_prompt": base.prompt, "questions_complete_in_both": both.len()}));
             }
-            let k = Key { study: "stress", dataset: dataset.clone(), model: model.clone(), prompt: format!("{p} - {twin}") };
-            out.mean(&k, "edited/all", "mr_strict_minus_soft", &c, 100.0, json!({"definition": "Strict MR - Soft MR on K, positions averaged within question before resampling (percentage points)"}));
+        }
+    }
+    // §C.5: the common stratum across models, per dataset.
+    for (dataset, models) in common {
+        if models.len() < 2 {
+            continue;
+        }
+        let mut it = models.values();
+        let first = it.next().expect("two models");
+        let (mut kc, mut uc) = first.clone();
+        for (kk, uu) in it {
+            kc = kc.intersection(kk).copied().collect();
+            uc = uc.intersection(uu).copied().collect();
+        }
+        for model in models.keys() {
+            let rs = &by_dm[&(dataset, *model)];
+            let mut prompts: BTreeMap<(&str, &str), EvidencePrompt> = BTreeMap::new();
+            for r in rs.iter().filter(|r| role_in(r, &["soft", "strict"])) {
+                let (Some(arm), Some(pos)) = (r.condition.strip_prefix("evidence-"), r.answer_position.as_deref()) else { continue };
+                let v = r.prompt_variant.as_deref().unwrap_or("");
+                let role = r.prompt_role.as_deref().unwrap_or("");
+                let e = prompts.entry((v, role)).or_insert_with(|| EvidencePrompt { id: r.prompt.as_str(), role, variant: v, cells: BTreeMap::new(), qids: BTreeSet::new() });
+                e.cells.insert((arm, pos, r.qid.as_str()), *r);
+            }
+            let vs: BTreeSet<&str> = prompts.keys().map(|k| k.0).collect();
+            for v in vs {
+                let (Some(s), Some(t)) = (prompts.get(&(v, "strict")), prompts.get(&(v, "soft"))) else { continue };
+                let key = Key { study: "stress", dataset: dataset.to_string(), model: model.to_string(), prompt: format!("{} - {}", s.id, t.id) };
+                let d = |x: &str, n: usize| json!({"definition": x, "k_matcher": audit_m.name(), "models": models.keys().collect::<Vec<_>>(), "common_stratum": n});
+                let hor = clusters_of(kc.iter().filter(|q| s.complete(q) && t.complete(q)).map(|q| (*q, s.avg("edited", q, |r| !audit_m.correct(r)) - t.avg("edited", q, |r| !audit_m.correct(r)))));
+                out.mean(&key, "edited/all", "hor_strict_minus_soft_common", &hor, 100.0, d("Strict-Soft HOR on the questions in every model's K (seed 002 §C.5)", kc.len()));
+                let bcr = clusters_of(uc.iter().filter(|q| s.complete(q) && t.complete(q)).map(|q| (*q, s.avg("clean", q, |r| audit_m.correct(r)) - t.avg("clean", q, |r| audit_m.correct(r)))));
+                out.mean(&key, "clean/all", "bcr_strict_minus_soft_common", &bcr, 100.0, d("Strict-Soft BCR on the questions in every model's U (seed 002 §C.5)", uc.len()));
+            }
         }
     }
 }
 
-/// RGB (Chen et al. 2024): accuracy per noise rate (RGB's answer check, on
-/// cases that hold a positive passage); rejection rate at noise 1.0 (says
-/// "insufficient information"); on counterfactual cases the error
-/// detection rate (says "factual errors") and the error correction rate
-/// (among those, the correct answer is given).
+/// The closed-book baseline for one prompt variant: a `closed-book` role
+/// response of study 002 (or of a template that declares no study); the
+/// template of the same variant when there is one, else one without a
+/// variant, else the first by id.
+fn baseline<'a>(rs: &[&'a ScoreRow], variant: &str, main_m: Matcher, audit_m: Matcher) -> Baseline<'a> {
+    let cb: Vec<&&ScoreRow> = rs.iter().filter(|r| r.condition == "closed-book" && role_in(r, &["closed-book"]) && r.prompt_study.as_deref().is_none_or(|s| s == "002")).collect();
+    let ids: BTreeSet<(&str, &str)> = cb.iter().map(|r| (r.prompt_variant.as_deref().unwrap_or(""), r.prompt.as_str())).collect();
+    let pick = ids.iter().find(|(v, _)| *v == variant).or_else(|| ids.iter().find(|(v, _)| v.is_empty())).or(ids.iter().next()).map(|x| x.1);
+    let (mut main, mut audit) = (BTreeMap::new(), BTreeMap::new());
+    for r in cb.iter().filter(|r| Some(r.prompt.as_str()) == pick) {
+        main.insert(r.qid.as_str(), main_m.correct(r));
+        audit.insert(r.qid.as_str(), audit_m.correct(r));
+    }
+    Baseline { prompt: pick, main, audit }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stress_prompt(
+    out: &mut Out,
+    k: &Key,
+    p: &EvidencePrompt,
+    base: &Baseline,
+    fixed: &BTreeSet<&str>,
+    k_main: &BTreeSet<&str>,
+    k_audit: &BTreeSet<&str>,
+    u_audit: &BTreeSet<&str>,
+    main_m: Matcher,
+    audit_m: Matcher,
+    d: &dyn Fn(&str, Matcher, &str) -> Value,
+) {
+    let mut clean_all = Clusters::default();
+    let (mut t_total, mut pairs_total) = (0usize, 0usize);
+    for pos in POSITIONS {
+        let (mut clean, mut mr) = (Clusters::default(), Clusters::default());
+        let (mut transitions, mut pairs) = (0, 0);
+        for q in &p.qids {
+            let (c, e) = (p.cell("clean", pos, q), p.cell("edited", pos, q));
+            if let Some(c) = c {
+                clean.add(q, b(main_m.correct(c)));
+                clean_all.add(q, b(main_m.correct(c)));
+            }
+            if let (Some(e), Some(true)) = (e, base.main.get(q)) {
+                mr.add(q, b(main_m.foil_only(e)));
+            }
+            if let (Some(c), Some(e)) = (c, e) {
+                if audit_m.correct(c) {
+                    pairs += 1;
+                    if audit_m.foil_only(e) {
+                        transitions += 1;
+                    }
+                }
+            }
+        }
+        t_total += transitions;
+        pairs_total += pairs;
+        out.mean(k, &format!("clean/{pos}"), "clean_acc", &clean, 100.0, d("clean-evidence responses with the reference, all questions with this position", main_m, "all questions"));
+        out.mean(k, &format!("edited/{pos}"), "mr", &mr, 100.0, d("misleading rate: share of K whose edited-evidence response is foil-only", main_m, "K with this position realised"));
+        out.count(k, pos, "clean_gold_to_edited_foil", transitions, pairs, d("of the clean/edited pairs whose clean response gives the reference (n), those whose edited response is foil-only", audit_m, "pairs with a correct clean response"));
+    }
+    out.mean(k, "clean/all", "clean_acc", &clean_all, 100.0, d("clean-evidence accuracy over all questions and positions", main_m, "all questions"));
+    out.count(k, "all", "clean_gold_to_edited_foil", t_total, pairs_total, d("sum over positions: transitions / pairs with a correct clean response", audit_m, "pairs with a correct clean response"));
+    out.mean(k, "edited/all", "mr", &clusters_of(k_main.iter().map(|q| (*q, p.avg("edited", q, |r| main_m.foil_only(r))))), 100.0, d("MR with positions averaged within question", main_m, "K, fixed population"));
+    out.mean(k, "edited/all", "harmful_override", &clusters_of(k_audit.iter().map(|q| (*q, p.avg("edited", q, |r| !audit_m.correct(r))))), 100.0, d("HOR on K: edited-evidence response no longer gives the reference (positions averaged within question)", audit_m, "K, fixed population"));
+    out.mean(k, "clean/all", "beneficial_correction", &clusters_of(u_audit.iter().map(|q| (*q, p.avg("clean", q, |r| audit_m.correct(r))))), 100.0, d("BCR on U (closed-book wrong): clean-evidence response gives the reference (positions averaged within question)", audit_m, "U, fixed population"));
+    for arm in ["clean", "edited"] {
+        out.mean(k, &format!("{arm}/all"), "foil_only_control", &clusters_of(k_audit.iter().map(|q| (*q, p.avg(arm, q, |r| audit_m.foil_only(r))))), 100.0, d("foil-only rate on K in this arm, positions averaged within question (seed 002 §C.4 clean-evidence control)", audit_m, "K, fixed population"));
+    }
+    for (a, bb) in [("end", "middle"), ("beginning", "middle"), ("beginning", "end")] {
+        let c = clusters_of(k_main.iter().map(|q| {
+            let f = |pos: &str| p.cell("edited", pos, q).map_or(0.0, |r| b(main_m.foil_only(r)));
+            (*q, f(a) - f(bb))
+        }));
+        out.mean(k, &format!("edited/{a}-{bb}"), "mr_diff", &c, 100.0, d("paired within question on K, percentage points", main_m, "K, fixed population"));
+    }
+    let _ = fixed;
+}
+
+/// RGB (Chen et al. 2024), as its `evalue.py` computes it:
+/// * `acc` per noise rate (`rgb-noise-<r>`) and, for the information
+///   integration testbed (`rgb-integration-<r>`), the integration accuracy:
+///   every answer part matched (`0 not in labels and 1 in labels`), a
+///   rejection never counting as correct;
+/// * `rejection_rate` on cases with only negative passages (noise 1.0):
+///   says "insufficient information" (case-sensitive, as `evalue.py`);
+/// * on counterfactual cases, `error_detection_rate` = says "factual
+///   errors" (case-sensitive) over all cases; `error_correction_rate` =
+///   among those, `0 not in labels` — which, as in `evalue.py`, also counts
+///   a response that rejects (its label is `[-1]`); `--lenient` drops that
+///   quirk and matches the phrases case-insensitively.
 pub fn rgb(rows: &[ScoreRow], out: &mut Out) {
+    let reference = out.parse == ragprobe_matching::parse::ParseMode::Reference;
     for (g, rs) in groups(rows, |r| r.condition.starts_with("rgb-")) {
         let k = key("rgb", &g);
         let conds: BTreeSet<&str> = rs.iter().map(|r| r.condition.as_str()).collect();
@@ -503,11 +809,12 @@ pub fn rgb(rows: &[ScoreRow], out: &mut Out) {
                     let detected = r.rgb_fact_error == Some(true);
                     ed.add(&r.qid, b(detected));
                     if detected {
-                        cr.add(&r.qid, b(r.rgb_correct == Some(true)));
+                        let corrected = r.rgb_correct == Some(true) || (reference && r.rgb_correct.is_some() && r.rgb_rejection == Some(true));
+                        cr.add(&r.qid, b(corrected));
                     }
                 }
-                out.mean(&k, cond, "error_detection_rate", &ed, 100.0, json!({"definition": "says 'factual errors'"}));
-                out.mean(&k, cond, "error_correction_rate", &cr, 100.0, json!({"definition": "among detected, gives the correct answer"}));
+                out.mean(&k, cond, "error_detection_rate", &ed, 100.0, json!({"definition": "says 'factual errors' (case-sensitive substring of the raw response, RGB evalue.py)"}));
+                out.mean(&k, cond, "error_correction_rate", &cr, 100.0, json!({"definition": "among detected, no answer part unmatched (RGB evalue.py: 0 not in labels; a rejection's [-1] label counts)"}));
                 continue;
             }
             let (mut acc, mut rej) = (Clusters::default(), Clusters::default());
@@ -518,11 +825,17 @@ pub fn rgb(rows: &[ScoreRow], out: &mut Out) {
                     rej.add(&r.qid, b(r.rgb_rejection == Some(true)));
                 }
             }
+            let integration = cond.starts_with("rgb-integration-");
             if acc.n() > 0 {
-                out.mean(&k, cond, "acc", &acc, 100.0, json!({"definition": "every required answer part matched by one of its aliases (RGB checkanswer)"}));
+                let (metric, def) = if integration {
+                    ("integration_acc", "information integration: every answer part matched by one of its aliases, each part's passages among the documents (RGB checkanswer on _int data)")
+                } else {
+                    ("acc", "every required answer part matched by one of its aliases (RGB checkanswer); a rejection is never correct")
+                };
+                out.mean(&k, cond, metric, &acc, 100.0, json!({"definition": def}));
             }
             if rej.n() > 0 {
-                out.mean(&k, cond, "rejection_rate", &rej, 100.0, json!({"definition": "only negative passages: says 'insufficient information'"}));
+                out.mean(&k, cond, "rejection_rate", &rej, 100.0, json!({"definition": "only negative passages: says 'insufficient information' (case-sensitive, RGB evalue.py)"}));
             }
         }
     }

@@ -22,11 +22,15 @@ pub struct PredictionColumns {
     pub id: String,
     pub prediction: String,
     pub model: Option<String>,
+    /// The role the predictions played (e.g. `normal`, `soft`), so that
+    /// the metric families of that role run; None: accuracy/EM/F1 and the
+    /// condition-defined families (NoMIRACL, RGB) only.
+    pub role: Option<String>,
 }
 
 impl Default for PredictionColumns {
     fn default() -> Self {
-        PredictionColumns { id: "id".into(), prediction: "prediction".into(), model: None }
+        PredictionColumns { id: "id".into(), prediction: "prediction".into(), model: None, role: None }
     }
 }
 
@@ -129,11 +133,12 @@ pub fn score_predictions(store: &Store, file: &Path, against: &str, cols: &Predi
     let by_qid: HashMap<&str, &CaseRow> = cases.iter().map(|c| (c.qid.as_str(), c)).collect();
     let bytes = std::fs::read(file).map_err(|e| ScoreError::Invalid(format!("{}: {e}", file.display())))?;
     let preds = read_file(file, cols)?;
+    let prompt = crate::PromptInfo { role: cols.role.clone(), ..crate::PromptInfo::bare("external") };
     let mut scored = Vec::new();
     let mut unmatched = Vec::new();
     for (_, pid, pred, model) in &preds {
         match by_case.get(pid.as_str()).or_else(|| by_qid.get(pid.as_str())) {
-            Some(c) => scored.push(crate::row::score(c, "external", model, &sha256_hex(format!("{pid}\u{1f}{model}").as_bytes()), Some(pred))),
+            Some(c) => scored.push(crate::row::score(c, &prompt, model, &sha256_hex(format!("{pid}\u{1f}{model}").as_bytes()), Some(pred), opts.parse)),
             None => unmatched.push(pid.clone()),
         }
     }
@@ -143,7 +148,7 @@ pub fn score_predictions(store: &Store, file: &Path, against: &str, cols: &Predi
     if scored.is_empty() {
         return Err(ScoreError::Invalid(format!("{}: none of the {} prediction ids matches the {kind} artifact", file.display(), preds.len())));
     }
-    let mut recipe = Recipe::new("score-predictions", crate::STAGE_VERSION, json!({"bootstrap": opts.bootstrap, "seed": opts.seed, "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model}, "unmatched": unmatched.len()}));
+    let mut recipe = Recipe::new("score-predictions", crate::STAGE_VERSION, json!({"options": opts.params(), "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model, "role": cols.role}, "unmatched": unmatched.len()}));
     recipe.inputs = vec![id];
     recipe.sources.insert("predictions".into(), sha256_hex(&bytes));
     Ok((finish(store, &recipe, scored, opts)?, unmatched))

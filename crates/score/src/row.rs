@@ -2,11 +2,14 @@
 
 use ragprobe_artifact::cases::CaseRow;
 use ragprobe_artifact::scores::ScoreRow;
-use ragprobe_matching::parse::{nomiracl_label, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict, says_unanswerable};
-use ragprobe_matching::{accuracy, squad_scores};
+use ragprobe_matching::parse::{nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict, says_unanswerable, ParseMode};
+use ragprobe_matching::{accuracy, normalize_answer, squad_scores};
 
-/// Score one response (`None` = the request failed) to one case.
-pub fn score(case: &CaseRow, prompt: &str, model: &str, request_id: &str, response: Option<&str>) -> ScoreRow {
+use crate::PromptInfo;
+
+/// Score one response (`None` = the request failed) to one case, under
+/// the prompt's declared study and role, parsing with `mode`.
+pub fn score(case: &CaseRow, prompt: &PromptInfo, model: &str, request_id: &str, response: Option<&str>, mode: ParseMode) -> ScoreRow {
     let retrieved: Vec<_> = case.docs.iter().filter(|d| d.source == "retrieved").collect();
     let answerable = (!retrieved.is_empty()).then(|| retrieved.iter().any(|d| d.has_answer == Some(true)));
     let mut row = ScoreRow {
@@ -15,7 +18,10 @@ pub fn score(case: &CaseRow, prompt: &str, model: &str, request_id: &str, respon
         dataset: case.dataset.clone(),
         lang: case.lang.clone(),
         condition: case.condition.clone(),
-        prompt: prompt.into(),
+        prompt: prompt.id.clone(),
+        prompt_study: prompt.study.clone(),
+        prompt_role: prompt.role.clone(),
+        prompt_variant: prompt.variant.clone(),
         model: model.into(),
         request_id: request_id.into(),
         expected: case.expected.clone(),
@@ -55,6 +61,7 @@ pub fn score(case: &CaseRow, prompt: &str, model: &str, request_id: &str, respon
             let f = picked.is_some() && picked == foil;
             row.foil_any = Some(f);
             row.foil_only = Some(f);
+            row.foil_exact = Some(f);
         }
         return row;
     }
@@ -78,13 +85,16 @@ pub fn score(case: &CaseRow, prompt: &str, model: &str, request_id: &str, respon
         let matches_foil = accuracy(text, std::slice::from_ref(foil));
         row.foil_any = Some(matches_foil);
         row.foil_only = Some(matches_foil && !row.accuracy.unwrap_or(false));
+        let nf = normalize_answer(foil);
+        row.foil_exact = Some(!nf.is_empty() && normalize_answer(text) == nf);
     }
     if case.condition == "nomiracl" {
-        row.nomiracl_label = Some(nomiracl_label(text).name().into());
+        row.nomiracl_label = Some(nomiracl_label_with(text, mode).name().into());
     }
-    row.rgb_rejection = Some(rgb_rejection(text));
-    row.rgb_fact_error = Some(rgb_fact_error(text));
+    let zh = case.lang == "zh";
+    row.rgb_rejection = Some(rgb_rejection(text, zh, mode));
+    row.rgb_fact_error = Some(rgb_fact_error(text, zh, mode));
     let parts: Option<Vec<Vec<String>>> = case.answer_parts.clone().or_else(|| has_gold.then(|| vec![case.answers.clone()]));
-    row.rgb_correct = parts.map(|p| rgb_correct(text, &p, case.lang == "zh"));
+    row.rgb_correct = parts.map(|p| rgb_correct(text, &p, zh, mode));
     row
 }

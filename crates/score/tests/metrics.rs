@@ -5,8 +5,31 @@ use ragprobe_artifact::tables::MetricRow;
 use ragprobe_score::metrics::{self, Out};
 use ragprobe_score::{compare_rows, ScoreOptions};
 
+/// The role (study, role, variant) the built-in template of this id
+/// declares; test prompts with other ids declare none.
+fn declared(prompt: &str) -> (Option<&'static str>, Option<&'static str>, Option<&'static str>) {
+    match prompt {
+        "imperfect-normal" | "normal" => (Some("000"), Some("normal"), None),
+        "imperfect-unans" | "unans" => (Some("000"), Some("unans"), None),
+        "imperfect-conflict" => (Some("000"), Some("conflict"), None),
+        "imperfect-closed-book" => (Some("000"), Some("closed-book"), None),
+        "stress-closed-book" => (Some("002"), Some("closed-book"), None),
+        "stress-soft" => (Some("002"), Some("soft"), Some("v0")),
+        "stress-strict" => (Some("002"), Some("strict"), Some("v0")),
+        "stress-soft-v1" => (Some("002"), Some("soft"), Some("v1")),
+        "stress-strict-v1" => (Some("002"), Some("strict"), Some("v1")),
+        "nomiracl-vanilla" => (Some("001"), Some("nomiracl"), Some("vanilla")),
+        "rgb-en" => (Some("rgb"), Some("rgb"), Some("en")),
+        _ => (None, None, None),
+    }
+}
+
 fn r(qid: &str, cond: &str, prompt: &str) -> ScoreRow {
+    let (study, role, variant) = declared(prompt);
     ScoreRow {
+        prompt_study: study.map(String::from),
+        prompt_role: role.map(String::from),
+        prompt_variant: variant.map(String::from),
         case_id: format!("{qid}-{cond}"),
         qid: qid.into(),
         dataset: "d".into(),
@@ -31,9 +54,17 @@ fn acc(mut x: ScoreRow, ok: bool) -> ScoreRow {
 }
 
 fn run(rows: &[ScoreRow], f: fn(&[ScoreRow], &mut Out)) -> Vec<MetricRow> {
-    let mut out = Out { rows: vec![], bootstrap: 200, seed: 1 };
+    run_with(rows, f, &ScoreOptions { bootstrap: 200, seed: 1, ..Default::default() })
+}
+
+fn run_with(rows: &[ScoreRow], f: fn(&[ScoreRow], &mut Out), opts: &ScoreOptions) -> Vec<MetricRow> {
+    let mut out = Out::new(opts);
     f(rows, &mut out);
     out.rows
+}
+
+fn detail(m: &MetricRow, key: &str) -> serde_json::Value {
+    serde_json::from_str::<serde_json::Value>(m.details.as_deref().unwrap_or("{}")).unwrap()[key].clone()
 }
 
 fn get<'a>(m: &'a [MetricRow], cond: &str, metric: &str) -> &'a MetricRow {
@@ -107,23 +138,86 @@ fn rad_pairs_by_qid() {
     assert!(m.iter().all(|x| x.metric != "rad_unans"), "no unanswerable labels, no split");
 }
 
-#[test]
-fn conflict_detection_table_7() {
+/// Table 7 on a hand-built set. Answerable questions q1..q6 (q7 is not:
+/// no gold answer in its top-k). q1, q2 have a built conflict passage: C.
+/// q3, q4, q6 have only their base case: NC. q1 and q2 also have base cases,
+/// which must not count again.
+///   C:  q1 says "conflict" (right), q2 does not          -> Acc(C)  = 1/2
+///   NC: q3 gold, q4 gold but also "conflict" (wrong), q6 gold -> Acc(NC) = 2/3
+///   Acc over the 5 answerable questions once: (1 + 2)/5 = 60
+/// and (Acc(NC) - Acc) / (Acc(NC) - Acc(C)) = (2/3 - 3/5)/(2/3 - 1/2) = 0.4 = |C|/5.
+fn table7_rows() -> Vec<ScoreRow> {
     let p = "imperfect-conflict";
-    let mut c1 = r("q1", "add-conflict", p);
+    let ans = |mut x: ScoreRow, a: bool| {
+        x.answerable = Some(a);
+        x
+    };
+    let mut c1 = ans(r("q1", "add-conflict", p), true);
     c1.says_conflict = Some(true);
-    let c2 = r("q2", "add-conflict", p);
-    let mut b1 = acc(r("q1", "base", p), true);
-    b1.answerable = Some(true);
-    let mut b2 = acc(r("q2", "base", p), true);
-    b2.answerable = Some(true);
-    b2.says_conflict = Some(true); // correct answer but also "conflict": wrong for NC
-    let m = run(&[c1, c2, b1, b2], metrics::conflict_detection);
-    assert!(close(get(&m, "add-conflict", "acc_c").value, 50.0));
-    assert!(close(get(&m, "base", "acc_nc").value, 50.0));
-    let all = get(&m, "add-conflict+base", "acc");
-    assert!(close(all.value, 50.0) && all.n == 4);
-    assert!(run(&[r("q1", "add-conflict", "imperfect-normal")], metrics::conflict_detection).is_empty(), "only for conflict prompts");
+    let c2 = ans(acc(r("q2", "add-conflict", p), true), true);
+    let b1 = ans(acc(r("q1", "base", p), true), true);
+    let b2 = ans(acc(r("q2", "base", p), true), true);
+    let b3 = ans(acc(r("q3", "base", p), true), true);
+    let mut b4 = ans(acc(r("q4", "base", p), true), true);
+    b4.says_conflict = Some(true);
+    let b6 = ans(acc(r("q6", "base", p), true), true);
+    let b7 = ans(acc(r("q7", "base", p), true), false);
+    vec![c1, c2, b1, b2, b3, b4, b6, b7]
+}
+
+#[test]
+fn conflict_detection_table_7_populations_are_disjoint() {
+    let m = run(&table7_rows(), metrics::conflict_detection);
+    let (c, nc, all) = (get(&m, "add-conflict", "acc_c"), get(&m, "base", "acc_nc"), get(&m, "add-conflict+base", "acc"));
+    assert!(close(c.value, 50.0) && c.n == 2, "{c:?}");
+    assert!(close(nc.value, 200.0 / 3.0) && nc.n == 3, "{nc:?}");
+    assert!(close(all.value, 60.0) && all.n == 5, "every answerable question once: {all:?}");
+    let share = detail(all, "c_share").as_f64().unwrap();
+    assert!((share - 0.4).abs() < 1e-12);
+    let ratio = (nc.value.unwrap() - all.value.unwrap()) / (nc.value.unwrap() - c.value.unwrap());
+    assert!((ratio - share).abs() < 1e-9, "the paper's invariant: {ratio} = C share {share}");
+}
+
+#[test]
+fn conflict_share_moves_questions_from_c_to_nc() {
+    // P = 1: everyone with a passage is in C (as without the option).
+    let opts = |p| ScoreOptions { bootstrap: 50, seed: 1, conflict_share: Some(p), ..Default::default() };
+    let m = run_with(&table7_rows(), metrics::conflict_detection, &opts(1.0));
+    assert_eq!(get(&m, "add-conflict", "acc_c").n, 2);
+    // P ~ 0: nobody is in C; q1 and q2 join NC by their base case (gold,
+    // no "conflict": right) -> NC = 4 right of 5.
+    let m = run_with(&table7_rows(), metrics::conflict_detection, &opts(1e-12));
+    assert_eq!(get(&m, "add-conflict", "acc_c").n, 0);
+    let nc = get(&m, "base", "acc_nc");
+    assert!(close(nc.value, 80.0) && nc.n == 5, "{nc:?}");
+    // The split is a pure function of (seed, qid).
+    let d = metrics::share_draw(1, "q1");
+    assert!((0.0..1.0).contains(&d) && d == metrics::share_draw(1, "q1") && d != metrics::share_draw(2, "q1"));
+}
+
+#[test]
+fn families_follow_the_declared_role_not_the_name() {
+    // A template named like a conflict prompt whose role is `normal` gets
+    // the Normal-prompt families, not conflict detection.
+    let mut rows = table7_rows();
+    for x in &mut rows {
+        x.prompt = "no-conflict-v2".into();
+        x.prompt_role = Some("normal".into());
+    }
+    assert!(run(&rows, metrics::conflict_detection).is_empty());
+    assert!(!run(&rows, metrics::stubbornness).is_empty());
+    // And one named `plain` that declares `conflict` gets conflict detection.
+    for x in &mut rows {
+        x.prompt = "plain".into();
+        x.prompt_role = Some("conflict".into());
+    }
+    assert!(!run(&rows, metrics::conflict_detection).is_empty());
+    assert!(run(&rows, metrics::rad).is_empty() && run(&rows, metrics::stubbornness).is_empty());
+    // A template without a role gets neither.
+    for x in &mut rows {
+        x.prompt_role = None;
+    }
+    assert!(run(&rows, metrics::conflict_detection).is_empty() && run(&rows, metrics::stubbornness).is_empty());
 }
 
 #[test]
@@ -178,38 +272,63 @@ fn nomiracl_rates() {
     assert_eq!(m[0].dataset, "en", "NoMIRACL metrics are per language");
 }
 
-#[test]
-fn stress_misleading_rate_and_contrasts() {
-    let mut rows = vec![acc(r("q1", "closed-book", "stress-closed-book"), true), acc(r("q2", "closed-book", "stress-closed-book"), true), acc(r("q3", "closed-book", "stress-closed-book"), false)];
-    // foil-only on edited evidence, by (policy, qid, position).
-    let fo = |p: &str, q: &str, pos: &str| match (p, q, pos) {
-        ("stress-strict", "q1", _) => true,
-        ("stress-strict", "q2", "end") => true,
-        ("stress-soft", "q1", "end") => true,
-        _ => false,
-    };
-    for p in ["stress-soft", "stress-strict"] {
-        for q in ["q1", "q2", "q3"] {
-            for pos in ["beginning", "middle", "end"] {
-                let mut e = acc(r(q, "evidence-edited", p), !fo(p, q, pos));
-                e.answer_position = Some(pos.into());
-                e.foil_only = Some(fo(p, q, pos));
-                e.case_id = format!("{q}-{p}-{pos}-e");
-                rows.push(e);
-                let mut c = acc(r(q, "evidence-clean", p), q != "q3" || pos == "end");
-                c.answer_position = Some(pos.into());
-                c.foil_only = Some(false);
-                c.case_id = format!("{q}-{p}-{pos}-c");
-                rows.push(c);
+/// Accuracy and exact match agree (both matchers give the same K).
+fn same(mut x: ScoreRow, ok: bool) -> ScoreRow {
+    x.accuracy = Some(ok);
+    x.em = Some(ok);
+    x
+}
+
+/// The stress worked example: closed-book K = {q1, q2}, U = {q3}; foil-only
+/// on edited evidence by (policy, qid, position) from `fo`; clean arm
+/// correct except q3 away from the end.
+fn stress_rows(model: &str, variants: &[(&str, &str)], fo: &dyn Fn(&str, &str, &str) -> bool) -> Vec<ScoreRow> {
+    let mut rows = vec![same(r("q1", "closed-book", "stress-closed-book"), true), same(r("q2", "closed-book", "stress-closed-book"), true), same(r("q3", "closed-book", "stress-closed-book"), false)];
+    for (soft, strict) in variants {
+        for p in [*soft, *strict] {
+            for q in ["q1", "q2", "q3"] {
+                for pos in ["beginning", "middle", "end"] {
+                    let f = fo(p, q, pos);
+                    let mut e = same(r(q, "evidence-edited", p), !f);
+                    e.answer_position = Some(pos.into());
+                    e.foil_only = Some(f);
+                    e.foil_exact = Some(f);
+                    e.case_id = format!("{q}-{p}-{pos}-e");
+                    rows.push(e);
+                    let mut c = same(r(q, "evidence-clean", p), q != "q3" || pos == "end");
+                    c.answer_position = Some(pos.into());
+                    c.foil_only = Some(false);
+                    c.foil_exact = Some(false);
+                    c.case_id = format!("{q}-{p}-{pos}-c");
+                    rows.push(c);
+                }
             }
         }
     }
+    for x in &mut rows {
+        x.model = model.into();
+    }
+    rows
+}
+
+fn fo_v0(p: &str, q: &str, pos: &str) -> bool {
+    matches!((p, q, pos), ("stress-strict", "q1", _) | ("stress-strict", "q2", "end") | ("stress-soft", "q1", "end"))
+}
+
+#[test]
+fn stress_misleading_rate_and_contrasts() {
+    let mut rows = stress_rows("m", &[("stress-soft", "stress-strict")], &fo_v0);
+    // A closed-book response of study 000 must not define K (roles, not names).
+    rows.push(same(r("q3", "closed-book", "imperfect-closed-book"), true));
     let m = run(&rows, metrics::stress);
-    let pick = |prompt: &str, cond: &str, metric: &str| m.iter().find(|x| x.prompt == prompt && x.condition == cond && x.metric == metric).unwrap().clone();
+    let pick = |prompt: &str, cond: &str, metric: &str| m.iter().find(|x| x.prompt == prompt && x.condition == cond && x.metric == metric).unwrap_or_else(|| panic!("no {prompt} {cond} {metric}")).clone();
     // K = {q1, q2}. Strict end: both foil-only -> 100; middle: q1 -> 50.
     assert!(close(pick("stress-strict", "edited/end", "mr").value, 100.0));
     assert!(close(pick("stress-strict", "edited/middle", "mr").value, 50.0));
     assert_eq!(pick("stress-strict", "edited/middle", "mr").n, 2);
+    assert_eq!(detail(&pick("stress-strict", "edited/middle", "mr"), "baseline_prompt"), "stress-closed-book");
+    assert_eq!(detail(&pick("stress-strict", "edited/middle", "mr"), "k_matcher"), "accuracy");
+    assert_eq!(detail(&pick("stress-strict", "edited/all", "harmful_override"), "k_matcher"), "exact");
     // Positions averaged within question: q1 = 1, q2 = 1/3 -> (1 + 1/3)/2 = 66.7
     assert!(close(pick("stress-strict", "edited/all", "mr").value, 200.0 / 3.0));
     // Soft: q1 end only -> q1 = 1/3, q2 = 0 -> 16.7
@@ -225,12 +344,114 @@ fn stress_misleading_rate_and_contrasts() {
     assert!(close(pick("stress-strict", "clean/all", "beneficial_correction").value, 100.0 / 3.0));
     // Harmful override on K under Strict: q1 never the reference (1), q2 at the end (1/3) -> 66.7
     assert!(close(pick("stress-strict", "edited/all", "harmful_override").value, 200.0 / 3.0));
-    // Transitions clean gold -> edited foil at the end under Strict: q1, q2 -> 2
-    assert_eq!(pick("stress-strict", "end", "clean_gold_to_edited_foil").value, Some(2.0));
+    // Transitions at the end under Strict: pairs with a correct clean
+    // response are q1, q2, q3 (n = 3); q1 and q2 turn to the foil -> 2.
+    let t = pick("stress-strict", "end", "clean_gold_to_edited_foil");
+    assert_eq!((t.value, t.n), (Some(2.0), 3));
+    // Middle: clean correct for q1, q2 (n = 2); only q1 to the foil.
+    let t = pick("stress-strict", "middle", "clean_gold_to_edited_foil");
+    assert_eq!((t.value, t.n), (Some(1.0), 2));
+    // All: 1 + 1 + 2 = 4 transitions over 2 + 2 + 3 = 7 pairs (not 3 x 3).
+    let t = pick("stress-strict", "all", "clean_gold_to_edited_foil");
+    assert_eq!((t.value, t.n), (Some(4.0), 7));
+    // Strict - Soft HOR on K: q1 = 1 - 1/3, q2 = 1/3 - 0 -> 50 points;
+    // BCR on U: the clean arm is the same under both -> 0.
+    assert!(close(pick("stress-strict - stress-soft", "edited/all", "hor_strict_minus_soft").value, 50.0));
+    assert!(close(pick("stress-strict - stress-soft", "clean/all", "bcr_strict_minus_soft").value, 0.0));
+    // Interaction Strict(End-Middle) - Soft(End-Middle): q1 (1-1)-(1-0) = -1,
+    // q2 (1-0)-(0-0) = 1 -> 0.
+    let i = pick("stress-strict - stress-soft", "edited/end-middle", "interaction_end_minus_middle");
+    assert!(close(i.value, 0.0) && i.n == 2, "{i:?}");
+    // Clean-arm control on K: no foil in the clean arm; the edited arm as MR.
+    assert!(close(pick("stress-strict", "clean/all", "foil_only_control").value, 0.0));
+    assert!(close(pick("stress-strict", "edited/all", "foil_only_control").value, 200.0 / 3.0));
 }
 
 #[test]
-fn rgb_noise_rejection_and_counterfactual() {
+fn stress_fixed_population_leaves_out_incomplete_questions() {
+    let mut rows = stress_rows("m", &[("stress-soft", "stress-strict")], &fo_v0);
+    // q4 is in K and foil-only everywhere under Strict, but its middle
+    // edited response under Soft is missing (a position not realised).
+    rows.push(same(r("q4", "closed-book", "stress-closed-book"), true));
+    for p in ["stress-soft", "stress-strict"] {
+        for pos in ["beginning", "middle", "end"] {
+            for arm in ["clean", "edited"] {
+                if p == "stress-soft" && pos == "middle" && arm == "edited" {
+                    continue;
+                }
+                let f = arm == "edited" && p == "stress-strict";
+                let mut x = same(r("q4", &format!("evidence-{arm}"), p), !f);
+                x.answer_position = Some(pos.into());
+                x.foil_only = Some(f);
+                x.foil_exact = Some(f);
+                x.case_id = format!("q4-{p}-{pos}-{arm}");
+                rows.push(x);
+            }
+        }
+    }
+    let m = run(&rows, metrics::stress);
+    let pick = |prompt: &str, cond: &str, metric: &str| m.iter().find(|x| x.prompt == prompt && x.condition == cond && x.metric == metric).unwrap().clone();
+    // Per position, q4 counts where realised: Strict end = 3 of 3.
+    assert_eq!(pick("stress-strict", "edited/end", "mr").n, 3);
+    // Averaged and paired: only q1, q2 (the fixed population), as before.
+    let avg = pick("stress-strict", "edited/all", "mr");
+    assert!(close(avg.value, 200.0 / 3.0) && avg.n == 2, "{avg:?}");
+    assert_eq!(detail(&avg, "excluded"), 1);
+    assert_eq!(pick("stress-strict", "edited/end-middle", "mr_diff").n, 2);
+    assert_eq!(pick("stress-strict - stress-soft", "edited/all", "mr_strict_minus_soft").n, 2);
+}
+
+#[test]
+fn stress_prompt_version_change_and_common_stratum() {
+    // v1: Strict is foil-only only at the end for q1; Soft never.
+    let fo = |p: &str, q: &str, pos: &str| match p {
+        "stress-strict-v1" => q == "q1" && pos == "end",
+        _ => fo_v0(p, q, pos),
+    };
+    let mut rows = stress_rows("m1", &[("stress-soft", "stress-strict"), ("stress-soft-v1", "stress-strict-v1")], &fo);
+    // Change from v0 on K: q1: (1/3 - 0) - (1 - 1/3) = -1/3; q2: (0 - 0) - (1/3 - 0) = -1/3 -> -33.3
+    let m = run(&rows, metrics::stress);
+    let ch = m.iter().find(|x| x.prompt == "v1 - v0" && x.metric == "mr_gap_change_from_v0").unwrap();
+    assert!(close(ch.value, -100.0 / 3.0) && ch.n == 2, "{ch:?}");
+    // A second model whose K is {q2} only: the common stratum is {q2}.
+    let mut m2 = stress_rows("m2", &[("stress-soft", "stress-strict")], &fo_v0);
+    for x in m2.iter_mut().filter(|x| x.qid == "q1" && x.condition == "closed-book") {
+        x.accuracy = Some(false);
+        x.em = Some(false);
+    }
+    rows.extend(m2);
+    let m = run(&rows, metrics::stress);
+    let common = m.iter().find(|x| x.model == "m1" && x.metric == "hor_strict_minus_soft_common" && x.prompt == "stress-strict - stress-soft").unwrap();
+    // On {q2}: Strict HOR 1/3, Soft HOR 0 -> 33.3, n = 1.
+    assert!(close(common.value, 100.0 / 3.0) && common.n == 1, "{common:?}");
+    assert_eq!(detail(common, "common_stratum"), 1);
+    let u = m.iter().find(|x| x.model == "m2" && x.metric == "bcr_strict_minus_soft_common").unwrap();
+    assert_eq!(detail(u, "common_stratum"), 1, "U common = {{q3}}");
+}
+
+#[test]
+fn stress_k_matcher_exact_versus_accuracy() {
+    // q2's closed-book response contains the answer but is not an exact
+    // match: in K under `accuracy`, not under `exact`.
+    let mut rows = stress_rows("m", &[("stress-soft", "stress-strict")], &fo_v0);
+    for x in rows.iter_mut().filter(|x| x.qid == "q2" && x.condition == "closed-book") {
+        x.em = Some(false);
+    }
+    let k_of = |opts: ScoreOptions| {
+        let m = run_with(&rows, metrics::stress, &opts);
+        let mr = m.iter().find(|x| x.prompt == "stress-strict" && x.condition == "edited/end" && x.metric == "mr").unwrap().n;
+        let hor = m.iter().find(|x| x.prompt == "stress-strict" && x.metric == "harmful_override").unwrap().n;
+        (mr, hor)
+    };
+    let o = |k| ScoreOptions { bootstrap: 20, seed: 1, k_matcher: k, ..Default::default() };
+    // paper: MR on accuracy-K {q1, q2}, HOR on exact-K {q1}.
+    assert_eq!(k_of(o(metrics::KMatcher::Paper)), (2, 1));
+    assert_eq!(k_of(o(metrics::KMatcher::Exact)), (1, 1));
+    assert_eq!(k_of(o(metrics::KMatcher::Accuracy)), (2, 2));
+}
+
+#[test]
+fn rgb_noise_rejection_counterfactual_and_integration() {
     let mut rows = Vec::new();
     let mut add = |q: &str, cond: &str, expected: &str, correct: bool, rej: bool, fe: bool| {
         let mut x = r(q, cond, "rgb-en");
@@ -247,12 +468,24 @@ fn rgb_noise_rejection_and_counterfactual() {
     add("q1", "rgb-counterfactual", "conflict", true, false, true);
     add("q2", "rgb-counterfactual", "conflict", false, false, true);
     add("q3", "rgb-counterfactual", "conflict", true, false, false);
+    // Detects the error and rejects: evalue.py gives it the label [-1],
+    // and `0 not in label` counts it as corrected.
+    add("q4", "rgb-counterfactual", "conflict", false, true, true);
+    add("q1", "rgb-integration-0", "answer", true, false, false);
+    add("q2", "rgb-integration-0", "answer", false, false, false);
+    add("q3", "rgb-integration-0", "answer", false, true, false);
     let m = run(&rows, metrics::rgb);
     assert!(close(get(&m, "rgb-noise-0", "acc").value, 50.0));
     assert!(close(get(&m, "rgb-noise-1", "rejection_rate").value, 50.0));
-    assert!(close(get(&m, "rgb-counterfactual", "error_detection_rate").value, 200.0 / 3.0));
+    assert!(close(get(&m, "rgb-counterfactual", "error_detection_rate").value, 75.0));
     let cr = get(&m, "rgb-counterfactual", "error_correction_rate");
-    assert!(close(cr.value, 50.0) && cr.n == 2);
+    assert!(close(cr.value, 200.0 / 3.0) && cr.n == 3, "q1 and q4 of q1, q2, q4: {cr:?}");
+    let ia = get(&m, "rgb-integration-0", "integration_acc");
+    assert!(close(ia.value, 100.0 / 3.0) && ia.n == 3);
+    // --lenient: no quirk, q1 only.
+    let lenient = ScoreOptions { bootstrap: 20, seed: 1, parse: ragprobe_score::ParseMode::Lenient, ..Default::default() };
+    let m = run_with(&rows, metrics::rgb, &lenient);
+    assert!(close(get(&m, "rgb-counterfactual", "error_correction_rate").value, 100.0 / 3.0));
 }
 
 #[test]
@@ -272,7 +505,7 @@ fn paired_comparison() {
     let a = [acc(r("q1", "base", "p"), true), acc(r("q2", "base", "p"), false), acc(r("q3", "base", "p"), true)];
     let b = [acc(r("q1", "base", "p"), true), acc(r("q2", "base", "p"), true)];
     let (va, vb): (Vec<&ScoreRow>, Vec<&ScoreRow>) = (a.iter().collect(), b.iter().collect());
-    let c = compare_rows(&va, &vb, "acc", &ScoreOptions { bootstrap: 500, seed: 3 }).unwrap();
+    let c = compare_rows(&va, &vb, "acc", &ScoreOptions { bootstrap: 500, seed: 3, ..Default::default() }).unwrap();
     // Shared questions q1, q2: A = 50, B = 100, B - A = 50 points.
     assert_eq!((c.questions, c.a, c.b, c.diff), (2, Some(50.0), Some(100.0), Some(50.0)));
     let (lo, hi) = c.ci.unwrap();

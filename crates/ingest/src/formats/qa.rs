@@ -39,6 +39,16 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
     for path in run.opts.paths.clone() {
         let dataset = run.dataset_for(&path);
         let file_lang = if format == Format::Nomiracl { lang_from_file_name(&path) } else { None };
+        if format == Format::Nomiracl && path.is_dir() {
+            for (p, file, line) in nomiracl_distribution(&path, run.opts.split.as_deref())? {
+                run.records += 1;
+                match p {
+                    Ok(p) => emit(run, &mut questions, &mut contexts, &dataset, file_lang.as_deref(), p)?,
+                    Err(message) => run.skipper.handle(IngestError::Record { file, line, message })?,
+                }
+            }
+            continue;
+        }
         let (reader, bar) = open(&path, run.opts.progress)?;
         let file = path.display().to_string();
         let records = if format == Format::Triviaqa { JsonRecords::in_object_array(&path, reader, &["Data", "data"]) } else { JsonRecords::new(&path, reader) };
@@ -61,41 +71,14 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
                 Format::Mcq => parse_mcq(obj),
                 Format::Beir | Format::Table => unreachable!("not a QA-with-passages format"),
             });
-            let mut p = match parsed {
+            let p = match parsed {
                 Ok(p) => p,
                 Err(fe) => {
                     run.skipper.handle(IngestError::Record { file: file.clone(), line: rec.line, message: fe.to_string() })?;
                     continue;
                 }
             };
-            let qid = run.qids.assign(&dataset, p.source_id.as_deref(), &p.question);
-            let lang = run.lang_for(file_lang.as_deref(), &p.question);
-            for c in &mut p.contexts {
-                c.qid = qid.clone();
-                if c.has_answer.is_none() && !p.answers.is_empty() {
-                    c.has_answer = Some(has_answer(&p.answers, &c.text));
-                    c.has_answer_source = Some("computed".into());
-                }
-                match c.has_answer_source.as_deref() {
-                    Some("dataset") => run.has_answer_dataset += 1,
-                    Some("computed") => run.has_answer_computed += 1,
-                    _ => {}
-                }
-                contexts.push(c)?;
-            }
-            questions.push(&QuestionRow {
-                qid,
-                dataset: dataset.clone(),
-                split: run.opts.split.clone(),
-                lang,
-                question: p.question,
-                answers: p.answers,
-                answer_parts: p.answer_parts,
-                fake_answers: p.fake_answers,
-                subset: p.subset,
-                options: p.options,
-                meta: p.meta,
-            })?;
+            emit(run, &mut questions, &mut contexts, &dataset, file_lang.as_deref(), p)?;
         }
         bar.finish_and_clear();
     }
@@ -108,6 +91,166 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
     }
     let details = run.details();
     Ok(vec![questions.finish(details.clone())?, contexts.finish(details)?])
+}
+
+/// Write one parsed record: assign its qid and language, compute missing
+/// `has_answer` flags with the DPR matcher, and push question and contexts.
+fn emit(run: &mut Run, questions: &mut QuestionSink, contexts: &mut ContextSink, dataset: &str, file_lang: Option<&str>, mut p: Parsed) -> Result<(), IngestError> {
+    let qid = run.qids.assign(dataset, p.source_id.as_deref(), &p.question);
+    let lang = run.lang_for(file_lang, &p.question);
+    for c in &mut p.contexts {
+        c.qid = qid.clone();
+        if c.has_answer.is_none() && !p.answers.is_empty() {
+            c.has_answer = Some(has_answer(&p.answers, &c.text));
+            c.has_answer_source = Some("computed".into());
+        }
+        match c.has_answer_source.as_deref() {
+            Some("dataset") => run.has_answer_dataset += 1,
+            Some("computed") => run.has_answer_computed += 1,
+            _ => {}
+        }
+        contexts.push(c)?;
+    }
+    questions.push(&QuestionRow {
+        qid,
+        dataset: dataset.to_string(),
+        split: run.opts.split.clone(),
+        lang,
+        question: p.question,
+        answers: p.answers,
+        answer_parts: p.answer_parts,
+        fake_answers: p.fake_answers,
+        subset: p.subset,
+        options: p.options,
+        meta: p.meta,
+    })?;
+    Ok(())
+}
+
+/// One record of a NoMIRACL distribution directory: the parsed query (or
+/// why it is bad), the file and the line that name it in errors.
+type DistRecord = (Result<Parsed, String>, String, u64);
+
+/// NoMIRACL's own distribution format, one directory per language, as the
+/// reference data loader (project-miracl/nomiracl `dataset/data_loader.py`,
+/// `dataset/util.py`) reads it:
+/// * `corpus.jsonl`: `{docid, title, text}`; title and text are stripped and
+///   their newlines made spaces (`load_corpus`);
+/// * `topics/<split>.<subset>.tsv`: `qid<TAB>query`, no header, no quoting;
+/// * `qrels/<split>.<subset>.tsv`: `qid<TAB>Q0<TAB>docid<TAB>score` (TREC);
+///   a query's passages are its qrels lines in file order (the order the
+///   reference's prompts use); score > 0 marks a relevant passage.
+///
+/// `<subset>` is `relevant` or `non_relevant` and becomes the question's
+/// subset; only queries with qrels are kept, as in `load_data`. `split`
+/// (dev / test) selects the files; without it, every split present.
+fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistRecord>, IngestError> {
+    use std::io::BufRead;
+    let io = |p: &Path, e: std::io::Error| IngestError::Usage(format!("{}: {e}", p.display()));
+    let corpus_path = dir.join("corpus.jsonl");
+    let mut corpus: std::collections::HashMap<String, (String, String)> = std::collections::HashMap::new();
+    let f = std::fs::File::open(&corpus_path).map_err(|e| io(&corpus_path, e))?;
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| io(&corpus_path, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |m: String| IngestError::Record { file: corpus_path.display().to_string(), line: i as u64 + 1, message: m };
+        let v: Value = serde_json::from_str(&line).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+        let field = |k: &str| match &v[k] {
+            Value::String(s) => Ok(s.trim().replace('\n', " ")),
+            Value::Null if k == "title" => Ok(String::new()),
+            other => Err(bad(format!("field `{k}` must be a string, found {}", type_of(other)))),
+        };
+        let docid = match &v["docid"] {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            other => return Err(bad(format!("field `docid` must be a string, found {}", type_of(other)))),
+        };
+        corpus.insert(docid, (field("title")?, field("text")?));
+    }
+    let mut topic_files: Vec<(String, String, std::path::PathBuf)> = Vec::new();
+    let topics_dir = dir.join("topics");
+    for e in std::fs::read_dir(&topics_dir).map_err(|e| io(&topics_dir, e))? {
+        let path = e.map_err(|e| io(&topics_dir, e))?.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let Some(stem) = name.strip_suffix(".tsv") else { continue };
+        let Some((sp, subset)) = stem.split_once('.') else { continue };
+        if !matches!(subset, "relevant" | "non_relevant") || split.is_some_and(|s| s != sp) {
+            continue;
+        }
+        topic_files.push((sp.to_string(), subset.to_string(), path));
+    }
+    topic_files.sort();
+    if topic_files.is_empty() {
+        return Err(IngestError::Usage(format!("{}: no topics/<split>.<relevant|non_relevant>.tsv{}", dir.display(), split.map(|s| format!(" for split `{s}`")).unwrap_or_default())));
+    }
+    let mut out = Vec::new();
+    for (sp, subset, tpath) in topic_files {
+        let qpath = dir.join("qrels").join(format!("{sp}.{subset}.tsv"));
+        let qfile = qpath.display().to_string();
+        // qid -> [(docid, score, line)] in file order.
+        let mut qrels: std::collections::HashMap<String, Vec<(String, i64, u64)>> = std::collections::HashMap::new();
+        let f = std::fs::File::open(&qpath).map_err(|e| io(&qpath, e))?;
+        for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(|e| io(&qpath, e))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let cols: Vec<&str> = line.split('\t').collect();
+            let score = cols.get(3).and_then(|s| s.trim().parse::<i64>().ok());
+            match (cols.len() >= 4, score) {
+                (true, Some(score)) => {
+                    let list = qrels.entry(cols[0].to_string()).or_default();
+                    // A later duplicate judgement overwrites the score in place (a Python dict).
+                    match list.iter_mut().find(|x| x.0 == cols[2]) {
+                        Some(x) => x.1 = score,
+                        None => list.push((cols[2].to_string(), score, i as u64 + 1)),
+                    }
+                }
+                _ => return Err(IngestError::Record { file: qfile.clone(), line: i as u64 + 1, message: "a qrels line must be `qid<TAB>Q0<TAB>docid<TAB>score` with an integer score".into() }),
+            }
+        }
+        let tfile = tpath.display().to_string();
+        let f = std::fs::File::open(&tpath).map_err(|e| io(&tpath, e))?;
+        for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(|e| io(&tpath, e))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let Some((qid, query)) = line.split_once('\t') else {
+                out.push((Err("a topics line must be `qid<TAB>query`".into()), tfile.clone(), i as u64 + 1));
+                continue;
+            };
+            let query = query.split('\t').next().unwrap_or("").to_string();
+            let Some(judged) = qrels.get(qid) else { continue };
+            let mut contexts = Vec::with_capacity(judged.len());
+            let mut missing = None;
+            for (docid, score, qline) in judged {
+                let Some((title, text)) = corpus.get(docid) else {
+                    missing = Some((docid.clone(), *qline));
+                    break;
+                };
+                let label = if subset == "relevant" && *score > 0 { "relevant" } else { "non_relevant" };
+                let rank = contexts.len() + 1;
+                let mut c = ctx(rank, docid.clone(), Some(title.clone()).filter(|t| !t.is_empty()), text.clone(), Some(label), None);
+                c.has_answer = Some(label == "relevant");
+                c.has_answer_source = Some("relevance".into());
+                contexts.push(c);
+            }
+            if let Some((docid, qline)) = missing {
+                out.push((Err(format!("docid `{docid}` (judged for query `{qid}`) is not in {}", corpus_path.display())), qfile.clone(), qline));
+                continue;
+            }
+            if query.trim().is_empty() {
+                out.push((Err("field `query` is empty".into()), tfile.clone(), i as u64 + 1));
+                continue;
+            }
+            let parsed = Parsed { source_id: Some(qid.to_string()), question: query, answers: Vec::new(), answer_parts: None, fake_answers: None, subset: Some(subset.clone()), options: None, meta: None, contexts };
+            out.push((Ok(parsed), tfile.clone(), i as u64 + 1));
+        }
+    }
+    Ok(out)
 }
 
 /// DPR/FiD and Self-RAG: `{question, answers: [str], ctxs: [{id?, title,
@@ -180,22 +323,23 @@ fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Parsed, FieldErr
     Ok(Parsed { source_id: Some(source_id), question, answers: Vec::new(), answer_parts: None, fake_answers: None, subset: Some(subset), options: None, meta: obj.rest(), contexts })
 }
 
-/// RGB's `answer`: a string (one alias), a list of strings (aliases of one
-/// answer), or a list of lists (each inner list = the aliases of one required
-/// part). Returns (flattened aliases, parts).
+/// RGB's `answer` as `checkanswer` (`evalue.py`) reads it: a plain string
+/// is one part; a list holds one entry per required part, each a string
+/// (that part's only form) or a list of aliases (any one matches). So a
+/// flat list of strings means every string must appear (as in `zh_int`).
 fn rgb_answer(v: Value) -> Result<(Vec<String>, Vec<Vec<String>>), FieldError> {
     let parts: Vec<Vec<String>> = match v {
         Value::String(s) => vec![vec![s]],
         Value::Number(n) => vec![vec![n.to_string()]],
-        Value::Array(items) if items.iter().any(Value::is_array) => items
+        Value::Array(items) => items
             .into_iter()
             .enumerate()
             .map(|(i, item)| match item {
                 Value::String(s) => Ok(vec![s]),
+                Value::Number(n) => Ok(vec![n.to_string()]),
                 other => str_list(other, &format!("answer[{i}]")),
             })
             .collect::<Result<_, _>>()?,
-        v @ Value::Array(_) => vec![str_list(v, "answer")?],
         other => return Err(FieldError::new("answer", format!("must be a string, a list of strings or a list of lists, found {}", type_of(&other)))),
     };
     if parts.iter().all(|p| p.iter().all(|a| a.trim().is_empty())) {
@@ -214,7 +358,11 @@ fn rgb_answer(v: Value) -> Result<(Vec<String>, Vec<Vec<String>>), FieldError> {
 /// positive_wrong?: [str]}`. Passages become contexts with relevance
 /// relevant (positive), non_relevant (negative) or counterfactual
 /// (positive_wrong), ranked in that order; `answer`'s structure is kept in
-/// `answer_parts`, `fakeanswer` in `fake_answers`.
+/// `answer_parts`, `fakeanswer` in `fake_answers`. The information
+/// integration testbed (`en_int.json`, `zh_int.json`) gives `positive` as
+/// one list of passages per answer part: each such passage records its part
+/// in `meta` (`{"answer_part": i}`) and gets doc id `positive-<i>-<j>`, so
+/// that perturb can select passages as RGB's `processdata` does.
 fn parse_rgb(mut obj: Obj) -> Result<Parsed, FieldError> {
     let source_id = obj.opt_id(&["id"])?;
     let question = obj.req_str("query")?;
@@ -228,6 +376,21 @@ fn parse_rgb(mut obj: Obj) -> Result<Parsed, FieldError> {
         Some(v) => Some(str_list(v, "fakeanswer")?),
     };
     let mut contexts = Vec::new();
+    if let Some(Value::Array(items)) = obj.peek("positive") {
+        if items.iter().any(Value::is_array) {
+            let Some(Value::Array(items)) = obj.take("positive") else { unreachable!("peeked") };
+            for (i, part) in items.into_iter().enumerate() {
+                let list = match part {
+                    v @ Value::Array(_) => str_list(v, &format!("positive[{i}]"))?,
+                    other => return Err(FieldError::new(format!("positive[{i}]"), format!("must be a list of passages (one list per answer part), found {}", type_of(&other)))),
+                };
+                for (j, text) in list.into_iter().enumerate() {
+                    let rank = contexts.len() + 1;
+                    contexts.push(ctx(rank, format!("positive-{i}-{j}"), None, text, Some("relevant"), Some(format!("{{\"answer_part\":{i}}}"))));
+                }
+            }
+        }
+    }
     for (key, label) in [("positive", "relevant"), ("negative", "non_relevant"), ("positive_wrong", "counterfactual")] {
         let list = obj.opt_str_list(key)?.unwrap_or_default();
         for (i, text) in list.into_iter().enumerate() {
@@ -426,9 +589,10 @@ mod tests {
     fn rgb_answer_shapes() {
         let (flat, parts) = rgb_answer(json!("Paris")).unwrap();
         assert_eq!((flat, parts), (vec!["Paris".to_string()], vec![vec!["Paris".to_string()]]));
-        let (flat, parts) = rgb_answer(json!(["1889", "eighteen eighty-nine"])).unwrap();
+        // A flat list: every string is a required part (RGB checkanswer).
+        let (flat, parts) = rgb_answer(json!(["1月3日", "1月12日"])).unwrap();
         assert_eq!(flat.len(), 2);
-        assert_eq!(parts.len(), 1);
+        assert_eq!(parts, vec![vec!["1月3日".to_string()], vec!["1月12日".to_string()]]);
         let (flat, parts) = rgb_answer(json!([["Neil Armstrong", "Armstrong"], ["Buzz Aldrin"]])).unwrap();
         assert_eq!(flat, vec!["Neil Armstrong", "Armstrong", "Buzz Aldrin"]);
         assert_eq!(parts, vec![vec!["Neil Armstrong".to_string(), "Armstrong".into()], vec!["Buzz Aldrin".into()]]);
