@@ -59,6 +59,8 @@ pub struct GcReport {
     pub removed: Vec<String>,
     pub removed_bytes: u64,
     pub removed_tmp: usize,
+    /// Temp files kept because a writer may still be using them.
+    pub kept_tmp: usize,
 }
 
 /// A store directory (see the crate docs for its layout).
@@ -353,6 +355,18 @@ impl Store {
     /// Delete objects that no action record and no pin refers to, and any
     /// leftover temporary files. With `dry_run`, only report.
     pub fn gc(&self, dry_run: bool) -> Result<GcReport> {
+        self.gc_with(dry_run, STALE_TMP)
+    }
+
+    /// [`Store::gc`] with a given age past which a temp file is stale.
+    ///
+    /// Live: outputs of action records, pinned ids, and — transitively —
+    /// every input recorded in a live artifact's manifest (a scores
+    /// artifact keeps the responses it was made from, even when a partly
+    /// failed generation recorded no action). Temp files are removed only
+    /// when not modified for `stale_after`: a writer in progress keeps its
+    /// file fresh, so gc never pulls it from under a running stage.
+    pub fn gc_with(&self, dry_run: bool, stale_after: std::time::Duration) -> Result<GcReport> {
         let mut live = std::collections::BTreeSet::new();
         for a in self.actions()? {
             live.extend(a.outputs.into_iter().map(|o| o.id));
@@ -360,6 +374,20 @@ impl Store {
         let pins = self.root.join("pins");
         for entry in std::fs::read_dir(&pins).map_err(io_err(&pins))? {
             live.insert(entry.map_err(io_err(&pins))?.file_name().to_string_lossy().into_owned());
+        }
+        let mut todo: Vec<String> = live.iter().cloned().collect();
+        while let Some(id) = todo.pop() {
+            let path = self.object_path(&id);
+            if !path.is_file() {
+                continue;
+            }
+            if let Ok(m) = read_manifest(&path) {
+                for input in m.recipe.inputs {
+                    if live.insert(input.clone()) {
+                        todo.push(input);
+                    }
+                }
+            }
         }
         let mut report = GcReport::default();
         for id in self.ids()? {
@@ -375,8 +403,14 @@ impl Store {
             report.removed.push(id);
         }
         let tmp = self.root.join("tmp");
+        let now = std::time::SystemTime::now();
         for entry in std::fs::read_dir(&tmp).map_err(io_err(&tmp))? {
             let p = entry.map_err(io_err(&tmp))?.path();
+            let age = std::fs::metadata(&p).and_then(|m| m.modified()).ok().and_then(|t| now.duration_since(t).ok());
+            if age.is_none_or(|a| a < stale_after) {
+                report.kept_tmp += 1;
+                continue;
+            }
             report.removed_tmp += 1;
             if !dry_run {
                 let _ = std::fs::remove_file(&p);
@@ -385,6 +419,9 @@ impl Store {
         Ok(report)
     }
 }
+
+/// A temp file untouched this long belongs to no running writer.
+pub const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
 
 fn is_hex(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())

@@ -219,3 +219,46 @@ fn questions_written_before_schema_v2_still_read() {
     let qs = ragprobe_artifact::tables::read_questions(&s, &id).unwrap();
     assert_eq!((qs[0].qid.as_str(), qs[0].answers.clone(), qs[0].options.clone()), ("q1", vec!["Paris".to_string()], None));
 }
+
+/// Regression (reliability #18): an artifact made from an input that has
+/// no action record (a partly failed generation) kept its output but lost
+/// the input to gc.
+#[test]
+fn gc_keeps_the_inputs_of_kept_artifacts() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    // The input: written, no action recorded (as a partly failed run).
+    let mut w = s.writer_with_schema("test", 1, schema(), &recipe(7)).unwrap();
+    w.write(&batch(2)).unwrap();
+    let input = w.finish(json!(null)).unwrap().id;
+    // The output made from it, with an action record.
+    let mut r = recipe(8);
+    r.inputs = vec![input.clone()];
+    let mut w = s.writer_with_schema("test", 1, schema(), &r).unwrap();
+    w.write(&batch(3)).unwrap();
+    let out = w.finish(json!(null)).unwrap();
+    s.record_action(&r, &[out.clone()]).unwrap();
+    let report = s.gc(false).unwrap();
+    assert!(report.removed.is_empty(), "{:?}", report.removed);
+    assert!(s.object_path(&input).exists() && s.object_path(&out.id).exists());
+}
+
+/// Regression (reliability #5): gc deleted the temp file of a running
+/// writer; now only stale temp files go.
+#[test]
+fn gc_leaves_a_fresh_temp_file_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    let mut w = s.writer_with_schema("test", 1, schema(), &recipe(5)).unwrap();
+    w.write(&batch(4)).unwrap();
+    let r = s.gc(false).unwrap();
+    assert_eq!((r.removed_tmp, r.kept_tmp), (0, 1));
+    // The writer finishes after gc ran.
+    let written = w.finish(json!(null)).unwrap();
+    assert!(s.object_path(&written.id).exists());
+    // A temp file older than the threshold is stale and goes.
+    std::fs::write(d.path().join("tmp/left-over.tmp"), b"x").unwrap();
+    let r = s.gc_with(false, std::time::Duration::ZERO).unwrap();
+    assert_eq!(r.removed_tmp, 1);
+    assert!(!d.path().join("tmp/left-over.tmp").exists());
+}

@@ -68,7 +68,7 @@ pub fn run(store: &Store, cmd: ArtifactsCmd) -> Result<()> {
             for id in &r.removed {
                 println!("{verb}\t{id}");
             }
-            eprintln!("{verb} {} object(s), {} bytes, {} temp file(s); kept {}", r.removed.len(), r.removed_bytes, r.removed_tmp, r.kept);
+            eprintln!("{verb} {} object(s), {} bytes, {} stale temp file(s); kept {} (and {} recent temp file(s) that a running stage may be writing)", r.removed.len(), r.removed_bytes, r.removed_tmp, r.kept, r.kept_tmp);
             Ok(())
         }
     }

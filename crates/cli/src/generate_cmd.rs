@@ -51,10 +51,10 @@ pub struct GenerateArgs {
     #[arg(long, value_enum, default_value_t = EndpointArg::Chat)]
     pub endpoint: EndpointArg,
     /// Requests in flight at once (openai).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::bounds::usize_in(1, 4096))]
     pub concurrency: usize,
     /// Per-request timeout in seconds (openai).
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, value_parser = crate::bounds::f64_in(0.0, 86_400.0, true))]
     pub timeout: f64,
     /// Attempts per request before it is recorded as failed (openai).
     #[arg(long, default_value_t = 6)]
@@ -68,8 +68,11 @@ pub struct GenerateArgs {
     /// Maximum new tokens per response.
     #[arg(long, default_value_t = 32)]
     pub max_tokens: u32,
+    /// Nucleus sampling top_p sent to an OpenAI-compatible server (the NoMIRACL reference uses 0.95).
+    #[arg(long, value_parser = crate::bounds::f32_in(0.0, 1.0, true))]
+    pub top_p: Option<f32>,
     /// Sampling temperature (0 = greedy; the embedded backend is always greedy).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = crate::bounds::f32_in(0.0, 10.0, false))]
     pub temperature: f32,
     /// Stop string; repeatable.
     #[arg(long)]
@@ -131,7 +134,7 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
             requests_per_minute: a.rpm,
         }),
     };
-    let settings = GenSettings { max_tokens: a.max_tokens, temperature: a.temperature, stop: a.stop, seed: a.seed };
+    let settings = GenSettings { max_tokens: a.max_tokens, temperature: a.temperature, stop: a.stop, seed: a.seed, top_p: a.top_p };
     let r = generate(store, &a.cases, &GenerateOptions { template, backend, settings, conditions: a.condition, progress: true })?;
     let s = &r.summary;
     eprintln!(

@@ -2,6 +2,7 @@
 //! parse arguments, open the store, call a library, print artifact ids.
 
 mod artifacts_cmd;
+mod bounds;
 mod generate_cmd;
 mod ingest_cmd;
 mod mock_cmd;

@@ -19,7 +19,7 @@ use ragprobe_perturb::{perturb, summary_table, PerturbOptions, Scenario};
 ///                       (--writer model: a passage written by the writer model to support the foil)
 ///   add-genadv          top-k + a GenADV adversarial passage written by the writer model
 ///   evidence-edit       clean/edited passage x beginning/middle/end answer position (seed 002)
-///   nomiracl            the judged passages of a NoMIRACL query, shuffled
+///   nomiracl            the judged passages of a NoMIRACL query, in qrels order (first k)
 ///   rgb-noise           RGB's positive/negative mix at each --noise-rate
 ///   rgb-counterfactual  RGB's positive_wrong passages
 #[derive(Args, Debug)]
@@ -35,7 +35,7 @@ pub struct PerturbArgs {
     #[arg(long)]
     pub contexts: Option<String>,
     /// Retrieved passages per question.
-    #[arg(short, long, default_value_t = 5)]
+    #[arg(short, long, default_value_t = 5, value_parser = crate::bounds::usize_in(1, 100_000))]
     pub k: usize,
     /// Seed of every random choice (recorded in each case's derivation).
     #[arg(long, default_value_t = 0)]
@@ -44,13 +44,13 @@ pub struct PerturbArgs {
     #[arg(long)]
     pub relabel_unanswerable: bool,
     /// evidence-edit: non-answer passages added after the target passage.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::bounds::usize_in(0, 1000))]
     pub distractors: usize,
     /// rgb-noise: noise rates, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "0,0.2,0.4,0.6,0.8,1")]
     pub noise_rate: Vec<f64>,
     /// RGB: passages per case.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = crate::bounds::usize_in(1, 1000))]
     pub rgb_passages: usize,
     /// Use only the first N questions (small-scale runs).
     #[arg(long)]
@@ -80,7 +80,7 @@ pub struct PerturbArgs {
     #[arg(long, default_value = "rules", value_parser = ["rules", "model"])]
     pub ner: String,
     /// GenADV: reject adversarial sentences whose MiniLM cosine with the answer sentence is at least this.
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = 0.8, value_parser = crate::bounds::f32_in(-1.0, 1.0, false))]
     pub max_cosine: f32,
     /// Maximum new tokens per writer call.
     #[arg(long, default_value_t = 160)]

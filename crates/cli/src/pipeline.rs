@@ -5,6 +5,7 @@
 //! ```toml
 //! [vars]
 //! fixtures = "fixtures"            # {{fixtures}} in any string; --set fixtures=... overrides
+//! langs = ["en", "de"]             # a list variable; --set langs=en,fr overrides
 //!
 //! [steps.nq]
 //! stage = "ingest"
@@ -17,6 +18,11 @@
 //! contexts = "@nq.contexts"
 //! scenario = ["base", "add-random"]
 //! ```
+//!
+//! A list variable expands a list item that uses it into one item per
+//! value (`paths = ["{{data}}/{{langs}}.jsonl"]` reads one file per
+//! language); in a single value it becomes the comma-separated list. An
+//! ingest input that does not exist names the variables to set.
 //!
 //! A step's parameters are the stage command's flags (`max-tokens = 16` is
 //! `--max-tokens 16`; `true` is a bare flag; a list repeats the flag;
@@ -88,6 +94,35 @@ pub struct Pipeline {
     path: PathBuf,
     steps: BTreeMap<String, Step>,
     order: Vec<String>,
+    /// Every ingest input path, with the template and variables it came from.
+    inputs: Vec<InputPath>,
+}
+
+/// An ingest input of the pipeline and where its value came from.
+#[derive(Debug, Clone)]
+struct InputPath {
+    at: String,
+    path: PathBuf,
+    template: String,
+    vars: Vec<String>,
+}
+
+impl Pipeline {
+    /// Every ingest input must exist; a missing one names the variables
+    /// that made its path, so a user with one language knows what to set.
+    pub fn check_inputs(&self) -> Result<()> {
+        for i in &self.inputs {
+            if !i.path.exists() {
+                let hint = if i.vars.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (from {:?}: set {})", i.template, i.vars.iter().map(|v| format!("--set {v}=...")).collect::<Vec<_>>().join(" or "))
+                };
+                bail!("{}: input {} does not exist{hint}", i.at, i.path.display());
+            }
+        }
+        Ok(())
+    }
 }
 
 fn line_of(text: &str, needle: impl Fn(&str) -> bool) -> usize {
@@ -96,6 +131,21 @@ fn line_of(text: &str, needle: impl Fn(&str) -> bool) -> usize {
 
 fn step_line(text: &str, name: &str) -> usize {
     line_of(text, |l| l == format!("[steps.{name}]") || l == format!("[steps.\"{name}\"]"))
+}
+
+/// The line of `key` in the `[vars]` table.
+fn var_line(text: &str, key: &str) -> usize {
+    let start = line_of(text, |l| l == "[vars]");
+    for (i, l) in text.lines().enumerate().skip(start) {
+        let t = l.trim();
+        if t.starts_with('[') {
+            break;
+        }
+        if t.split('=').next().is_some_and(|k| k.trim() == key) {
+            return i + 1;
+        }
+    }
+    start
 }
 
 fn key_line(text: &str, step: &str, key: &str) -> usize {
@@ -112,7 +162,34 @@ fn key_line(text: &str, step: &str, key: &str) -> usize {
     start
 }
 
-fn fill_vars(s: &str, vars: &BTreeMap<String, String>, at: &str) -> Result<String> {
+/// Pipeline variables: scalars, and lists (declared as TOML arrays).
+type Vars = BTreeMap<String, VarValue>;
+
+#[derive(Debug, Clone)]
+enum VarValue {
+    One(String),
+    List(Vec<String>),
+}
+
+/// The `{{name}}`s a string uses.
+fn var_names(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("{{") {
+        let after = &rest[i + 2..];
+        let Some(j) = after.find("}}") else { break };
+        out.push(after[..j].trim());
+        rest = &after[j + 2..];
+    }
+    out
+}
+
+/// Fill the variables of `s`; a list variable becomes its comma-separated values.
+fn fill_vars(s: &str, vars: &Vars, at: &str) -> Result<String> {
+    fill_with(s, vars, at, None)
+}
+
+fn fill_with(s: &str, vars: &Vars, at: &str, item: Option<(&str, &str)>) -> Result<String> {
     let mut out = String::new();
     let mut rest = s;
     while let Some(i) = rest.find("{{") {
@@ -120,12 +197,31 @@ fn fill_vars(s: &str, vars: &BTreeMap<String, String>, at: &str) -> Result<Strin
         let after = &rest[i + 2..];
         let j = after.find("}}").ok_or_else(|| anyhow!("{at}: unclosed `{{{{` in {s:?}"))?;
         let name = after[..j].trim();
-        let v = vars.get(name).ok_or_else(|| anyhow!("{at}: unknown variable `{name}` (define it under [vars] or pass --set {name}=...)"))?;
-        out.push_str(v);
+        match (item, vars.get(name)) {
+            (Some((n, v)), _) if n == name => out.push_str(v),
+            (_, Some(VarValue::One(v))) => out.push_str(v),
+            (_, Some(VarValue::List(l))) => out.push_str(&l.join(",")),
+            (_, None) => bail!("{at}: unknown variable `{name}` (define it under [vars] or pass --set {name}=...)"),
+        }
         rest = &after[j + 2..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Fill one list item: an item that uses a list variable becomes one item
+/// per value (at most one list variable per item).
+fn fill_item(s: &str, vars: &Vars, at: &str) -> Result<Vec<String>> {
+    let lists: BTreeSet<&str> = var_names(s).into_iter().filter(|n| matches!(vars.get(*n), Some(VarValue::List(_)))).collect();
+    match lists.len() {
+        0 => Ok(vec![fill_vars(s, vars, at)?]),
+        1 => {
+            let name = *lists.iter().next().expect("one");
+            let Some(VarValue::List(values)) = vars.get(name) else { unreachable!("checked") };
+            values.iter().map(|v| fill_with(s, vars, at, Some((name, v)))).collect()
+        }
+        _ => bail!("{at}: {s:?} uses more than one list variable ({}); use one per item", lists.into_iter().collect::<Vec<_>>().join(", ")),
+    }
 }
 
 fn scalar(v: &toml::Value) -> Option<String> {
@@ -147,19 +243,47 @@ impl Pipeline {
             let line = e.span().map(|s| text[..s.start].lines().count().max(1)).unwrap_or(0);
             anyhow!("{file}:{line}: not valid TOML: {}", e.message())
         })?;
-        let mut vars: BTreeMap<String, String> = BTreeMap::new();
+        let mut vars: Vars = BTreeMap::new();
         if let Some(t) = doc.get("vars").and_then(|v| v.as_table()) {
             for (k, v) in t {
-                let s = scalar(v).ok_or_else(|| anyhow!("{file}:{}: variable `{k}` must be a string, number or boolean", key_line(&text, "", k)))?;
-                vars.insert(k.clone(), s);
+                let bad = || anyhow!("{file}:{}: variable `{k}` must be a string, number, boolean or a list of them", var_line(&text, k));
+                let value = match v {
+                    toml::Value::Array(a) => VarValue::List(a.iter().map(|x| scalar(x).ok_or_else(bad)).collect::<Result<_>>()?),
+                    other => VarValue::One(scalar(other).ok_or_else(bad)?),
+                };
+                vars.insert(k.clone(), value);
             }
         }
-        for s in sets {
+        let sets_given = sets;
+        for s in sets_given {
             let (k, v) = s.split_once('=').ok_or_else(|| anyhow!("--set {s}: expected NAME=VALUE"))?;
-            vars.insert(k.trim().to_string(), v.to_string());
+            let k = k.trim().to_string();
+            let value = match vars.get(&k) {
+                Some(VarValue::List(_)) => VarValue::List(v.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()),
+                _ => VarValue::One(v.to_string()),
+            };
+            vars.insert(k, value);
+        }
+        // A variable's value may use other variables (`writer_model = "{{model}}"`).
+        for _ in 0..8 {
+            let snapshot = vars.clone();
+            let mut changed = false;
+            for (k, v) in vars.iter_mut() {
+                if let VarValue::One(s) = v {
+                    if s.contains("{{") {
+                        let filled = fill_vars(s, &snapshot, &format!("{file}:{}: variable `{k}`", var_line(&text, k)))?;
+                        changed |= filled != *s;
+                        *s = filled;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
         }
         let steps_t = doc.get("steps").and_then(|v| v.as_table()).ok_or_else(|| anyhow!("{file}: no [steps.*] tables"))?;
         let mut steps = BTreeMap::new();
+        let mut inputs = Vec::new();
         for (name, v) in steps_t {
             let line = step_line(&text, name);
             let at = format!("{file}:{line}: step `{name}`");
@@ -186,16 +310,22 @@ impl Pipeline {
                     other => vec![scalar(other).ok_or_else(|| anyhow!("{kat}: must be a string, number, boolean or a list of them"))?],
                 };
                 let mut values = Vec::new();
+                let is_list = matches!(val, toml::Value::Array(_));
                 for r in raw {
-                    let filled = fill_vars(&r, &vars, &kat)?;
-                    if let Some(reference) = filled.strip_prefix('@') {
-                        let dep = reference.split('.').next().unwrap_or("").to_string();
-                        if !steps_t.contains_key(&dep) {
-                            bail!("{kat}: refers to `@{reference}`, but there is no step `{dep}`");
+                    let items = if is_list { fill_item(&r, &vars, &kat)? } else { vec![fill_vars(&r, &vars, &kat)?] };
+                    for filled in items {
+                        if let Some(reference) = filled.strip_prefix('@') {
+                            let dep = reference.split('.').next().unwrap_or("").to_string();
+                            if !steps_t.contains_key(&dep) {
+                                bail!("{kat}: refers to `@{reference}`, but there is no step `{dep}`");
+                            }
+                            deps.insert(dep);
                         }
-                        deps.insert(dep);
+                        if stage == "ingest" && k == "paths" {
+                            inputs.push(InputPath { at: kat.clone(), path: PathBuf::from(&filled), template: r.clone(), vars: var_names(&r).into_iter().map(String::from).collect() });
+                        }
+                        values.push(filled);
                     }
-                    values.push(filled);
                 }
                 params.push((k.clone(), values));
             }
@@ -221,7 +351,7 @@ impl Pipeline {
                 order.push(r);
             }
         }
-        let p = Pipeline { path: path.to_path_buf(), steps, order };
+        let p = Pipeline { path: path.to_path_buf(), steps, order, inputs };
         // Every step's arguments must parse, with stand-in ids for inputs.
         for s in p.steps.values() {
             let argv = p.argv(s, &|_| Ok(PLACEHOLDER_ID.to_string()))?;
@@ -373,6 +503,12 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
                 forced.insert(n.clone());
             }
         }
+    }
+    if let Err(e) = p.check_inputs() {
+        if !a.dry_run {
+            return Err(e);
+        }
+        eprintln!("warning: {e}");
     }
     let mut done: Done = BTreeMap::new();
     let mut summary = Summary { ran: 0, cached: 0, requests: (0, 0, 0) };

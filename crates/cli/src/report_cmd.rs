@@ -28,7 +28,7 @@ pub struct ReportArgs {
     #[arg(long, default_value = "ragprobe report")]
     pub title: String,
     /// Bootstrap resamples for --compare intervals.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = crate::bounds::usize_in(0, 1_000_000))]
     pub bootstrap: usize,
     /// Bootstrap seed for --compare.
     #[arg(long, default_value_t = 0)]

@@ -30,16 +30,16 @@ pub struct RetrieveArgs {
     #[arg(long, value_enum, default_value_t = MethodArg::Bm25)]
     pub method: MethodArg,
     /// Passages per question.
-    #[arg(short, long, default_value_t = 5)]
+    #[arg(short, long, default_value_t = 5, value_parser = crate::bounds::usize_in(1, 100_000))]
     pub k: usize,
     /// Extra passages kept after the top k (e.g. 1 for the add-top-k condition).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::bounds::usize_in(0, 1000))]
     pub extra: usize,
     /// BM25 analysis: a language code (en, de, fr, ... stemmed; zh/ja/ko character bigrams) or `plain`.
     #[arg(long, default_value = "en")]
     pub lang: String,
     /// Texts per MiniLM forward pass (dense, hybrid).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = crate::bounds::usize_in(1, 4096))]
     pub batch: usize,
 }
 
@@ -54,7 +54,7 @@ pub struct RecallArgs {
     #[arg(long)]
     pub contexts: String,
     /// Cut-off rank.
-    #[arg(short, long, default_value_t = 5)]
+    #[arg(short, long, default_value_t = 5, value_parser = crate::bounds::usize_in(1, 100_000))]
     pub k: usize,
 }
 

@@ -1,7 +1,7 @@
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use ragprobe_artifact::Store;
-use ragprobe_score::predictions::{score_predictions, PredictionColumns};
+use ragprobe_score::predictions::{score_predictions, OnDuplicate, PredictionColumns};
 
 use ragprobe_score::metrics::KMatcher;
 use ragprobe_score::{compare, metrics_table, score, ParseMode, ScoreOptions, Side};
@@ -41,6 +41,10 @@ pub struct ScoreArgs {
     /// families run; without it, accuracy/EM/F1 and the NoMIRACL/RGB rates.
     #[arg(long, requires = "predictions")]
     pub role: Option<String>,
+    /// Predictions: several rows for one id (and model) are an `error` (the
+    /// default, naming both lines), or keep the `first` or the `last`.
+    #[arg(long, default_value = "error", value_parser = ["error", "first", "last"])]
+    pub on_duplicate: String,
     /// Parse responses with kinder rules than the reference code: NoMIRACL
     /// maps curly apostrophes, backticks and carriage returns; RGB matches
     /// its phrases case-insensitively and drops the correction quirk.
@@ -49,7 +53,7 @@ pub struct ScoreArgs {
     /// Seed 000 Table 7: put only this seeded share (0 < P <= 1) of the
     /// questions with a built conflict passage into C (conflicting); the rest
     /// join NC (non-conflicting) by their base case.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_parser = crate::bounds::f64_in(0.0, 1.0, true))]
     pub conflict_share: Option<f64>,
     /// Seed 002: the matcher that defines K (closed-book-correct). `paper`
     /// uses accuracy for the main MR tables and exact match for the audit
@@ -63,7 +67,7 @@ pub struct ScoreArgs {
 #[derive(Args, Debug, Clone, Copy)]
 pub struct BootArgs {
     /// Bootstrap resamples for the 95% intervals (the seed-002 audit used 20,000).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = crate::bounds::usize_in(0, 1_000_000))]
     pub bootstrap: usize,
     /// Bootstrap seed (recorded in the artifacts).
     #[arg(long, default_value_t = 0)]
@@ -124,7 +128,13 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
     };
     let report = if let Some(file) = &a.predictions {
         let Some(against) = &a.against else { bail!("--predictions needs --against <questions or cases artifact>") };
-        let cols = PredictionColumns { id: a.id_col.clone(), prediction: a.pred_col.clone(), model: a.model_col.clone(), role: a.role.clone() };
+        let cols = PredictionColumns { id: a.id_col.clone(), prediction: a.pred_col.clone(), model: a.model_col.clone(), role: a.role.clone(),
+            on_duplicate: match a.on_duplicate.as_str() {
+                "first" => OnDuplicate::First,
+                "last" => OnDuplicate::Last,
+                _ => OnDuplicate::Error,
+            },
+        };
         let (report, unmatched) = score_predictions(store, file, against, &cols, &opts)?;
         if !unmatched.is_empty() {
             eprintln!("{} prediction id(s) matched nothing: {}{}", unmatched.len(), unmatched.iter().take(10).cloned().collect::<Vec<_>>().join(", "), if unmatched.len() > 10 { ", …" } else { "" });

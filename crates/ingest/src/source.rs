@@ -213,6 +213,12 @@ impl JsonRecords {
                 None => return Err(self.file_err(format!("line {}: the JSON array is not closed (missing `]`)", self.line))),
             };
             if !in_str && depth == 0 && (b == b',' || b == b']' || b == b'}' || (b == b':' && !self.buf.is_empty())) {
+                if self.buf.is_empty() {
+                    // Nothing between separators (`[}]`, `[,`, a stray `}`):
+                    // a structural error, fatal even under --on-error skip,
+                    // since no record boundary can be found after it.
+                    return Err(self.file_err(format!("line {}: unexpected `{}` where a record should start", self.line, b as char)));
+                }
                 return Ok(());
             }
             self.byte().map_err(|e| self.io_err(e))?;
@@ -319,6 +325,20 @@ mod tests {
 
     fn records(text: &[u8]) -> Vec<Result<RawRecord, IngestError>> {
         JsonRecords::new(Path::new("t.json"), Box::new(std::io::Cursor::new(text.to_vec()))).collect()
+    }
+
+    /// Regression (reliability #2): `[}]`, a stray `}` or a leading `,`
+    /// looped forever under `--on-error skip`; now a structural error ends
+    /// the file.
+    #[test]
+    fn structural_damage_ends_the_file() {
+        for text in [&b"[}]"[..], b"[,{\"a\":1}]", b"[{\"a\":1},}]", b"[{\"a\":1}}]"] {
+            let r = records(text);
+            assert!(r.len() <= 3, "{}: {} items", String::from_utf8_lossy(text), r.len());
+            let last = r.last().unwrap().as_ref().unwrap_err();
+            assert!(matches!(last, IngestError::File { .. }), "{last}");
+            assert!(last.to_string().contains("t.json") && last.to_string().contains("line 1"), "{last}");
+        }
     }
 
     #[test]

@@ -130,3 +130,35 @@ fn missing_path_is_a_clear_error() {
     let e = r.unwrap_err().to_string();
     assert!(e.contains("/nonexistent/x.jsonl") && e.contains("no such file"), "{e}");
 }
+
+/// Regression (reliability #2): structural damage looped forever under
+/// `--on-error skip`; it now ends the file with an error naming it.
+#[test]
+fn structural_damage_stops_the_file_even_under_skip() {
+    for (name, bytes) in [("x.json", &b"[}]"[..]), ("y.json", b"[,{\"question\": \"q\", \"answers\": [\"a\"], \"ctxs\": []}]")] {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), name, bytes);
+        let e = run(Format::Dpr, p, OnError::Skip).2.expect_err("structural error").to_string();
+        assert!(e.contains(name) && e.contains("unexpected"), "{e}");
+    }
+}
+
+/// Regression (reliability #2): a truncated gzip qrels file looped forever.
+#[test]
+fn a_truncated_gzip_qrels_file_stops_with_an_error() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let beir = d.path().join("b");
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    std::fs::write(beir.join("corpus.jsonl"), "{\"_id\": \"d1\", \"title\": \"t\", \"text\": \"x\"}\n").unwrap();
+    std::fs::write(beir.join("queries.jsonl"), "{\"_id\": \"q1\", \"text\": \"who?\"}\n").unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for i in 0..2000 {
+        writeln!(gz, "q1\td1\t{}", i % 2).unwrap();
+    }
+    let bytes = gz.finish().unwrap();
+    // Named .tsv, as in the report: ingest recognises gzip by its magic bytes.
+    std::fs::write(beir.join("qrels/test.tsv"), &bytes[..bytes.len() / 2]).unwrap();
+    let e = run(Format::Beir, beir, OnError::Skip).2.expect_err("truncated gzip").to_string();
+    assert!(e.contains("test.tsv") && e.contains("read error"), "{e}");
+}

@@ -106,3 +106,22 @@ fn bad_records_name_file_line_and_field() {
     assert!(e.contains("no `Data`"), "{e}");
 }
 
+
+/// Regression (reliability #1): an evidence `Filename` that resolves
+/// outside `--evidence-dir` (`..`, an absolute path, a symlink) used to be
+/// read into passages; it is refused, naming the record.
+#[test]
+fn triviaqa_evidence_outside_the_directory_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let ev = d.path().join("evidence");
+    std::fs::create_dir_all(ev.join("wikipedia")).unwrap();
+    std::fs::write(d.path().join("secret.txt"), "the secret outside").unwrap();
+    std::os::unix::fs::symlink(d.path().join("secret.txt"), ev.join("wikipedia/link.txt")).unwrap();
+    for name in ["../../secret.txt", "/etc/hostname", "link.txt"] {
+        let rec = serde_json::json!({"Data": [{"Question": "q?", "QuestionId": "t1", "Answer": {"Value": "a", "Aliases": []}, "EntityPages": [{"Title": "T", "Filename": name}], "SearchResults": []}]});
+        let f = d.path().join("t.json");
+        std::fs::write(&f, rec.to_string()).unwrap();
+        let e = run(Format::Triviaqa, f, Some(ev.clone())).2.unwrap_err().to_string();
+        assert!(e.contains("t.json:") && e.contains("EntityPages[0].Filename") && (e.contains("outside the evidence directory") || e.contains("is not under")), "{name}: {e}");
+    }
+}

@@ -201,6 +201,19 @@ mod tests {
     use ragprobe_artifact::cases::CaseDoc;
 
     #[test]
+    fn every_builtin_template_declares_a_known_role() {
+        for t in Template::builtins() {
+            assert!(ROLES.contains(&t.role.as_str()), "{} declares role `{}`", t.id, t.role);
+            if matches!(t.role.as_str(), "soft" | "strict") {
+                assert!(!t.variant.is_empty(), "{}: Soft/Strict need a variant to be paired", t.id);
+            }
+        }
+        let bad = "id = \"x\"\nversion = 1\nrole = \"judge\"\n[[messages]]\nrole = \"user\"\ncontent = \"hi\"\n";
+        let e = Template::parse(bad, "x.toml").unwrap_err().to_string();
+        assert!(e.contains("x.toml") && e.contains("role `judge`"), "{e}");
+    }
+
+    #[test]
     fn every_builtin_template_parses() {
         let all = Template::builtins();
         assert!(all.len() >= 20);

@@ -29,7 +29,7 @@ use foil::{Foil, FoilPicker};
 use text::{join_sentences, position_of, replace_aliases, span_centre, split_sentences};
 
 /// Version of the perturb stage's logic; part of every recipe.
-pub const STAGE_VERSION: u32 = 1;
+pub const STAGE_VERSION: u32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PerturbError {
@@ -151,6 +151,9 @@ pub struct ScenarioSummary {
     pub scenario: String,
     pub cases: u64,
     pub skipped: BTreeMap<String, u64>,
+    /// Facts about cases that were built (e.g. fewer passages than k).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -192,6 +195,11 @@ struct Builder<'a> {
 impl<'a> Builder<'a> {
     fn skip(&mut self, s: Scenario, reason: &str) {
         *self.summary.entry(s.name()).or_insert_with(|| ScenarioSummary { scenario: s.name().into(), ..Default::default() }).skipped.entry(reason.into()).or_default() += 1;
+    }
+
+    /// Count a fact about built cases (not a skip) in the summary.
+    fn note(&mut self, s: Scenario, what: &str) {
+        *self.summary.entry(s.name()).or_insert_with(|| ScenarioSummary { scenario: s.name().into(), ..Default::default() }).notes.entry(what.into()).or_default() += 1;
     }
 
     fn made(&mut self, s: Scenario, n: u64) {
@@ -316,8 +324,8 @@ impl<'a> Builder<'a> {
                     (CaseDoc { doc_id: format!("{}#conflict-model", q.qid), title: None, text, source: "conflict".into(), has_answer: Some(false) }, json!({"writer": "model", "foil": foil_json(&foil)}))
                 } else {
                     let (text, n) = replace_aliases(&src.text, &q.answers, &foil.text);
-                    if n == 0 || has_answer(&q.answers, &text) {
-                        self.skip(s, "answer still present after replacement");
+                    if let Some(reason) = conflict_passage_problem(&text, n, &q.answers, &foil.text) {
+                        self.skip(s, reason);
                         return Ok(vec![]);
                     }
                     (
@@ -350,13 +358,21 @@ impl<'a> Builder<'a> {
             }
             Scenario::EvidenceEdit => self.evidence_edit(q, &top),
             Scenario::Nomiracl => {
+                // The reference reproduction script (project-miracl/nomiracl
+                // examples/repro_nomiracl_generation.py) uses a query's judged
+                // passages in qrels order (positives, then negatives, as the
+                // data loader inserts them), 10 of them: no sampling or
+                // shuffling of passages. Ingest keeps that order as `rank`.
                 let Some(subset) = q.subset.as_deref() else {
                     self.skip(s, "question has no NoMIRACL subset");
                     return Ok(vec![]);
                 };
-                let mut docs: Vec<CaseDoc> = self.contexts(&q.qid).iter().map(|c| doc(c, "judged")).collect();
-                docs.shuffle(&mut rng_for(opts.seed, &q.qid, "nomiracl:order"));
-                let params = json!({"seed": opts.seed, "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
+                let judged = self.contexts(&q.qid).len();
+                let docs: Vec<CaseDoc> = self.contexts(&q.qid).iter().take(opts.k).map(|c| doc(c, "judged")).collect();
+                if judged != opts.k {
+                    self.note(s, &format!("{} judged passages than k = {} (the reference script uses only queries with exactly 10)", if judged < opts.k { "fewer" } else { "more" }, opts.k));
+                }
+                let params = json!({"k": opts.k, "order": "qrels", "passages": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
                 Ok(vec![self.base_case(q, s.name(), docs, subset, params)])
             }
             Scenario::RgbNoise => Ok(opts.noise_rates.clone().into_iter().filter_map(|r| self.rgb_noise(q, r)).collect()),
@@ -387,6 +403,9 @@ impl<'a> Builder<'a> {
     /// negatives only and the expected behaviour is to reject. Shuffled.
     fn rgb_noise(&mut self, q: &QuestionRow, rate: f64) -> Option<CaseRow> {
         let all = self.contexts(&q.qid);
+        if all.iter().any(|c| answer_part(c).is_some()) {
+            return self.rgb_integration(q, rate);
+        }
         let pos: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("relevant")).collect();
         let neg: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("non_relevant")).collect();
         let n = self.opts.rgb_passages;
@@ -414,6 +433,57 @@ impl<'a> Builder<'a> {
         let params = json!({"seed": self.opts.seed, "noise_rate": rate, "passages": n, "positives": pos_num.min(pos.len()), "negatives": neg_num.min(neg.len()),
             "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
         Some(self.base_case(q, &condition, docs, expected, params))
+    }
+
+    /// RGB's information-integration selection (`evalue.py` `processdata`
+    /// for `_int` files, the version with the `len(docs) < pos_num` guard):
+    /// of `n` passages, `pos_num = n - ceil(n * rate)`; each answer part's
+    /// positive passages are shuffled and the first of every part taken;
+    /// while fewer than `pos_num`, the next passage of each part in turn is
+    /// added (round robin); then `n - len(docs)` negatives (when positive),
+    /// in file order; all shuffled. Every part is represented even at noise
+    /// 1.0, as in RGB. The shuffles use ragprobe's seeded RNG, not Python's
+    /// `random.seed(2333)` stream. Condition `rgb-integration-<rate>`.
+    fn rgb_integration(&mut self, q: &QuestionRow, rate: f64) -> Option<CaseRow> {
+        let all = self.contexts(&q.qid);
+        let condition = format!("rgb-integration-{}", fmt_rate(rate));
+        let mut parts: BTreeMap<usize, Vec<&ContextRow>> = BTreeMap::new();
+        for c in all.iter().copied() {
+            if let Some(i) = answer_part(c) {
+                parts.entry(i).or_default().push(c);
+            }
+        }
+        let neg: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("non_relevant")).collect();
+        let n = self.opts.rgb_passages;
+        let pos_num = n - ((n as f64 * rate).ceil() as usize).min(n);
+        let mut rng = rng_for(self.opts.seed, &q.qid, &format!("{condition}:parts"));
+        let mut lists: Vec<Vec<&ContextRow>> = parts.into_values().collect();
+        for l in &mut lists {
+            l.shuffle(&mut rng);
+        }
+        let mut picked: Vec<&ContextRow> = lists.iter().map(|l| l[0]).collect();
+        let maxlen = lists.iter().map(Vec::len).max().unwrap_or(0);
+        'fill: for i in 1..maxlen {
+            if picked.len() >= pos_num {
+                break;
+            }
+            for l in &lists {
+                if let Some(c) = l.get(i) {
+                    picked.push(c);
+                    if picked.len() == pos_num {
+                        break 'fill;
+                    }
+                }
+            }
+        }
+        let positives = picked.len();
+        let neg_num = n.saturating_sub(positives);
+        let mut docs: Vec<CaseDoc> = picked.into_iter().map(|c| doc(c, "positive")).collect();
+        docs.extend(neg.iter().take(neg_num).map(|c| doc(c, "negative")));
+        docs.shuffle(&mut rng_for(self.opts.seed, &q.qid, &format!("{condition}:order")));
+        let params = json!({"seed": self.opts.seed, "noise_rate": rate, "passages": n, "positives": positives, "negatives": neg_num.min(neg.len()), "parts": lists.len(),
+            "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
+        Some(self.base_case(q, &condition, docs, "answer", params))
     }
 
     /// Seed 002's evidence edit: the answer-bearing passage, its answer
@@ -500,12 +570,34 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// Why a rule-built conflict passage cannot be kept, if it cannot: every
+/// kept conflict passage must contain the foil and no gold alias, both by
+/// the DPR matcher (seed 000 §5.4.1: the passage supports the conflicting
+/// answer and not the original one). `n` is the number of replacements.
+pub fn conflict_passage_problem(text: &str, n: usize, answers: &[String], foil: &str) -> Option<&'static str> {
+    if n == 0 {
+        Some("no gold alias to replace in the passage")
+    } else if has_answer(answers, text) {
+        Some("answer still present after replacement")
+    } else if !has_answer(&[foil], text) {
+        Some("foil not found by the DPR matcher after replacement")
+    } else {
+        None
+    }
+}
+
 /// Insert `extra` at a uniformly random slot among the `docs.len() + 1`
 /// slots; returns the slot. The other documents keep their order.
 pub fn insert_at_random_slot<T>(docs: &mut Vec<T>, extra: T, rng: &mut impl Rng) -> usize {
     let slot = rng.random_range(0..=docs.len());
     docs.insert(slot, extra);
     slot
+}
+
+/// The answer part of an RGB integration passage (ingest `meta`).
+fn answer_part(c: &ContextRow) -> Option<usize> {
+    let m: Value = serde_json::from_str(c.meta.as_deref()?).ok()?;
+    m["answer_part"].as_u64().map(|i| i as usize)
 }
 
 fn fmt_rate(r: f64) -> String {
@@ -525,6 +617,19 @@ fn foil_json(f: &Foil) -> Value {
 /// Build the cases of every requested scenario. `contexts` may be None for
 /// closed-book only; `embedder` refines foil choice (see [`foil`]).
 pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &PerturbOptions, embedder: Option<&Embedder>, writer: Option<&mut ModelSession>) -> Result<PerturbReport> {
+    // A repeated scenario or noise rate would write duplicate case ids:
+    // keep the first of each (so `-s base,base` is `-s base`).
+    let mut deduped = opts.clone();
+    let mut seen = std::collections::HashSet::new();
+    deduped.scenarios.retain(|s| seen.insert(*s));
+    let mut rates: Vec<f64> = Vec::new();
+    for r in &opts.noise_rates {
+        if !rates.iter().any(|x| x == r) {
+            rates.push(*r);
+        }
+    }
+    deduped.noise_rates = rates;
+    let opts = &deduped;
     if opts.k == 0 {
         return Err(PerturbError::Invalid("-k must be at least 1".into()));
     }
@@ -553,7 +658,8 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
             "scenarios": opts.scenarios.iter().map(|s| s.name()).collect::<Vec<_>>(),
             "k": opts.k, "seed": opts.seed, "relabel_unanswerable": opts.relabel_unanswerable,
             "distractors": opts.distractors, "noise_rates": opts.noise_rates, "rgb_passages": opts.rgb_passages, "limit": opts.limit, "sample": opts.sample,
-            "foil": {"reject_above": 0.8, "prefer_above": 0.6, "max_candidates": foil::MAX_CANDIDATES, "similarity": embedder.is_some()},
+            "foil": {"reject_above": 0.8, "prefer_above": 0.6, "max_candidates": foil::MAX_CANDIDATES, "similarity": embedder.is_some(),
+                "similarity_model": embedder.map(|_| "all-MiniLM-L6-v2 cosine (seed 000 used spaCy token vectors)")},
         }),
     );
     recipe.inputs = std::iter::once(qid.clone()).chain(cid.clone()).collect();
@@ -577,6 +683,7 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
                 scenario: v["scenario"].as_str().unwrap_or("").into(),
                 cases: v["cases"].as_u64().unwrap_or(0),
                 skipped: serde_json::from_value(v["skipped"].clone()).unwrap_or_default(),
+                notes: serde_json::from_value(v["notes"].clone()).unwrap_or_default(),
             })
             .collect();
         let genadv = rec.outputs.iter().find(|o| o.kind == kinds::GENADV).map(|o| Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows });
@@ -650,6 +757,9 @@ pub fn summary_table(summary: &[ScenarioSummary]) -> String {
     for x in summary {
         let skipped = if x.skipped.is_empty() { "-".to_string() } else { x.skipped.iter().map(|(r, n)| format!("{n} {r}")).collect::<Vec<_>>().join("; ") };
         s.push_str(&format!("{:<20} {:>7}  {}\n", x.scenario, x.cases, skipped));
+        for (what, n) in &x.notes {
+            s.push_str(&format!("{:<20} {:>7}  note: {n} with {what}\n", "", ""));
+        }
     }
     s
 }

@@ -235,3 +235,31 @@ mod relabel_property {
         }
     }
 }
+
+/// Seed 000 §5.4.1: a kept conflict passage holds the foil and no gold
+/// alias, both by the DPR matcher.
+#[test]
+fn a_rule_built_conflict_passage_must_hold_the_foil_and_no_gold_alias() {
+    use ragprobe_perturb::conflict_passage_problem;
+    let gold = vec!["20%".to_string()];
+    // The NQ-open case: "20%" replaced by "10.5%"; "2008-2010" holds "20"
+    // only as part of other tokens, so the DPR matcher finds no gold.
+    let kept = "reduced the main corporate tax rate from 28% in 2008-2010 to a flat rate of 10.5% as of April 2015.";
+    assert_eq!(conflict_passage_problem(kept, 1, &gold, "10.5%"), None);
+    // The foil glued into a word is not found by the DPR matcher: refused.
+    assert_eq!(conflict_passage_problem("a rate of 10.5percent today", 1, &gold, "10.5%"), Some("foil not found by the DPR matcher after replacement"));
+    // The gold still there in another spelling (DPR tokens "20", "%").
+    assert_eq!(conflict_passage_problem("10.5% now, 20 % before", 1, &gold, "10.5%"), Some("answer still present after replacement"));
+    assert!(conflict_passage_problem("nothing replaced", 0, &gold, "10.5%").is_some());
+}
+
+/// Regression (reliability #14): `-s base,base` and `--noise-rate 0.5,0.5`
+/// wrote duplicate case ids into one artifact.
+#[test]
+fn repeated_scenarios_are_built_once() {
+    let (once, _) = run(&[Scenario::Base], false, 0);
+    let (twice, _) = run(&[Scenario::Base, Scenario::Base], false, 0);
+    assert_eq!(once.len(), twice.len());
+    let ids: std::collections::BTreeSet<&str> = twice.iter().map(|c| c.case_id.as_str()).collect();
+    assert_eq!(ids.len(), twice.len(), "unique case ids");
+}

@@ -4,6 +4,26 @@
 use serde_json::Value;
 
 /// Escape text for HTML.
+/// JSON made safe inside a `<script>` element: `<`, `>`, `&` and the line
+/// separators U+2028/U+2029 become `\uXXXX` escapes, which JSON reads as
+/// the same characters. `<!--<script>` in a question could otherwise switch
+/// the HTML parser into the "script data escaped" state and swallow the
+/// rest of the page.
+pub fn script_safe_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
@@ -76,7 +96,25 @@ pub fn page(title: &str, subtitle: &str, tables: &str, charts: &[(String, String
     s.push_str("<label>outcome <select id=\"f-outcome\"><option value=\"\">all</option></select></label>");
     s.push_str(&format!("<span id=\"case-count\" class=\"muted\"></span></div><p class=\"muted\">{}</p><div id=\"case-list\"></div></section>\n", escape(cases_note)));
     s.push_str(&format!("<section id=\"provenance\"><h2>Provenance</h2>{provenance}</section>\n"));
-    let json = serde_json::to_string(cases).expect("json").replace("</", "<\\/");
+    let json = script_safe_json(&serde_json::to_string(cases).expect("json"));
     s.push_str(&format!("</main><script type=\"application/json\" id=\"case-data\">{json}</script><script>{JS}</script></body></html>\n"));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (reliability #9): `<!--<script>` in a question made the
+    /// page's JSON block swallow the case browser's script.
+    #[test]
+    fn embedded_json_cannot_open_markup() {
+        let raw = serde_json::to_string(&serde_json::json!({"q": "<!--<script> a & b </script> \u{2028}"})).unwrap();
+        let safe = script_safe_json(&raw);
+        for bad in ["<", ">", "&", "\u{2028}"] {
+            assert!(!safe.contains(bad), "{bad} in {safe}");
+        }
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back["q"], "<!--<script> a & b </script> \u{2028}", "the same data once parsed");
+    }
 }

@@ -34,9 +34,12 @@ pub const SPECS: &[TableSpec] = &[
     TableSpec { id: "nomiracl_rates_valid_only", title: "NoMIRACL — FP/(FP+TN) and FN/(FN+TP): invalid outputs left out (seed 001)", study: "nomiracl", metrics: &[("hallucination_rate_valid_only", "FP/(FP+TN)"), ("error_rate_valid_only", "FN/(FN+TP)"), ("invalid_rate", "Invalid")], conditions: &[], condition_in_column: false, intervals: false },
     TableSpec { id: "stress_mr", title: "RAG-Stress — misleading rate by policy × answer position, on the closed-book-correct set (seed 002)", study: "stress", metrics: &[("mr", "MR")], conditions: &["edited/beginning", "edited/middle", "edited/end", "edited/all"], condition_in_column: true, intervals: true },
     TableSpec { id: "stress_other", title: "RAG-Stress — clean accuracy, harmful override (on K), beneficial correction (on U) (seed 002)", study: "stress", metrics: &[("clean_acc", "Clean acc"), ("harmful_override", "HOR"), ("beneficial_correction", "BCR")], conditions: &["clean/all", "edited/all"], condition_in_column: false, intervals: true },
-    TableSpec { id: "stress_contrasts", title: "RAG-Stress — paired contrasts in percentage points (seed 002 §3.3)", study: "stress", metrics: &[("mr_strict_minus_soft", "Strict−Soft"), ("mr_diff", "Δ MR")], conditions: &[], condition_in_column: true, intervals: true },
+    TableSpec { id: "stress_contrasts", title: "RAG-Stress — paired contrasts in percentage points (seed 002 §3.3, §4.4.1)", study: "stress", metrics: &[("mr_strict_minus_soft", "Strict−Soft"), ("mr_diff", "Δ MR"), ("interaction_end_minus_middle", "Interaction")], conditions: &[], condition_in_column: true, intervals: true },
+    TableSpec { id: "stress_audit", title: "RAG-Stress — audit: Strict−Soft HOR (on K) and BCR (on U), clean-arm foil-only control, common stratum (seed 002 §C)", study: "stress", metrics: &[("hor_strict_minus_soft", "Strict−Soft HOR"), ("bcr_strict_minus_soft", "Strict−Soft BCR"), ("foil_only_control", "Foil-only"), ("hor_strict_minus_soft_common", "HOR common"), ("bcr_strict_minus_soft_common", "BCR common")], conditions: &[], condition_in_column: true, intervals: true },
+    TableSpec { id: "stress_transitions", title: "RAG-Stress — clean-gold → edited-foil transitions (count; n = pairs with a correct clean response) (seed 002 §C.3)", study: "stress", metrics: &[("clean_gold_to_edited_foil", "Transitions")], conditions: &[], condition_in_column: true, intervals: false },
+    TableSpec { id: "stress_versions", title: "RAG-Stress — change of the Strict−Soft MR gap from the original wording v0 (seed 002 §F.2)", study: "stress", metrics: &[("mr_gap_change_from_v0", "Δ gap")], conditions: &[], condition_in_column: false, intervals: true },
     TableSpec { id: "compare", title: "Comparison — paired difference B − A on shared questions, 95% bootstrap interval", study: "compare", metrics: &[("a", "A"), ("b", "B"), ("diff", "B − A")], conditions: &[], condition_in_column: false, intervals: true },
-    TableSpec { id: "rgb_noise", title: "RGB — accuracy by noise rate, rejection at noise 1, counterfactual error detection / correction", study: "rgb", metrics: &[("acc", "Acc"), ("rejection_rate", "Reject"), ("error_detection_rate", "ED"), ("error_correction_rate", "CR")], conditions: &[], condition_in_column: true, intervals: false },
+    TableSpec { id: "rgb_noise", title: "RGB — accuracy by noise rate, rejection at noise 1, counterfactual error detection / correction", study: "rgb", metrics: &[("acc", "Acc"), ("integration_acc", "Integration"), ("rejection_rate", "Reject"), ("error_detection_rate", "ED"), ("error_correction_rate", "CR")], conditions: &[], condition_in_column: true, intervals: false },
 ];
 
 /// One filled table: header labels and rows of cells.
@@ -50,6 +53,34 @@ pub struct Table {
     pub rows: Vec<(String, Vec<String>)>,
     /// Long form for CSV: (row, group, column, value, ci_low, ci_high, n).
     pub long: Vec<(String, String, String, Option<f64>, Option<f64>, Option<f64>, i64)>,
+    /// Facts about the populations behind the numbers (from the metrics'
+    /// details): Table 7's C share, the matcher that defines K, questions
+    /// left out of a fixed population.
+    pub notes: Vec<String>,
+}
+
+/// The population notes of the picked metric rows, deduplicated, in order.
+fn notes(spec: &TableSpec, picked: &[(&MetricRow, usize, usize)], label: &dyn Fn(&MetricRow) -> String) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |n: String| {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    };
+    for (r, mi, _) in picked {
+        let Some(d) = r.details.as_deref().and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok()) else { continue };
+        if let (Some(share), Some(c), Some(nc)) = (d["c_share"].as_f64(), d["c"].as_f64(), d["nc"].as_f64()) {
+            let split = d["conflict_share"].as_f64().map(|p| format!(", seeded split P = {p}")).unwrap_or_default();
+            push(format!("{} · {}: C share {share:.3} (|C| = {c}, |NC| = {nc}{split})", label(r), r.dataset));
+        }
+        if let Some(m) = d["k_matcher"].as_str() {
+            push(format!("{}: K and the reference by {m} match", spec.metrics[*mi].1));
+        }
+        if let Some(x) = d["excluded"].as_u64().filter(|x| *x > 0) {
+            push(format!("{} · {}: {x} question(s) outside the fixed population (not all positions and arms answered)", label(r), r.dataset));
+        }
+    }
+    out
 }
 
 fn metric_index(spec: &TableSpec, metric: &str) -> Option<usize> {
@@ -115,7 +146,8 @@ pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
             (label.clone(), vals)
         })
         .collect();
-    Some(Table { id: spec.id.into(), title: spec.title.into(), groups: cols.iter().map(|c| c.0.clone()).collect(), columns: cols.iter().map(header).collect(), rows: rows_out, long })
+    let notes = notes(spec, &picked, &row_label);
+    Some(Table { id: spec.id.into(), title: spec.title.into(), groups: cols.iter().map(|c| c.0.clone()).collect(), columns: cols.iter().map(header).collect(), rows: rows_out, long, notes })
 }
 
 /// Column groups as (label, span) runs.
@@ -146,6 +178,12 @@ impl Table {
                 s.push_str(&format!(" {v} |"));
             }
             s.push('\n');
+        }
+        if !self.notes.is_empty() {
+            s.push('\n');
+            for n in &self.notes {
+                s.push_str(&format!("- {n}\n"));
+            }
         }
         s
     }
@@ -223,6 +261,9 @@ impl Table {
             }
             s.push('\n');
         }
+        for n in &self.notes {
+            s.push_str(&format!("  note: {n}\n"));
+        }
         s
     }
 
@@ -245,6 +286,9 @@ impl Table {
             s.push_str("</tr>\n");
         }
         s.push_str("</tbody></table>\n");
+        for n in &self.notes {
+            s.push_str(&format!("<p class=\"note\">{}</p>\n", e(n)));
+        }
         s
     }
 }

@@ -22,6 +22,8 @@ pub struct PredictionColumns {
     pub id: String,
     pub prediction: String,
     pub model: Option<String>,
+    /// What to do with several predictions for one (id, model).
+    pub on_duplicate: OnDuplicate,
     /// The role the predictions played (e.g. `normal`, `soft`), so that
     /// the metric families of that role run; None: accuracy/EM/F1 and the
     /// condition-defined families (NoMIRACL, RGB) only.
@@ -30,8 +32,42 @@ pub struct PredictionColumns {
 
 impl Default for PredictionColumns {
     fn default() -> Self {
-        PredictionColumns { id: "id".into(), prediction: "prediction".into(), model: None, role: None }
+        PredictionColumns { id: "id".into(), prediction: "prediction".into(), model: None, role: None, on_duplicate: OnDuplicate::Error }
     }
+}
+
+/// Several predictions for one (id, model): an error naming both lines
+/// (the default), or keep the first or the last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnDuplicate {
+    Error,
+    First,
+    Last,
+}
+
+/// Apply the duplicate policy; rows keep their file order.
+fn dedup(file: &Path, rows: Vec<(u64, String, String, String)>, policy: OnDuplicate) -> Result<Vec<(u64, String, String, String)>> {
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    let mut out: Vec<(u64, String, String, String)> = Vec::with_capacity(rows.len());
+    for r in rows {
+        match seen.get(&(r.1.clone(), r.3.clone())) {
+            None => {
+                seen.insert((r.1.clone(), r.3.clone()), out.len());
+                out.push(r);
+            }
+            Some(&i) => match policy {
+                OnDuplicate::Error => {
+                    return Err(ScoreError::Invalid(format!(
+                        "{}:{}: id `{}` (model `{}`) already has a prediction on line {}; use --on-duplicate first|last to keep one",
+                        file.display(), r.0, r.1, r.3, out[i].0
+                    )))
+                }
+                OnDuplicate::First => {}
+                OnDuplicate::Last => out[i] = r,
+            },
+        }
+    }
+    Ok(out)
 }
 
 /// (line, id, prediction, model) rows of a predictions file.
@@ -132,7 +168,7 @@ pub fn score_predictions(store: &Store, file: &Path, against: &str, cols: &Predi
     let by_case: HashMap<&str, &CaseRow> = cases.iter().map(|c| (c.case_id.as_str(), c)).collect();
     let by_qid: HashMap<&str, &CaseRow> = cases.iter().map(|c| (c.qid.as_str(), c)).collect();
     let bytes = std::fs::read(file).map_err(|e| ScoreError::Invalid(format!("{}: {e}", file.display())))?;
-    let preds = read_file(file, cols)?;
+    let preds = dedup(file, read_file(file, cols)?, cols.on_duplicate)?;
     let prompt = crate::PromptInfo { role: cols.role.clone(), ..crate::PromptInfo::bare("external") };
     let mut scored = Vec::new();
     let mut unmatched = Vec::new();
@@ -148,8 +184,29 @@ pub fn score_predictions(store: &Store, file: &Path, against: &str, cols: &Predi
     if scored.is_empty() {
         return Err(ScoreError::Invalid(format!("{}: none of the {} prediction ids matches the {kind} artifact", file.display(), preds.len())));
     }
-    let mut recipe = Recipe::new("score-predictions", crate::STAGE_VERSION, json!({"options": opts.params(), "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model, "role": cols.role}, "unmatched": unmatched.len()}));
+    let mut recipe = Recipe::new("score-predictions", crate::STAGE_VERSION, json!({"options": opts.params(), "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model, "role": cols.role}, "on_duplicate": format!("{:?}", cols.on_duplicate).to_lowercase(), "unmatched": unmatched.len()}));
     recipe.inputs = vec![id];
     recipe.sources.insert("predictions".into(), sha256_hex(&bytes));
     Ok((finish(store, &recipe, scored, opts)?, unmatched))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows() -> Vec<(u64, String, String, String)> {
+        let r = |line: u64, id: &str, p: &str| (line, id.to_string(), p.to_string(), "m".to_string());
+        vec![r(1, "q1", "a"), r(2, "q2", "b"), r(3, "q1", "c")]
+    }
+
+    /// Regression: 20 rows for one id were all counted (n = 21 for 2 questions).
+    #[test]
+    fn duplicate_ids_are_an_error_or_one_is_kept() {
+        let e = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::Error).unwrap_err().to_string();
+        assert!(e.contains("p.jsonl:3") && e.contains("`q1`") && e.contains("line 1"), "{e}");
+        let first = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::First).unwrap();
+        assert_eq!(first.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        let last = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::Last).unwrap();
+        assert_eq!(last.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(), ["c", "b"]);
+    }
 }

@@ -52,7 +52,7 @@ pub fn files(path: &Path) -> Result<BeirFiles, IngestError> {
         let entries = std::fs::read_dir(&qdir).map_err(|e| IngestError::File { file: qdir.display().to_string(), message: e.to_string() })?;
         for e in entries.flatten() {
             let p = e.path();
-            if p.extension().is_some_and(|x| x == "tsv") {
+            if p.extension().is_some_and(|x| x == "tsv") || p.to_string_lossy().ends_with(".tsv.gz") {
                 qrels.push(p);
             }
         }
@@ -74,16 +74,23 @@ fn read_qrels(run: &mut Run, files: &[PathBuf]) -> Result<BTreeMap<String, (Stri
     for path in files {
         let split = crate::dataset_stem(path);
         let (reader, _) = open(path, false)?;
+        let mut previous_bad = false;
         for (i, line) in reader.lines().enumerate() {
             let lineno = i as u64 + 1;
             let err = |message: String| IngestError::Record { file: path.display().to_string(), line: lineno, message };
             let line = match line {
                 Ok(l) => l,
-                Err(e) => {
+                // A line that is not UTF-8 was read past and can be skipped;
+                // any other read error (a truncated gzip stream) repeats
+                // forever, so it ends the file, even under --on-error skip.
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData && !previous_bad => {
+                    previous_bad = true;
                     run.skipper.handle(err(format!("unreadable line: {e}")))?;
                     continue;
                 }
+                Err(e) => return Err(IngestError::File { file: path.display().to_string(), message: format!("line {lineno}: read error: {e}") }),
             };
+            previous_bad = false;
             if line.trim().is_empty() {
                 continue;
             }

@@ -421,6 +421,16 @@ fn dedup_push(list: &mut Vec<String>, s: String) {
     }
 }
 
+/// `path` resolves (after `..` and symlinks) to a file inside `dir`: an
+/// evidence `Filename` such as `../../x.txt` or `/etc/hostname` must never
+/// turn a file outside the evidence directory into passages.
+fn inside(dir: &Path, path: &Path) -> bool {
+    match (std::fs::canonicalize(dir), std::fs::canonicalize(path)) {
+        (Ok(d), Ok(p)) => p.starts_with(&d),
+        _ => false,
+    }
+}
+
 /// Split a document into passages of at most `words` words.
 fn chunks(text: &str, words: usize) -> Vec<String> {
     let w: Vec<&str> = text.split_whitespace().collect();
@@ -454,6 +464,9 @@ fn parse_triviaqa(mut obj: Obj, evidence: Option<&Path>, words: usize) -> Result
                     let Some(path) = path else {
                         return Err(FieldError::new(page.field_name("Filename"), format!("evidence file `{fname}` is not under {}", dir.display())));
                     };
+                    if !inside(dir, &path) {
+                        return Err(FieldError::new(page.field_name("Filename"), format!("evidence file `{fname}` resolves outside the evidence directory {}; refused", dir.display())));
+                    }
                     let text = std::fs::read_to_string(&path).map_err(|e| FieldError::new(page.field_name("Filename"), format!("{}: {e}", path.display())))?;
                     for (i, c) in chunks(&text, words).into_iter().enumerate() {
                         contexts.push(ctx(contexts.len() + 1, format!("{fname}#{i}"), title.clone(), c, None, None));

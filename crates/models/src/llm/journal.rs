@@ -4,7 +4,9 @@
 //! Lines file as one line, written with a single `write` and flushed at
 //! once, so a process killed at any moment (even `kill -9`) loses only the
 //! requests still in flight. On open, every complete line is loaded; a torn
-//! last line (the write the kill interrupted) is ignored and cut off.
+//! last line (the write the kill interrupted: no newline at its end) is cut
+//! off. A damaged line in the middle is skipped and counted, never a reason
+//! to drop the good entries after it.
 //! Successful entries make the request "done": rerunning skips it. Failed
 //! entries are kept for the record, and retried by the next run.
 
@@ -37,6 +39,8 @@ pub struct Journal {
     file: Mutex<File>,
     done: HashMap<String, JournalEntry>,
     failed: HashMap<String, JournalEntry>,
+    /// Damaged complete lines skipped at open.
+    corrupt: usize,
 }
 
 impl Journal {
@@ -47,15 +51,24 @@ impl Journal {
         }
         let mut done = HashMap::new();
         let mut failed = HashMap::new();
-        let mut good_len: u64 = 0;
+        let mut corrupt = 0;
         if path.exists() {
-            let reader = BufReader::new(File::open(path)?);
-            for line in reader.split(b'\n') {
-                let line = line?;
-                // Only complete lines count: a line is complete when it parses.
-                match serde_json::from_slice::<JournalEntry>(&line) {
+            let mut reader = BufReader::new(File::open(path)?);
+            let mut offset: u64 = 0;
+            // (start of a torn tail to cut, the last line lacks its newline)
+            let (mut cut_at, mut needs_newline) = (None, false);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                let n = reader.read_until(b'\n', &mut line)?;
+                if n == 0 {
+                    break;
+                }
+                let complete = line.last() == Some(&b'\n');
+                let body = if complete { &line[..line.len() - 1] } else { &line[..] };
+                match serde_json::from_slice::<JournalEntry>(body) {
                     Ok(e) => {
-                        good_len += line.len() as u64 + 1;
+                        needs_newline = !complete;
                         if e.generation.is_some() {
                             failed.remove(&e.request_id);
                             done.insert(e.request_id.clone(), e);
@@ -63,22 +76,28 @@ impl Journal {
                             failed.insert(e.request_id.clone(), e);
                         }
                     }
-                    Err(_) if line.iter().all(u8::is_ascii_whitespace) => good_len += line.len() as u64 + 1,
-                    Err(_) => {
-                        tracing::warn!("{}: ignoring a torn journal line (a run was interrupted mid-write)", path.display());
-                        break;
-                    }
+                    Err(_) if body.iter().all(u8::is_ascii_whitespace) => {}
+                    Err(_) if !complete => cut_at = Some(offset),
+                    Err(_) => corrupt += 1,
                 }
+                offset += n as u64;
             }
-            let len = std::fs::metadata(path)?.len();
-            if good_len < len {
+            if corrupt > 0 {
+                tracing::warn!("{}: skipped {corrupt} damaged journal line(s); their requests will run again", path.display());
+            }
+            if let Some(at) = cut_at {
+                tracing::warn!("{}: cutting a torn last line (a run was interrupted mid-write)", path.display());
                 let f = OpenOptions::new().write(true).open(path)?;
-                f.set_len(good_len)?;
+                f.set_len(at)?;
+                f.sync_all()?;
+            } else if needs_newline {
+                let mut f = OpenOptions::new().append(true).open(path)?;
+                f.write_all(b"\n")?;
                 f.sync_all()?;
             }
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Journal { path: path.to_path_buf(), file: Mutex::new(file), done, failed })
+        Ok(Journal { path: path.to_path_buf(), file: Mutex::new(file), done, failed, corrupt })
     }
 
     pub fn path(&self) -> &Path {
@@ -93,6 +112,11 @@ impl Journal {
     /// The last recorded failure of `request_id` (from an earlier run).
     pub fn failed(&self, request_id: &str) -> Option<&JournalEntry> {
         self.failed.get(request_id)
+    }
+
+    /// Damaged lines in the middle of the journal, skipped at open.
+    pub fn corrupt_lines(&self) -> usize {
+        self.corrupt
     }
 
     /// Number of successful entries loaded at open.
@@ -154,5 +178,44 @@ mod tests {
         let j = Journal::open(&p).unwrap();
         assert_eq!(j.done_count(), 3);
         assert!(j.failed("b").is_none());
+    }
+
+    /// Regression (reliability #10): a damaged line in the middle used to
+    /// discard every good entry after it and truncate the file.
+    #[test]
+    fn a_damaged_middle_line_is_skipped_not_a_reason_to_truncate() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("j.jsonl");
+        {
+            let j = Journal::open(&p).unwrap();
+            for i in 0..20 {
+                j.append(&entry(&format!("r{i}"), true)).unwrap();
+            }
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        lines[10] = "{\"request_id\": \"r10\", garbage".into();
+        std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+        let before = std::fs::metadata(&p).unwrap().len();
+        let j = Journal::open(&p).unwrap();
+        assert_eq!(j.done_count(), 19, "only the damaged line is lost");
+        assert_eq!(j.corrupt_lines(), 1);
+        assert!(j.done("r19").is_some() && j.done("r10").is_none());
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), before, "nothing cut");
+    }
+
+    /// A complete entry missing only its newline is kept, and the next
+    /// append starts on a line of its own.
+    #[test]
+    fn a_last_entry_without_newline_is_kept_and_closed() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("j.jsonl");
+        std::fs::write(&p, serde_json::to_string(&entry("a", true)).unwrap()).unwrap();
+        let j = Journal::open(&p).unwrap();
+        assert!(j.done("a").is_some());
+        j.append(&entry("b", true)).unwrap();
+        drop(j);
+        let j = Journal::open(&p).unwrap();
+        assert_eq!((j.done_count(), j.corrupt_lines()), (2, 0));
     }
 }

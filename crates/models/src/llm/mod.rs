@@ -39,11 +39,15 @@ pub struct GenSettings {
     pub temperature: f32,
     pub stop: Vec<String>,
     pub seed: Option<u64>,
+    /// Nucleus sampling (OpenAI-compatible servers); None = the server's
+    /// default. Left out of the hash when unset, so older request ids hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
 }
 
 impl Default for GenSettings {
     fn default() -> Self {
-        GenSettings { max_tokens: 64, temperature: 0.0, stop: vec![], seed: None }
+        GenSettings { max_tokens: 64, temperature: 0.0, stop: vec![], seed: None, top_p: None }
     }
 }
 

@@ -197,6 +197,9 @@ impl OpenAiClient {
         };
         b["max_tokens"] = json!(s.max_tokens);
         b["temperature"] = json!(s.temperature);
+        if let Some(p) = s.top_p {
+            b["top_p"] = json!(p);
+        }
         if !s.stop.is_empty() {
             b["stop"] = json!(s.stop);
         }
@@ -217,7 +220,7 @@ impl OpenAiClient {
             Err(e) => return Attempt::Retry { error: format!("request failed: {}", short(&e)), after: None },
         };
         let status = resp.status();
-        let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<f64>().ok()).map(|s| Duration::from_secs_f64(s.clamp(0.0, 300.0)));
+        let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
         let text = match resp.text().await {
             Ok(t) => t,
             Err(e) => return Attempt::Retry { error: format!("{status}: reading the body failed: {}", short(&e)), after: None },
@@ -305,4 +308,28 @@ fn short(e: &reqwest::Error) -> String {
 fn snippet(t: &str) -> String {
     let t: String = t.chars().take(200).collect();
     t.replace('\n', " ")
+}
+
+/// A `Retry-After` header in seconds, capped at 300; a value that is not
+/// a finite non-negative number (`NaN`, `inf`, `-3`, an HTTP date) is
+/// ignored, and the default backoff applies.
+pub fn parse_retry_after(v: &str) -> Option<Duration> {
+    let s = v.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0)?;
+    Some(Duration::from_secs_f64(s.min(300.0)))
+}
+
+#[cfg(test)]
+mod retry_after_tests {
+    use super::*;
+
+    /// Regression: `Retry-After: NaN` panicked in `Duration::from_secs_f64`.
+    #[test]
+    fn bad_retry_after_values_are_ignored() {
+        for bad in ["NaN", "nan", "inf", "-inf", "-3", "1e400", "Wed, 21 Oct 2015 07:28:00 GMT", ""] {
+            assert_eq!(parse_retry_after(bad), None, "{bad}");
+        }
+        assert_eq!(parse_retry_after(" 2 "), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("0.5"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_retry_after("100000"), Some(Duration::from_secs(300)));
+    }
 }
