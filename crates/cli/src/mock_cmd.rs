@@ -27,6 +27,18 @@ pub struct MockArgs {
     /// Share of answers with malformed JSON.
     #[arg(long, default_value_t = 0.0)]
     pub rate_malformed: f64,
+    /// Replies: `hash` (a deterministic nonsense answer) or `scripted` (a
+    /// stand-in model that writes GenADV and conflict passages, NoMIRACL
+    /// labels, options and passage-based answers, so that a reproduction
+    /// pipeline fills every table).
+    #[arg(long, default_value = "hash", value_parser = ["hash", "scripted"])]
+    pub replies: String,
+    /// Share of requests answered only after --slow-ms (past a client's timeout).
+    #[arg(long, default_value_t = 0.0)]
+    pub rate_slow: f64,
+    /// Delay of a slow response, in milliseconds.
+    #[arg(long, default_value_t = 5000)]
+    pub slow_ms: u64,
     /// Stop after this many seconds (a safety bound).
     #[arg(long, default_value_t = 3600)]
     pub max_seconds: u64,
@@ -42,6 +54,9 @@ pub fn run(a: MockArgs) -> Result<()> {
             rate_500: a.rate_500,
             rate_drop: a.rate_drop,
             rate_malformed: a.rate_malformed,
+            rate_slow: a.rate_slow,
+            slow_delay: Duration::from_millis(a.slow_ms),
+            replies: if a.replies == "scripted" { ragprobe_models::llm::mock::Replies::Scripted } else { ragprobe_models::llm::mock::Replies::Hash },
             ..Default::default()
         };
         let server = start(cfg, a.port).await?;

@@ -146,6 +146,29 @@ fn the_api_key_never_reaches_artifacts_logs_or_journals() {
     assert!(e.contains("RAGPROBE_TEST_UNSET_VAR"), "{e}");
 }
 
+/// Regression (reliability #8): a server that echoes the `Authorization`
+/// header in its error bodies put the key into the responses artifact's
+/// `error` column, the request journal and the logs.
+#[test]
+fn a_key_echoed_by_a_hostile_server_is_redacted_everywhere() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let server = mock(&rt, MockConfig { echo_auth: true, ..Default::default() });
+    let secret = "sk-echo-9a8b7c6d5e4f-never-print";
+    // SAFETY: a variable only this test reads.
+    unsafe { std::env::set_var("RAGPROBE_TEST_ECHO_KEY", secret) };
+    let d = tempfile::tempdir().unwrap();
+    let store = Store::open(d.path()).unwrap();
+    let cid = cases(&store, 3);
+    let r = generate(&store, &cid, &opts(&server, 2, Some("RAGPROBE_TEST_ECHO_KEY"))).unwrap();
+    assert_eq!(r.summary.failed, 3);
+    let rows = read_responses(&store, &r.responses.id).unwrap();
+    assert!(rows.iter().all(|x| x.error.as_deref().is_some_and(|e| e.contains("[redacted]"))), "{:?}", rows[0].error);
+    for entry in walk(d.path()) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "key found in {}", entry.display());
+    }
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap() {

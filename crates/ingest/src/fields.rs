@@ -102,15 +102,16 @@ impl Obj {
     /// An optional float; numeric strings are accepted (Self-RAG writes scores as strings).
     pub fn opt_f64(&mut self, key: &str) -> Result<Option<f64>, FieldError> {
         let name = self.field_name(key);
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::Number(n)) => Ok(n.as_f64()),
-            Some(Value::String(s)) => s
-                .trim()
-                .parse::<f64>()
-                .map(Some)
-                .map_err(|_| FieldError::new(name, format!("must be a number, found the string {s:?}"))),
-            Some(other) => Err(FieldError::new(name, format!("must be a number, found {}", type_of(&other)))),
+        let v = match self.take(key) {
+            None => return Ok(None),
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(Value::String(s)) => Some(s.trim().parse::<f64>().map_err(|_| FieldError::new(name.clone(), format!("must be a number, found the string {s:?}")))?),
+            Some(other) => return Err(FieldError::new(name, format!("must be a number, found {}", type_of(&other)))),
+        };
+        // "NaN", "inf" and numbers past f64's range are not scores.
+        match v {
+            Some(x) if x.is_finite() => Ok(Some(x)),
+            _ => Err(FieldError::new(name, "must be a finite number (NaN and infinities are refused)")),
         }
     }
 

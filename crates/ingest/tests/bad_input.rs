@@ -162,3 +162,26 @@ fn a_truncated_gzip_qrels_file_stops_with_an_error() {
     let e = run(Format::Beir, beir, OnError::Skip).2.expect_err("truncated gzip").to_string();
     assert!(e.contains("test.tsv") && e.contains("read error"), "{e}");
 }
+
+/// Regression (reliability #11): a repeated `_id` in BEIR queries renamed
+/// the second query, wrote the first one's judged contexts twice and gave
+/// the renamed one none. A repeated `_id` is now a record error.
+#[test]
+fn beir_repeated_query_ids_are_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let beir = d.path().join("b");
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    std::fs::write(beir.join("corpus.jsonl"), "{\"_id\": \"d1\", \"title\": \"t\", \"text\": \"x\"}\n{\"_id\": \"d2\", \"title\": \"t\", \"text\": \"y\"}\n").unwrap();
+    std::fs::write(beir.join("queries.jsonl"), "{\"_id\": \"q01\", \"text\": \"who?\"}\n{\"_id\": \"q01\", \"text\": \"what?\"}\n").unwrap();
+    std::fs::write(beir.join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq01\td1\t1\nq01\td2\t0\n").unwrap();
+    let e = run(Format::Beir, beir.clone(), OnError::Fail).2.expect_err("repeated _id").to_string();
+    assert!(e.contains("queries.jsonl:2") && e.contains("`q01` already appeared on line 1"), "{e}");
+    let (store, _d, r) = run(Format::Beir, beir, OnError::Skip);
+    let r = r.unwrap();
+    let id = |k: &str| r.outputs.iter().find(|o| o.kind == k).unwrap().id.clone();
+    let qs = ragprobe_artifact::tables::read_questions(&store, &id("questions")).unwrap();
+    let cs = ragprobe_artifact::tables::read_contexts(&store, &id("contexts")).unwrap();
+    assert_eq!(qs.len(), 1);
+    assert_eq!(cs.len(), 2, "q01's two judged passages, once");
+    assert!(cs.iter().all(|c| c.qid == qs[0].qid));
+}

@@ -27,7 +27,7 @@ pub const SPECS: &[TableSpec] = &[
     TableSpec { id: "table4_unanswerable", title: "Figure 2 / Table 4 — unanswerable questions, Unans prompt (seed 000 §5.2)", study: "imperfect", metrics: &[("acc", "Acc"), ("acc_ans", "Acc(ans)"), ("acc_unans", "Acc(unans)"), ("unans_cor", "Cor."), ("unans_hallu", "Hallu."), ("ans_called_unans", "Ans→unans")], conditions: &["base"], condition_in_column: false, intervals: false },
     TableSpec { id: "figure3_rad", title: "Figure 3 — RAD per added-document type (seed 000 §5.3.2)", study: "imperfect", metrics: &[("rad", "RAD")], conditions: &["add-random", "add-topk", "add-genadv", "add-conflict"], condition_in_column: true, intervals: true },
     TableSpec { id: "table6_adversarial_unanswerable", title: "Table 6 — RAD on answerable / unanswerable, Unans prompt (seed 000 §5.3.3)", study: "imperfect", metrics: &[("rad_ans", "Ans."), ("rad_unans", "Unans.")], conditions: &["add-genadv", "add-random"], condition_in_column: true, intervals: false },
-    TableSpec { id: "table7_conflict_detection", title: "Table 7 — conflict detection, Conflict prompt (seed 000 §5.4)", study: "imperfect", metrics: &[("acc_c", "Acc(C)"), ("acc_nc", "Acc(NC)"), ("acc", "Acc")], conditions: &["add-conflict", "base", "add-conflict+base"], condition_in_column: false, intervals: false },
+    TableSpec { id: "table7_conflict_detection", title: "Table 7 — conflict detection, Conflict prompt (seed 000 §5.4)", study: "imperfect", metrics: &[("acc_c", "Acc(C)"), ("acc_nc", "Acc(NC)"), ("acc_answerable", "Acc")], conditions: &["add-conflict", "base", "add-conflict+base"], condition_in_column: false, intervals: false },
     TableSpec { id: "table8_stubbornness", title: "Table 8 — stubbornness with a conflicting passage, Normal prompt (seed 000 §5.4)", study: "imperfect", metrics: &[("a_to_a", "A→A"), ("a_to_c", "A→C"), ("a_to_u", "A→U")], conditions: &["add-conflict"], condition_in_column: false, intervals: false },
     TableSpec { id: "table13_par", title: "Table 13 — parametric answer rate on unanswerable questions (seed 000)", study: "imperfect", metrics: &[("par", "PAR")], conditions: &["base"], condition_in_column: false, intervals: true },
     TableSpec { id: "nomiracl_rates", title: "NoMIRACL — hallucination rate (non-relevant) and error rate (relevant), invalid outputs in the denominator (seed 001)", study: "nomiracl", metrics: &[("hallucination_rate", "Halluc."), ("error_rate", "Error")], conditions: &[], condition_in_column: false, intervals: false },
@@ -74,10 +74,11 @@ fn notes(spec: &TableSpec, picked: &[(&MetricRow, usize, usize)], label: &dyn Fn
             push(format!("{} · {}: C share {share:.3} (|C| = {c}, |NC| = {nc}{split})", label(r), r.dataset));
         }
         if let Some(m) = d["k_matcher"].as_str() {
-            push(format!("{}: K and the reference by {m} match", spec.metrics[*mi].1));
+            push(format!("{}: {m} match (for K and for the reference)", spec.metrics[*mi].1));
         }
         if let Some(x) = d["excluded"].as_u64().filter(|x| *x > 0) {
-            push(format!("{} · {}: {x} question(s) outside the fixed population (not all positions and arms answered)", label(r), r.dataset));
+            let model = r.model.split("@sha256:").next().unwrap_or(&r.model);
+            push(format!("{model} · {}: {x} question(s) outside the fixed population (not every position and arm answered under both policies)", r.dataset));
         }
     }
     out

@@ -408,7 +408,7 @@ pub fn conflict_detection(rows: &[ScoreRow], out: &mut Out) {
         let d = |s: &str| json!({"definition": s, "c": c_n, "nc": nc_n, "c_share": share, "conflict_share": cs});
         out.mean(&k, "add-conflict", "acc_c", &c, 100.0, d("C: answerable questions whose conflict passage was built (add-conflict case), answered 'conflict'"));
         out.mean(&k, "base", "acc_nc", &nc, 100.0, d("NC: the other answerable questions (top-k only), answered with the gold answer and not 'conflict'"));
-        out.mean(&k, "add-conflict+base", "acc", &all, 100.0, d("every answerable question once: C by its conflict case, NC by its base case"));
+        out.mean(&k, "add-conflict+base", "acc_answerable", &all, 100.0, d("every answerable question once: C by its conflict case, NC by its base case"));
     }
 }
 

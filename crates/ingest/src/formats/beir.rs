@@ -131,7 +131,9 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
         let judged: HashSet<&str> = qrels.values().flat_map(|(_, js)| js.iter().map(|j| j.doc_id.as_str())).collect();
 
         // Queries, in file order; remember the answers for has_answer.
-        let mut order: Vec<(String, Vec<String>)> = Vec::new();
+        // (assigned qid, source id, answers) of the queries with judgements.
+        let mut order: Vec<(String, String, Vec<String>)> = Vec::new();
+        let mut seen: HashMap<String, u64> = HashMap::new();
         let (reader, _) = open(&f.queries, false)?;
         let qfile = f.queries.display().to_string();
         for rec in JsonRecords::new(&f.queries, reader) {
@@ -164,11 +166,18 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                     continue;
                 }
             };
+            // qrels name queries by `_id`: a repeated `_id` cannot be told
+            // apart there, so it is a record error (skipped under --on-error skip).
+            if let Some(first) = seen.get(&id) {
+                run.skipper.handle(IngestError::Record { file: qfile.clone(), line: rec.line, message: format!("field `_id`: `{id}` already appeared on line {first}; the qrels could not tell the two queries apart") })?;
+                continue;
+            }
+            seen.insert(id.clone(), rec.line);
             let qid = run.qids.assign(&dataset, Some(&id), &text);
             let split = run.opts.split.clone().or_else(|| qrels.get(&id).map(|(s, _)| s.clone()));
             let lang = run.lang_for(None, &text);
             if qrels.contains_key(&id) {
-                order.push((id.clone(), answers.clone()));
+                order.push((qid.clone(), id.clone(), answers.clone()));
             }
             questions.push(&QuestionRow { qid, dataset: dataset.clone(), split, lang, question: text, answers, meta, ..Default::default() })?;
         }
@@ -203,8 +212,8 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
         }
         bar.finish_and_clear();
 
-        for (qid, answers) in order {
-            let (_, js) = &qrels[&qid];
+        for (qid, source_id, answers) in order {
+            let (_, js) = &qrels[&source_id];
             let mut js: Vec<&Judgement> = js.iter().collect();
             js.sort_by(|a, b| b.grade.cmp(&a.grade).then_with(|| a.doc_id.cmp(&b.doc_id)));
             for (rank, j) in js.into_iter().enumerate() {

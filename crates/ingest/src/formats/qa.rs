@@ -26,11 +26,26 @@ struct Parsed {
     contexts: Vec<ContextRow>,
 }
 
-/// Language code from a NoMIRACL-style file name (`de.dev.jsonl`, `sw-test.jsonl`).
+/// ISO 639-1 language codes: a file name's first word is taken as its
+/// language only when it is one of these (so `dev.jsonl` is not "dev").
+const ISO_639_1: &str = "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu";
+
+/// NoMIRACL's directory names on Hugging Face (`data/english/...`).
+const NOMIRACL_NAMES: &[(&str, &str)] = &[
+    ("arabic", "ar"), ("bengali", "bn"), ("german", "de"), ("english", "en"), ("spanish", "es"), ("persian", "fa"), ("finnish", "fi"), ("french", "fr"), ("hindi", "hi"),
+    ("indonesian", "id"), ("japanese", "ja"), ("korean", "ko"), ("russian", "ru"), ("swahili", "sw"), ("telugu", "te"), ("thai", "th"), ("yoruba", "yo"), ("chinese", "zh"),
+];
+
+/// Language code from a NoMIRACL-style file or directory name
+/// (`de.dev.jsonl`, `sw-test.jsonl`, `en/`, `english/`): an ISO 639-1 code
+/// or a NoMIRACL language name; anything else (`dev.jsonl`) gives none.
 fn lang_from_file_name(path: &Path) -> Option<String> {
-    let stem = crate::dataset_stem(path);
+    let stem = crate::dataset_stem(path).to_lowercase();
     let first = stem.split(['.', '-', '_']).next()?;
-    (first.len() == 2 || first.len() == 3).then(|| first.to_string()).filter(|s| s.chars().all(|c| c.is_ascii_lowercase()))
+    if let Some((_, code)) = NOMIRACL_NAMES.iter().find(|(n, _)| *n == first) {
+        return Some(code.to_string());
+    }
+    (first.len() == 2 && ISO_639_1.split(' ').any(|c| c == first)).then(|| first.to_string())
 }
 
 pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
@@ -620,5 +635,10 @@ mod tests {
         assert_eq!(lang_from_file_name(Path::new("x/de.dev.jsonl")).as_deref(), Some("de"));
         assert_eq!(lang_from_file_name(Path::new("sw-test.jsonl.gz")).as_deref(), Some("sw"));
         assert_eq!(lang_from_file_name(Path::new("nomiracl.jsonl")), None);
+        // Regression (reliability #13): `dev.jsonl` was language "dev".
+        assert_eq!(lang_from_file_name(Path::new("x/dev.jsonl")), None);
+        assert_eq!(lang_from_file_name(Path::new("x/test.jsonl")), None);
+        assert_eq!(lang_from_file_name(Path::new("data/english")).as_deref(), Some("en"));
+        assert_eq!(lang_from_file_name(Path::new("data/yo")).as_deref(), Some("yo"));
     }
 }

@@ -17,6 +17,46 @@ use crate::{Run, TableKind, TableMapping};
 /// One table row as a JSON object, and its 1-based line (CSV, JSON) or row (Parquet).
 type Row = Result<(u64, Value), IngestError>;
 
+/// Binary columns become text when they hold UTF-8 (the JSON conversion
+/// would otherwise write them as hex); bytes that are not UTF-8 are an
+/// error naming the column and the row, never silently hex.
+fn binary_as_text(batch: arrow::record_batch::RecordBatch, rows_before: u64) -> Result<arrow::record_batch::RecordBatch, String> {
+    use arrow::array::{Array, BinaryArray, LargeBinaryArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let schema = batch.schema();
+    if !schema.fields().iter().any(|f| matches!(f.data_type(), DataType::Binary | DataType::LargeBinary)) {
+        return Ok(batch);
+    }
+    let mut fields = Vec::new();
+    let mut cols: Vec<arrow::array::ArrayRef> = Vec::new();
+    for (f, c) in schema.fields().iter().zip(batch.columns()) {
+        let bytes: Option<Vec<Option<&[u8]>>> = match f.data_type() {
+            DataType::Binary => c.as_any().downcast_ref::<BinaryArray>().map(|a| a.iter().collect()),
+            DataType::LargeBinary => c.as_any().downcast_ref::<LargeBinaryArray>().map(|a| a.iter().collect()),
+            _ => None,
+        };
+        match bytes {
+            None => {
+                fields.push(f.as_ref().clone());
+                cols.push(c.clone());
+            }
+            Some(values) => {
+                let mut text = Vec::with_capacity(values.len());
+                for (i, v) in values.into_iter().enumerate() {
+                    text.push(match v {
+                        None => None,
+                        Some(b) => Some(std::str::from_utf8(b).map_err(|_| format!("row {}: column `{}` holds binary data that is not UTF-8 text", rows_before + i as u64 + 1, f.name()))?.to_string()),
+                    });
+                }
+                fields.push(Field::new(f.name(), DataType::Utf8, f.is_nullable()));
+                cols.push(Arc::new(arrow::array::StringArray::from(text)));
+            }
+        }
+    }
+    arrow::record_batch::RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| e.to_string())
+}
+
 fn rows(path: &Path, progress: bool) -> Result<Box<dyn Iterator<Item = Row>>, IngestError> {
     let name = crate::basename(path).to_lowercase();
     let file = path.display().to_string();
@@ -28,9 +68,9 @@ fn rows(path: &Path, progress: bool) -> Result<Box<dyn Iterator<Item = Row>>, In
         let _ = reader.schema();
         let mut row = 0u64;
         let iter = reader.flat_map(move |batch| -> Vec<Row> {
-            let batch = match batch {
+            let batch = match batch.map_err(|e| e.to_string()).and_then(|b| binary_as_text(b, row)) {
                 Ok(b) => b,
-                Err(e) => return vec![Err(IngestError::File { file: file.clone(), message: e.to_string() })],
+                Err(message) => return vec![Err(IngestError::File { file: file.clone(), message })],
             };
             let mut buf = Vec::new();
             let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);

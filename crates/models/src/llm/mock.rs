@@ -29,6 +29,26 @@ pub struct MockConfig {
     pub rate_drop: f64,
     pub rate_malformed: f64,
     pub seed: u64,
+    /// How replies are made ([`Replies`]).
+    pub replies: Replies,
+    /// A hostile server: every completion request is answered 500 with the
+    /// request's `Authorization` header echoed in the error body.
+    pub echo_auth: bool,
+}
+
+/// How the mock makes a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Replies {
+    /// `Mock answer <hash>.`: a deterministic nonsense answer.
+    #[default]
+    Hash,
+    /// A deterministic stand-in for a model, so that a reproduction
+    /// pipeline produces every table end to end: it writes GenADV and
+    /// conflict passages that pass the filters, answers NoMIRACL prompts
+    /// with each label, sometimes says `conflict` / `unanswerable` when the
+    /// prompt offers it, picks a multiple-choice option, and otherwise
+    /// answers with one of the passages in the prompt. See [`scripted_reply`].
+    Scripted,
 }
 
 impl Default for MockConfig {
@@ -44,6 +64,8 @@ impl Default for MockConfig {
             rate_drop: 0.0,
             rate_malformed: 0.0,
             seed: 0,
+            replies: Replies::Hash,
+            echo_auth: false,
         }
     }
 }
@@ -92,6 +114,82 @@ pub fn reply_for(prompt: &str) -> String {
     format!("Mock answer {}.", &h[..8])
 }
 
+/// The scripted stand-in's reply (deterministic in the prompt):
+/// * GenADV answer sentence: a sentence holding the answer and two more
+///   named entities; the adversarial rewrite: an unrelated sentence without
+///   the answer; passage prompts: the claim plus two sentences of context
+///   (so GenADV passages and conflict passages pass every filter);
+/// * NoMIRACL: "Yes, answer is present", "I don't know", "[2]" or
+///   "Maybe", by hash;
+/// * a prompt that offers `conflict` or `unanswerable`: that word one time
+///   in four;
+/// * multiple choice (lines `A. …`): one option letter, by hash;
+/// * otherwise one of the prompt's passages (a line of 12 words or more
+///   that is not an instruction), whole; without passages, a hash answer.
+pub fn scripted_reply(prompt: &str) -> String {
+    let h = crate::paths::sha256_str(prompt);
+    let r = u64::from_str_radix(&h[..12], 16).unwrap_or(0);
+    let field = |label: &str| prompt.lines().find_map(|l| l.trim().strip_prefix(label)).map(|x| x.trim().to_string()).unwrap_or_default();
+    if prompt.contains("write a single sentence using the following question and answer") {
+        return format!("According to the Oxford Reference archive in London, the answer to the question \"{}\" is {}.", field("Question:"), field("Answer:"));
+    }
+    if prompt.contains("Rewrite the sentence by replacing the specified words") {
+        return "Records kept by the Cambridge Digital Library in Edinburgh name Margaret Holloway of Dundee in this context.".into();
+    }
+    if prompt.contains("Given a claim that contradicts factual information") || prompt.contains("Given a claim, write a concise, factual passage") {
+        let claim = field("Claim:");
+        return format!("{claim} The account first appeared in a regional almanac in 1921 and has been repeated in several reference works since then. Archivists catalogued the surviving documents, which remain available to researchers who wish to consult the original sources.");
+    }
+    if prompt.contains("\"Yes, answer is present\"") {
+        return ["Yes, answer is present", "I don't know", "[2]", "Maybe."][(r % 4) as usize].into();
+    }
+    let lower = prompt.to_lowercase();
+    if lower.contains("conflict") && r % 4 == 0 {
+        return "conflict".into();
+    }
+    if lower.contains("unanswerable") && r % 4 == 1 {
+        return "unanswerable".into();
+    }
+    let options: Vec<&str> = prompt.lines().map(str::trim).filter(|l| l.len() > 2 && l.as_bytes()[0].is_ascii_uppercase() && &l.as_bytes()[1..3] == b". ").collect();
+    if options.len() >= 2 {
+        return options[(r % options.len() as u64) as usize][..1].to_string();
+    }
+    let passages: Vec<&str> = prompt
+        .lines()
+        .map(|l| {
+            let l = l.trim();
+            let l = ["Documents:", "Document:", "文档："].iter().find_map(|p| l.strip_prefix(p)).unwrap_or(l).trim();
+            l.split_once("]: ").filter(|x| x.0.starts_with("Document [")).map(|x| x.1).unwrap_or(l)
+        })
+        .filter(|l| l.split_whitespace().count() >= 12)
+        .filter(|l| {
+            let x = l.to_lowercase();
+            !(x.contains("question") || x.contains("you are") || x.contains("respond") || x.contains("the documents"))
+        })
+        .collect();
+    if passages.is_empty() {
+        return reply_for(prompt);
+    }
+    passages[(r % passages.len() as u64) as usize].to_string()
+}
+
+#[cfg(test)]
+mod scripted_tests {
+    use super::*;
+
+    #[test]
+    fn scripted_replies_play_each_role() {
+        let s = scripted_reply("Please write a single sentence using the following question and answer. The sentence should include the answer and be as realistic as possible.:\nQuestion: who wrote Hamlet\nAnswer: Shakespeare\nSentence:");
+        assert!(s.contains("Shakespeare") && s.contains("London"), "{s}");
+        let c = scripted_reply("Given a claim that contradicts factual information, write a passage within 100 words supporting this claim.\nClaim: Marlowe wrote Hamlet.\nPassage:");
+        assert!(c.starts_with("Marlowe wrote Hamlet.") && !c.contains("Shakespeare"));
+        let o = scripted_reply("Question: 维生素?\nA. 维生素A\nB. 维生素C\nAnswer:");
+        assert!(o == "A" || o == "B", "{o}");
+        let n = scripted_reply("respond as either \"Yes, answer is present\" or \"I don't know\".");
+        assert!(["Yes, answer is present", "I don't know", "[2]", "Maybe."].contains(&n.as_str()));
+    }
+}
+
 /// Bind to `127.0.0.1:port` (0 = any free port) and serve until dropped.
 pub async fn start(cfg: MockConfig, port: u16) -> std::io::Result<MockServer> {
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
@@ -124,6 +222,7 @@ async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, cou
         let mut parts = line.split_whitespace();
         let (method, path) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
         let mut len = 0usize;
+        let mut auth = String::new();
         loop {
             let mut h = String::new();
             if reader.read_line(&mut h).await? == 0 {
@@ -136,6 +235,8 @@ async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, cou
             if let Some((k, v)) = h.split_once(':') {
                 if k.eq_ignore_ascii_case("content-length") {
                     len = v.trim().parse().unwrap_or(0);
+                } else if k.eq_ignore_ascii_case("authorization") {
+                    auth = v.trim().to_string();
                 }
             }
         }
@@ -147,6 +248,11 @@ async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, cou
             continue;
         }
         stats.requests.fetch_add(1, Ordering::Relaxed);
+        if cfg.echo_auth {
+            let b = json!({"error": {"message": format!("invalid credentials: {auth}")}}).to_string();
+            write(&mut reader, 500, &b, None).await?;
+            continue;
+        }
         let n = counter.fetch_add(1, Ordering::Relaxed);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let roll: f64 = rng.random();
@@ -184,7 +290,10 @@ async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, cou
         } else {
             v["prompt"].as_str().unwrap_or("").to_string()
         };
-        let text = reply_for(&prompt);
+        let text = match cfg.replies {
+            Replies::Hash => reply_for(&prompt),
+            Replies::Scripted => scripted_reply(&prompt),
+        };
         let resp = if path.ends_with("/chat/completions") {
             json!({"id": "mock", "object": "chat.completion", "model": cfg.model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],

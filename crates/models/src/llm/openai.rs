@@ -156,10 +156,10 @@ impl OpenAiClient {
     /// (`GET /v1/models`): the configured name if listed, else the first id.
     pub async fn served_model(&self) -> Result<String, String> {
         let url = format!("{}/models", self.bases[0]);
-        let resp = self.request(reqwest::Method::GET, url.clone()).send().await.map_err(|e| format!("GET {url}: {}", short(&e)))?;
+        let resp = self.request(reqwest::Method::GET, url.clone()).send().await.map_err(|e| self.redact(format!("GET {url}: {}", short(&e))))?;
         let status = resp.status();
         let body: Value = resp.json().await.map_err(|e| format!("GET {url}: {status}: {}", short(&e)))?;
-        let ids: Vec<String> = body["data"].as_array().map(|a| a.iter().filter_map(|m| m["id"].as_str().map(String::from)).collect()).unwrap_or_default();
+        let ids: Vec<String> = body["data"].as_array().map(|a| a.iter().filter_map(|m| m["id"].as_str().map(|x| self.redact(x.to_string()))).collect()).unwrap_or_default();
         if ids.iter().any(|i| *i == self.cfg.model) {
             Ok(self.cfg.model.clone())
         } else if let Some(first) = ids.first() {
@@ -257,6 +257,29 @@ impl OpenAiClient {
         })
     }
 
+    /// Every occurrence of the API key's value replaced by `[redacted]`: a
+    /// server that echoes the `Authorization` header (in an error body or
+    /// even in a completion) must not put the key into an artifact, the
+    /// request journal or a log.
+    pub fn redact(&self, s: String) -> String {
+        match &self.key {
+            Some(k) if !k.is_empty() && s.contains(k.as_str()) => s.replace(k.as_str(), "[redacted]"),
+            _ => s,
+        }
+    }
+
+    fn redact_attempt(&self, a: Attempt) -> Attempt {
+        match a {
+            Attempt::Done(mut g) => {
+                g.text = self.redact(g.text);
+                g.model = self.redact(g.model);
+                Attempt::Done(g)
+            }
+            Attempt::Fatal(e) => Attempt::Fatal(self.redact(e)),
+            Attempt::Retry { error, after } => Attempt::Retry { error: self.redact(error), after },
+        }
+    }
+
     /// One request with retries; never panics, always returns an outcome.
     pub async fn call(&self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome {
         let _permit = self.permits.acquire().await.expect("semaphore never closed");
@@ -267,7 +290,7 @@ impl OpenAiClient {
             self.pace().await;
             let replica = self.pick_replica();
             self.inflight[replica].fetch_add(1, Ordering::Relaxed);
-            let r = self.attempt(replica, &body, &settings.stop).await;
+            let r = self.redact_attempt(self.attempt(replica, &body, &settings.stop).await);
             self.inflight[replica].fetch_sub(1, Ordering::Relaxed);
             match r {
                 Attempt::Done(g) => return CallOutcome { result: Ok(g), attempts: attempt, latency: started.elapsed() },
