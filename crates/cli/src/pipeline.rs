@@ -52,6 +52,8 @@ use crate::{dispatch, Cli, StageOut};
 const STAGES: &[&str] = &["ingest", "retrieve", "recall", "perturb", "generate", "score", "report"];
 /// Parameters that are positional arguments rather than flags.
 const POSITIONAL: &[&str] = &["paths"];
+/// The CLI's global flags: valid on the command line, never in a step.
+const GLOBAL_FLAGS: &[&str] = &["store", "verbose", "quiet"];
 /// A stand-in artifact id used to validate arguments before anything runs.
 const PLACEHOLDER_ID: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -298,6 +300,9 @@ impl Pipeline {
                 if k == "stage" {
                     continue;
                 }
+                if GLOBAL_FLAGS.contains(&k.as_str()) {
+                    bail!("{file}:{}: step `{name}`: `{k}` is not a step parameter (it belongs to the whole run: `ragprobe --{k} ... run`)", key_line(&text, name, k));
+                }
                 let kat = format!("{file}:{}: step `{name}`, `{k}`", key_line(&text, name, k));
                 if k == "after" {
                     for d in val.as_array().ok_or_else(|| anyhow!("{kat}: must be a list of step names"))? {
@@ -406,12 +411,37 @@ fn resolver<'a>(done: &'a Done) -> impl Fn(&str) -> Result<String> + 'a {
 }
 
 /// Content fingerprint of the files a step reads and the models it uses.
+/// The arguments of a step that name files it reads: ingest's positional
+/// paths and `--evidence-dir`, generate's `--prompt` (when a file) and
+/// `--prompts-dir`, score's `--predictions`. Only these are hashed into the
+/// step key — never an argument that merely happens to name a path.
+fn file_inputs<'a>(stage: &str, argv: &'a [String]) -> Vec<&'a String> {
+    let flags: &[&str] = match stage {
+        "ingest" => &["--evidence-dir"],
+        "generate" => &["--prompt", "--prompts-dir"],
+        "score" => &["--predictions"],
+        _ => &[],
+    };
+    let mut out: Vec<&String> = argv.windows(2).filter(|w| flags.contains(&w[0].as_str())).map(|w| &w[1]).collect();
+    if stage == "ingest" {
+        // Positional paths: the arguments that are neither a flag nor a flag's value.
+        let mut i = 2;
+        while i < argv.len() {
+            if argv[i].starts_with("--") {
+                i += if i + 1 < argv.len() && !argv[i + 1].starts_with("--") { 2 } else { 1 };
+            } else {
+                out.push(&argv[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 fn step_key(p: &Pipeline, argv: &[String]) -> Result<String> {
     let base = p.path.parent().unwrap_or(Path::new("."));
     let mut files = BTreeMap::new();
-    // Output locations (`--out DIR`) are not inputs: their content must not key the step.
-    let outputs: BTreeSet<&String> = argv.windows(2).filter(|w| w[0] == "--out").map(|w| &w[1]).collect();
-    for a in argv.iter().skip(2).filter(|a| !outputs.contains(a)) {
+    for a in file_inputs(&argv[1], argv) {
         let path = Path::new(a);
         let path = if path.exists() { path.to_path_buf() } else { base.join(a) };
         if path.is_file() {
@@ -441,7 +471,8 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 out.extend(walk(&p));
-            } else {
+            } else if p.is_file() {
+                // Regular files only: opening a FIFO or a device would block.
                 out.push(p);
             }
         }

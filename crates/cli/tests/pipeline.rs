@@ -152,3 +152,43 @@ fn a_killed_pipeline_resumes_to_the_same_artifacts() {
     assert_eq!(final_ids(&String::from_utf8_lossy(&resumed.stdout)), ref_ids);
     assert_eq!(m2.stats.answered_twice(), 0);
 }
+
+/// Regression (reliability #15): a global flag in a step (`store = …`) was
+/// silently ignored; it is now an error with the line.
+#[test]
+fn a_global_flag_in_a_step_is_rejected() {
+    let e = invalid("[steps.q]\nstage = \"ingest\"\nformat = \"dpr\"\nstore = \"elsewhere\"\npaths = [\"fixtures/nq-mini.jsonl\"]\n");
+    assert!(e.contains("p.toml:4") && e.contains("`store` is not a step parameter"), "{e}");
+}
+
+/// Regression (reliability #15): `run --dry-run` hung hashing a FIFO inside
+/// a directory argument; only declared file inputs are hashed, and only
+/// their regular files.
+#[test]
+fn a_fifo_inside_an_input_directory_does_not_hang_the_plan() {
+    let d = tempfile::tempdir().unwrap();
+    let lang = d.path().join("en");
+    for sub in ["topics", "qrels"] {
+        std::fs::create_dir_all(lang.join(sub)).unwrap();
+        for f in std::fs::read_dir(root().join("fixtures/nomiracl-dist/en").join(sub)).unwrap().flatten() {
+            std::fs::copy(f.path(), lang.join(sub).join(f.file_name())).unwrap();
+        }
+    }
+    std::fs::copy(root().join("fixtures/nomiracl-dist/en/corpus.jsonl"), lang.join("corpus.jsonl")).unwrap();
+    assert!(Command::new("mkfifo").arg(lang.join("notes.fifo")).status().unwrap().success());
+    let p = d.path().join("p.toml");
+    std::fs::write(&p, format!("[steps.i]\nstage = \"ingest\"\nformat = \"nomiracl\"\npaths = [\"{}\"]\n", lang.display())).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe")).arg("--store").arg(d.path().join("s")).args(["run", p.to_str().unwrap(), "--dry-run"]).current_dir(root()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("run --dry-run hung");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+}

@@ -313,7 +313,8 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
             let p = e.path();
             if p.is_dir() {
                 collect_files(&p, out);
-            } else {
+            } else if p.is_file() {
+                // Regular files only: reading a FIFO or a device would block.
                 out.push(p);
             }
         }

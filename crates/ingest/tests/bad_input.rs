@@ -185,3 +185,35 @@ fn beir_repeated_query_ids_are_an_error() {
     assert_eq!(cs.len(), 2, "q01's two judged passages, once");
     assert!(cs.iter().all(|c| c.qid == qs[0].qid));
 }
+
+/// Regression (reliability #13): a numeric answer past f64's precision
+/// became `1.2345678901234568e+22`; a "NaN" Self-RAG score was kept; a
+/// binary Parquet answer became hex.
+#[test]
+fn numbers_keep_their_text_and_nan_or_binary_values_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(d.path(), "big.jsonl", br#"{"question": "q", "answers": [12345678901234567890123], "ctxs": [{"title": "t", "text": "12345678901234567890123 is big"}]}"#);
+    let (store, _d, r) = run(Format::Dpr, p, OnError::Fail);
+    let r = r.unwrap();
+    let qs = ragprobe_artifact::tables::read_questions(&store, &r.outputs[0].id).unwrap();
+    assert_eq!(qs[0].answers, vec!["12345678901234567890123"]);
+
+    let e = err_text(Format::Selfrag, "popqa.jsonl", br#"{"question": "q", "answers": ["a"], "ctxs": [{"title": "t", "text": "a", "score": "NaN"}]}"#);
+    assert!(e.contains("popqa.jsonl:1") && e.contains("score") && e.contains("finite"), "{e}");
+
+    use arrow::array::{ArrayRef, BinaryArray, StringArray};
+    use std::sync::Arc;
+    let batch = arrow::record_batch::RecordBatch::try_from_iter(vec![
+        ("id", Arc::new(StringArray::from(vec!["t1", "t2"])) as ArrayRef),
+        ("question", Arc::new(StringArray::from(vec!["q1", "q2"])) as ArrayRef),
+        ("answers", Arc::new(BinaryArray::from(vec![&b"ok"[..], &[0xff, 0xfe][..]])) as ArrayRef),
+    ])
+    .unwrap();
+    let path = d.path().join("t.parquet");
+    let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let (_s, _d2, r) = run(Format::Table, path, OnError::Fail);
+    let e = r.expect_err("binary answers").to_string();
+    assert!(e.contains("t.parquet") && e.contains("row 2") && e.contains("answers") && e.contains("not UTF-8"), "{e}");
+}
