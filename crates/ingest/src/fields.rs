@@ -67,6 +67,17 @@ impl Obj {
         }
     }
 
+    /// A required string that may be empty (passage text: title-only
+    /// documents are real data).
+    pub fn req_text(&mut self, key: &str) -> Result<String, FieldError> {
+        let name = self.field_name(key);
+        match self.take(key) {
+            None => Err(FieldError::missing(name)),
+            Some(Value::String(s)) => Ok(s),
+            Some(other) => Err(FieldError::new(name, format!("must be a string, found {}", type_of(&other)))),
+        }
+    }
+
     /// An optional string (numbers are accepted and printed).
     pub fn opt_str(&mut self, key: &str) -> Result<Option<String>, FieldError> {
         let name = self.field_name(key);

@@ -362,6 +362,8 @@ pub(crate) struct Run<'a> {
     pub records: u64,
     pub has_answer_dataset: u64,
     pub has_answer_computed: u64,
+    /// Passages with neither title nor text (kept: they are real data).
+    pub empty_passages: u64,
 }
 
 impl Run<'_> {
@@ -375,13 +377,27 @@ impl Run<'_> {
 
     /// Deterministic facts for the manifest.
     pub(crate) fn details(&self) -> serde_json::Value {
-        json!({
+        let mut d = json!({
             "records_read": self.records,
             "records_skipped": self.skipper.skipped,
             "skipped_examples": self.skipper.examples,
             "duplicate_qids_renamed": self.qids.duplicates,
             "has_answer": { "from_dataset": self.has_answer_dataset, "computed": self.has_answer_computed },
-        })
+        });
+        if self.empty_passages > 0 {
+            d["empty_passages"] = json!(self.empty_passages);
+        }
+        d
+    }
+
+    /// Count a passage with neither title nor text; the first is logged.
+    pub(crate) fn note_passage(&mut self, title: Option<&str>, text: &str) {
+        if text.trim().is_empty() && title.is_none_or(|t| t.trim().is_empty()) {
+            self.empty_passages += 1;
+            if self.empty_passages == 1 {
+                tracing::warn!("a passage with neither title nor text was kept (the count is in the manifest)");
+            }
+        }
     }
 }
 
@@ -405,6 +421,7 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
         records: 0,
         has_answer_dataset: 0,
         has_answer_computed: 0,
+        empty_passages: 0,
     };
     let outputs = match format {
         Format::Dpr | Format::Selfrag | Format::Nomiracl | Format::Rgb | Format::Triviaqa | Format::Hotpotqa | Format::Searchqa | Format::Mcq => formats::qa::run(&mut run, format)?,

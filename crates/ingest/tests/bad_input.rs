@@ -217,3 +217,24 @@ fn numbers_keep_their_text_and_nan_or_binary_values_are_refused() {
     let e = r.expect_err("binary answers").to_string();
     assert!(e.contains("t.parquet") && e.contains("row 2") && e.contains("answers") && e.contains("not UTF-8"), "{e}");
 }
+
+/// Empty passage text is real data (Self-RAG PopQA has a titled passage
+/// with empty text; BEIR corpora have title-only documents): kept, and the
+/// passages with neither title nor text are counted in the manifest.
+#[test]
+fn empty_passage_text_is_kept_and_counted() {
+    let d = tempfile::tempdir().unwrap();
+    let beir = d.path().join("b");
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    std::fs::write(beir.join("corpus.jsonl"), "{\"_id\": \"d1\", \"title\": \"Only a title\", \"text\": \"\"}\n{\"_id\": \"d2\", \"title\": \"\", \"text\": \"\"}\n").unwrap();
+    std::fs::write(beir.join("queries.jsonl"), "{\"_id\": \"q1\", \"text\": \"who?\"}\n").unwrap();
+    std::fs::write(beir.join("qrels/test.tsv"), "q1\td1\t1\n").unwrap();
+    let (store, _d, r) = run(Format::Beir, beir, OnError::Fail);
+    let r = r.expect("title-only documents are accepted");
+    let corpus = r.outputs.iter().find(|o| o.kind == "corpus").unwrap();
+    assert_eq!(corpus.rows, 2);
+    assert_eq!(store.manifest(&corpus.id).unwrap().details["empty_passages"], 1);
+    let p = write(d.path(), "popqa.jsonl", br#"{"question": "q", "answers": ["a"], "ctxs": [{"title": "T", "text": ""}, {"title": "U", "text": "a b"}]}"#);
+    let (_s, _d2, r) = run(Format::Selfrag, p, OnError::Fail);
+    assert!(r.is_ok(), "{r:?}");
+}

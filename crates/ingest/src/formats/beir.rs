@@ -197,11 +197,12 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
             let parsed = Obj::new(rec.value, "").and_then(|mut o| {
                 let id = o.opt_id(&["_id", "id", "doc_id"])?.ok_or_else(|| crate::FieldError::missing("_id"))?;
                 let title = o.opt_str("title")?.filter(|t| !t.is_empty());
-                let text = o.req_str("text")?;
+                let text = o.req_text("text")?;
                 Ok(CorpusRow { doc_id: id, title, text, meta: o.rest() })
             });
             match parsed {
                 Ok(row) => {
+                    run.note_passage(row.title.as_deref(), &row.text);
                     if judged.contains(row.doc_id.as_str()) {
                         passages.insert(row.doc_id.clone(), (row.title.clone(), row.text.clone()));
                     }
@@ -245,7 +246,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
         }
     }
     if questions.rows() == 0 && corpus.rows() == 0 {
-        return Err(IngestError::Usage("no valid records in the BEIR input".into()));
+        return Err(IngestError::Usage(format!("no valid records in {}", run.opts.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))));
     }
     let details = run.details();
     Ok(vec![questions.finish(details.clone())?, contexts.finish(details.clone())?, corpus.finish(details)?])

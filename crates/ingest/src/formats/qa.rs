@@ -114,6 +114,7 @@ fn emit(run: &mut Run, questions: &mut QuestionSink, contexts: &mut ContextSink,
     let qid = run.qids.assign(dataset, p.source_id.as_deref(), &p.question);
     let lang = run.lang_for(file_lang, &p.question);
     for c in &mut p.contexts {
+        run.note_passage(c.title.as_deref(), &c.text);
         c.qid = qid.clone();
         if c.has_answer.is_none() && !p.answers.is_empty() {
             c.has_answer = Some(has_answer(&p.answers, &c.text));
@@ -320,7 +321,7 @@ fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Parsed, FieldErr
         for mut p in list {
             let doc_id = p.opt_id(&["docid", "doc_id", "id"])?.ok_or_else(|| FieldError::missing(p.field_name("docid")))?;
             let title = p.opt_str("title")?;
-            let text = p.req_str("text")?;
+            let text = p.req_text("text")?;
             contexts.push(ContextRow {
                 qid: String::new(),
                 rank: contexts.len() as i32 + 1,

@@ -220,7 +220,11 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
     let details = run.details();
     let rows = questions.as_ref().map(|q| q.rows()).or(corpus.as_ref().map(|c| c.rows())).unwrap_or(0);
     if rows == 0 {
-        return Err(IngestError::Usage(format!("no valid rows in the table input ({} skipped)", run.skipper.skipped)));
+        return Err(IngestError::Usage(format!(
+            "no valid rows in {} ({} skipped)",
+            run.opts.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            run.skipper.skipped
+        )));
     }
     let mut out = Vec::new();
     if let Some(q) = questions {
