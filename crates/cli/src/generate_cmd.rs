@@ -68,6 +68,15 @@ pub struct GenerateArgs {
     /// Maximum new tokens per response.
     #[arg(long, default_value_t = 32)]
     pub max_tokens: u32,
+    /// Cut every passage to this many tokens of the model's tokenizer before
+    /// rendering, the title counting (NoMIRACL's `max_passage_tokens`, 380 in
+    /// its reproduction script); 0 = no cut.
+    #[arg(long, default_value_t = 0, value_parser = crate::bounds::usize_in(0, 1_000_000))]
+    pub max_passage_tokens: usize,
+    /// The tokenizer for --max-passage-tokens: a tokenizer.json or a .gguf
+    /// [default: the embedded model's GGUF with --backend local].
+    #[arg(long)]
+    pub passage_tokenizer: Option<PathBuf>,
     /// Nucleus sampling top_p sent to an OpenAI-compatible server (the NoMIRACL reference uses 0.95).
     #[arg(long, value_parser = crate::bounds::f32_in(0.0, 1.0, true))]
     pub top_p: Option<f32>,
@@ -135,7 +144,18 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
         }),
     };
     let settings = GenSettings { max_tokens: a.max_tokens, temperature: a.temperature, stop: a.stop, seed: a.seed, top_p: a.top_p };
-    let r = generate(store, &a.cases, &GenerateOptions { template, backend, settings, conditions: a.condition, progress: true })?;
+    let truncate = match a.max_passage_tokens {
+        0 => None,
+        n => {
+            let tok = match (a.passage_tokenizer.as_deref(), &backend) {
+                (Some(p), _) if p.as_os_str() != "none" => p.to_path_buf(),
+                (_, BackendSpec::Local { gguf }) => gguf.clone(),
+                _ => anyhow::bail!("--max-passage-tokens with an OpenAI-compatible backend needs --passage-tokenizer (the served model's tokenizer.json)"),
+            };
+            Some(ragprobe_models::truncate::PassageTruncator::from_file(&tok, n)?)
+        }
+    };
+    let r = generate(store, &a.cases, &GenerateOptions { template, backend, settings, conditions: a.condition, progress: true, truncate })?;
     let s = &r.summary;
     eprintln!(
         "requests: {} ({} cached, {} new, {} failed); tokens: {} prompt, {} completion",

@@ -418,7 +418,7 @@ fn resolver<'a>(done: &'a Done) -> impl Fn(&str) -> Result<String> + 'a {
 fn file_inputs<'a>(stage: &str, argv: &'a [String]) -> Vec<&'a String> {
     let flags: &[&str] = match stage {
         "ingest" => &["--evidence-dir"],
-        "generate" => &["--prompt", "--prompts-dir"],
+        "generate" => &["--prompt", "--prompts-dir", "--passage-tokenizer"],
         "score" => &["--predictions"],
         _ => &[],
     };

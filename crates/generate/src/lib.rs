@@ -61,6 +61,9 @@ pub struct GenerateOptions {
     pub settings: GenSettings,
     /// Only cases of these conditions (empty = all).
     pub conditions: Vec<String>,
+    /// Cut every passage to this many tokens of the model's tokenizer before
+    /// rendering (NoMIRACL's `max_passage_tokens`); None = as they are.
+    pub truncate: Option<ragprobe_models::truncate::PassageTruncator>,
     pub progress: bool,
 }
 
@@ -119,6 +122,13 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
             tracing::warn!("no case of condition(s) {} in {cases_id}: the responses artifact will be empty", opts.conditions.join(", "));
         }
     }
+    if let Some(t) = &opts.truncate {
+        for c in cases.iter_mut() {
+            for d in c.docs.iter_mut() {
+                d.text = t.truncate_passage(d.title.as_deref(), &d.text)?;
+            }
+        }
+    }
     // Identify the model first: its id is part of every request.
     let mut local: Option<LocalLlm> = None;
     let mut client: Option<Arc<OpenAiClient>> = None;
@@ -145,6 +155,12 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
     );
     recipe.inputs = vec![cases_id.clone()];
     recipe.resources.insert("model".into(), format!("{}:{}", model.backend, model.key));
+    if let Some(t) = &opts.truncate {
+        if let Some(p) = recipe.params.as_object_mut() {
+            p.insert("max_passage_tokens".into(), json!(t.max_tokens()));
+        }
+        recipe.resources.insert("passage_tokenizer".into(), format!("sha256:{}", t.tokenizer_sha256()));
+    }
     if let Some(rec) = store.cached(&recipe)? {
         tracing::info!("generate: cached, not run (action {}); every request already answered", &rec.key[..12]);
         let o = &rec.outputs[0];

@@ -52,6 +52,7 @@ fn opts(server: &MockServer, attempts: u32, key_env: Option<&str>) -> GenerateOp
         settings: GenSettings { max_tokens: 8, ..Default::default() },
         conditions: vec![],
         progress: false,
+        truncate: None,
     }
 }
 

@@ -14,6 +14,7 @@ pub mod embed;
 pub mod llm;
 pub mod paths;
 pub mod prompts;
+pub mod truncate;
 
 pub use embed::{cosine, Embedder, EMBEDDING_DIM};
 

@@ -85,6 +85,14 @@ fn tokenizer_from_gguf(ct: &gguf_file::Content, path: &Path) -> Result<(Tokenize
     Ok((tok, tokens))
 }
 
+/// The tokenizer of a GGUF file, from its metadata alone (no weights load).
+pub fn gguf_tokenizer(path: &Path) -> Result<Tokenizer> {
+    let err = |m: String| ModelError::Load { path: path.to_path_buf(), message: m };
+    let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+    let ct = gguf_file::Content::read(&mut file).map_err(|e| err(format!("not a GGUF file: {e}")))?;
+    Ok(tokenizer_from_gguf(&ct, path)?.0)
+}
+
 impl LocalLlm {
     /// Load the default embedded model (SmolLM2-135M-Instruct).
     pub fn load_default() -> Result<LocalLlm> {
