@@ -59,12 +59,42 @@ pub struct RawRecord {
     /// 1-based line of the record's first byte.
     pub line: u64,
     pub value: serde_json::Value,
+    /// Top-level fields kept as raw JSON (see [`JsonRecords::lazy`]), to be
+    /// walked element by element.
+    pub lazy: Vec<(String, Box<serde_json::value::RawValue>)>,
 }
 
 enum Mode {
     Unknown,
     Lines,
     Array { done: bool },
+}
+
+/// Walk a raw JSON array one element at a time, without holding a value
+/// tree of the whole list; `f` gets each element's index and value.
+pub fn for_each_element(raw: &serde_json::value::RawValue, mut f: impl FnMut(usize, serde_json::Value) -> Result<(), String>) -> Result<(), String> {
+    use serde::de::{Deserializer, SeqAccess, Visitor};
+    struct Each<'f, F>(&'f mut F);
+    impl<'de, F: FnMut(usize, serde_json::Value) -> Result<(), String>> Visitor<'de> for Each<'_, F> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while let Some(v) = seq.next_element::<serde_json::Value>()? {
+                (self.0)(i, v).map_err(serde::de::Error::custom)?;
+                i += 1;
+            }
+            Ok(())
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    de.deserialize_seq(Each(&mut f)).map_err(|e| {
+        let m = e.to_string();
+        // serde's "invalid type" for a non-list, or the callback's message.
+        m.split(" at line ").next().unwrap_or(&m).to_string()
+    })
 }
 
 /// Iterates the records of a JSON Lines file or a JSON array file. A
@@ -81,11 +111,21 @@ pub struct JsonRecords {
     /// Records are the elements of this key's array in a top-level object
     /// (TriviaQA's `{"Data": [...]}`); the object's other keys are skipped.
     array_keys: Option<&'static [&'static str]>,
+    /// Top-level fields left as raw JSON instead of a value tree.
+    lazy_keys: &'static [&'static str],
 }
 
 impl JsonRecords {
     pub fn new(file: &Path, reader: Box<dyn BufRead>) -> Self {
-        JsonRecords { file: file.display().to_string(), reader, mode: Mode::Unknown, line: 1, buf: Vec::new(), fatal: false, saw_any: false, array_keys: None }
+        JsonRecords { file: file.display().to_string(), reader, mode: Mode::Unknown, line: 1, buf: Vec::new(), fatal: false, saw_any: false, array_keys: None, lazy_keys: &[] }
+    }
+
+    /// Keep these top-level fields of each record as raw JSON: a list of a
+    /// million passages then costs its bytes, not a value tree many times
+    /// their size, and is walked one element at a time.
+    pub fn lazy(mut self, keys: &'static [&'static str]) -> Self {
+        self.lazy_keys = keys;
+        self
     }
 
     /// Records from the array under one of `keys` in a top-level JSON object.
@@ -173,9 +213,23 @@ impl JsonRecords {
             let col = upto.len() - upto.iter().rposition(|&b| b == b'\n').map(|p| p + 1).unwrap_or(0) + 1;
             return Err(self.record_err(line + extra_lines, format!("invalid UTF-8 at column {col}")));
         }
+        let malformed = |e: serde_json::Error| self.record_err(line + e.line().saturating_sub(1) as u64, format!("malformed JSON: {e}"));
+        if !self.lazy_keys.is_empty() && bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+            let raw: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> = serde_json::from_slice(bytes).map_err(malformed)?;
+            let mut map = serde_json::Map::new();
+            let mut lazy = Vec::new();
+            for (k, v) in raw {
+                if self.lazy_keys.contains(&k.as_str()) {
+                    lazy.push((k, v));
+                } else {
+                    map.insert(k, serde_json::from_str(v.get()).map_err(malformed)?);
+                }
+            }
+            return Ok(RawRecord { line, value: serde_json::Value::Object(map), lazy });
+        }
         match serde_json::from_slice::<serde_json::Value>(bytes) {
-            Ok(value) => Ok(RawRecord { line, value }),
-            Err(e) => Err(self.record_err(line + e.line().saturating_sub(1) as u64, format!("malformed JSON: {e}"))),
+            Ok(value) => Ok(RawRecord { line, value, lazy: Vec::new() }),
+            Err(e) => Err(malformed(e)),
         }
     }
 

@@ -58,7 +58,9 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
             for (p, file, line) in nomiracl_distribution(&path, run.opts.split.as_deref())? {
                 run.records += 1;
                 match p {
-                    Ok(p) => emit(run, &mut questions, &mut contexts, &dataset, file_lang.as_deref(), p)?,
+                    Ok(p) => {
+                        emit(run, &mut questions, &mut contexts, &dataset, file_lang.as_deref(), p)?;
+                    }
                     Err(message) => run.skipper.handle(IngestError::Record { file, line, message })?,
                 }
             }
@@ -66,7 +68,12 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
         }
         let (reader, bar) = open(&path, run.opts.progress)?;
         let file = path.display().to_string();
-        let records = if format == Format::Triviaqa { JsonRecords::in_object_array(&path, reader, &["Data", "data"]) } else { JsonRecords::new(&path, reader) };
+        let records = match format {
+            Format::Triviaqa => JsonRecords::in_object_array(&path, reader, &["Data", "data"]),
+            // Passage lists stay raw JSON and are walked one passage at a time.
+            Format::Dpr | Format::Selfrag => JsonRecords::new(&path, reader).lazy(&["ctxs"]),
+            _ => JsonRecords::new(&path, reader),
+        };
         for rec in records {
             let rec = match rec {
                 Ok(r) => r,
@@ -76,6 +83,13 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
                 }
             };
             run.records += 1;
+            let lazy_ctxs = rec.lazy.iter().find(|(k, _)| k == "ctxs").map(|(_, v)| v.as_ref());
+            if let Some(raw) = lazy_ctxs {
+                if let Err(fe) = check_dpr_ctxs(raw) {
+                    run.skipper.handle(IngestError::Record { file: file.clone(), line: rec.line, message: fe.to_string() })?;
+                    continue;
+                }
+            }
             let parsed = Obj::new(rec.value, "").and_then(|obj| match format {
                 Format::Dpr | Format::Selfrag => parse_dpr(obj),
                 Format::Nomiracl => parse_nomiracl(obj, run.opts.subset.as_deref()),
@@ -93,7 +107,14 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
                     continue;
                 }
             };
-            emit(run, &mut questions, &mut contexts, &dataset, file_lang.as_deref(), p)?;
+            let answers = if lazy_ctxs.is_some() { p.answers.clone() } else { Vec::new() };
+            let qid = emit(run, &mut questions, &mut contexts, &dataset, file_lang.as_deref(), p)?;
+            if let Some(raw) = lazy_ctxs {
+                stream_dpr_ctxs(run, &mut contexts, &qid, &answers, raw).map_err(|e| match e {
+                    IngestError::Usage(m) => IngestError::Record { file: file.clone(), line: rec.line, message: m },
+                    other => other,
+                })?;
+            }
         }
         bar.finish_and_clear();
     }
@@ -110,25 +131,14 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
 
 /// Write one parsed record: assign its qid and language, compute missing
 /// `has_answer` flags with the DPR matcher, and push question and contexts.
-fn emit(run: &mut Run, questions: &mut QuestionSink, contexts: &mut ContextSink, dataset: &str, file_lang: Option<&str>, mut p: Parsed) -> Result<(), IngestError> {
+fn emit(run: &mut Run, questions: &mut QuestionSink, contexts: &mut ContextSink, dataset: &str, file_lang: Option<&str>, mut p: Parsed) -> Result<String, IngestError> {
     let qid = run.qids.assign(dataset, p.source_id.as_deref(), &p.question);
     let lang = run.lang_for(file_lang, &p.question);
     for c in &mut p.contexts {
-        run.note_passage(c.title.as_deref(), &c.text);
-        c.qid = qid.clone();
-        if c.has_answer.is_none() && !p.answers.is_empty() {
-            c.has_answer = Some(has_answer(&p.answers, &c.text));
-            c.has_answer_source = Some("computed".into());
-        }
-        match c.has_answer_source.as_deref() {
-            Some("dataset") => run.has_answer_dataset += 1,
-            Some("computed") => run.has_answer_computed += 1,
-            _ => {}
-        }
-        contexts.push(c)?;
+        emit_context(run, contexts, &qid, &p.answers, c)?;
     }
     questions.push(&QuestionRow {
-        qid,
+        qid: qid.clone(),
         dataset: dataset.to_string(),
         split: run.opts.split.clone(),
         lang,
@@ -140,7 +150,62 @@ fn emit(run: &mut Run, questions: &mut QuestionSink, contexts: &mut ContextSink,
         options: p.options,
         meta: p.meta,
     })?;
+    Ok(qid)
+}
+
+/// Write one passage of question `qid`: count it, compute a missing
+/// `has_answer` with the DPR matcher.
+fn emit_context(run: &mut Run, contexts: &mut ContextSink, qid: &str, answers: &[String], c: &mut ContextRow) -> Result<(), IngestError> {
+    run.note_passage(c.title.as_deref(), &c.text);
+    c.qid = qid.to_string();
+    if c.has_answer.is_none() && !answers.is_empty() {
+        c.has_answer = Some(has_answer(answers, &c.text));
+        c.has_answer_source = Some("computed".into());
+    }
+    match c.has_answer_source.as_deref() {
+        Some("dataset") => run.has_answer_dataset += 1,
+        Some("computed") => run.has_answer_computed += 1,
+        _ => {}
+    }
+    contexts.push(c)?;
     Ok(())
+}
+
+/// DPR/Self-RAG `ctxs` kept raw by the reader ([`JsonRecords::lazy`]):
+/// written element by element after [`check_dpr_ctxs`] passed, so a
+/// record's memory stays a small multiple of its bytes whatever the number
+/// of passages.
+fn stream_dpr_ctxs(run: &mut Run, contexts: &mut ContextSink, qid: &str, answers: &[String], raw: &serde_json::value::RawValue) -> Result<(), IngestError> {
+    let mut failed: Option<IngestError> = None;
+    let walked = crate::source::for_each_element(raw, |i, v| {
+        let r = Obj::new(v, &format!("ctxs[{i}]")).and_then(|o| dpr_ctx(i, o)).map_err(|e| IngestError::Usage(e.to_string())).and_then(|mut c| emit_context(run, contexts, qid, answers, &mut c));
+        r.map_err(|e| {
+            failed = Some(e);
+            String::from("stopped")
+        })
+    });
+    match (failed, walked) {
+        (Some(e), _) => Err(e),
+        (None, Err(m)) => Err(IngestError::Usage(m)),
+        (None, Ok(())) => Ok(()),
+    }
+}
+
+/// Check every element of raw `ctxs`, keeping none: a bad passage makes the
+/// whole record bad before anything of it is written.
+fn check_dpr_ctxs(raw: &serde_json::value::RawValue) -> Result<(), FieldError> {
+    let mut failed: Option<FieldError> = None;
+    let walked = crate::source::for_each_element(raw, |i, v| {
+        Obj::new(v, &format!("ctxs[{i}]")).and_then(|o| dpr_ctx(i, o)).map(|_| ()).map_err(|e| {
+            failed = Some(e);
+            String::from("stopped")
+        })
+    });
+    match (failed, walked) {
+        (Some(e), _) => Err(e),
+        (None, Err(m)) => Err(FieldError::new("ctxs", format!("must be a list of objects ({m})"))),
+        (None, Ok(())) => Ok(()),
+    }
 }
 
 /// One record of a NoMIRACL distribution directory: the parsed query (or
@@ -278,8 +343,13 @@ fn parse_dpr(mut obj: Obj) -> Result<Parsed, FieldError> {
     let question = obj.req_str("question")?;
     let answers = obj.req_str_list("answers")?;
     let ctxs = obj.opt_obj_list("ctxs")?;
-    let mut contexts = Vec::with_capacity(ctxs.len());
-    for (i, mut c) in ctxs.into_iter().enumerate() {
+    let contexts = ctxs.into_iter().enumerate().map(|(i, c)| dpr_ctx(i, c)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
+}
+
+/// One DPR/Self-RAG passage (`ctxs[i]`).
+fn dpr_ctx(i: usize, mut c: Obj) -> Result<ContextRow, FieldError> {
+    {
         let title = c.opt_str("title")?;
         let text = match c.take("text") {
             Some(Value::String(s)) => s,
@@ -289,7 +359,7 @@ fn parse_dpr(mut obj: Obj) -> Result<Parsed, FieldError> {
         let doc_id = c.opt_id(&["id", "docid", "doc_id", "passage_id"])?.unwrap_or_else(|| passage_id(title.as_deref(), &text));
         let score = c.opt_f64("score")?;
         let has = c.opt_bool(&["hasanswer", "has_answer"])?;
-        contexts.push(ContextRow {
+        Ok(ContextRow {
             qid: String::new(),
             rank: i as i32 + 1,
             doc_id,
@@ -300,9 +370,8 @@ fn parse_dpr(mut obj: Obj) -> Result<Parsed, FieldError> {
             has_answer_source: has.map(|_| "dataset".to_string()),
             relevance: None,
             meta: c.rest(),
-        });
+        })
     }
-    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
 }
 
 /// NoMIRACL: `{query_id, query, positive_passages: [{docid, title, text}],
