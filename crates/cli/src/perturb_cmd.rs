@@ -82,9 +82,35 @@ pub struct PerturbArgs {
     /// GenADV: reject adversarial sentences whose MiniLM cosine with the answer sentence is at least this.
     #[arg(long, default_value_t = 0.8, value_parser = crate::bounds::f32_in(-1.0, 1.0, false))]
     pub max_cosine: f32,
+    /// NoMIRACL: draw the queries as the reference's `load_data_sample`:
+    /// RELEVANT_RATIO,NON_RELEVANT_RATIO[,MAX_POOL] (its reproduction script
+    /// uses 0.5,0.5), with CPython's generator seeded by --nomiracl-seed;
+    /// `all` (the default) keeps every query.
+    #[arg(long, value_name = "R,N[,MAX]")]
+    pub nomiracl_sample: Option<String>,
+    /// Seed of --nomiracl-sample (the reference's `random_seed`).
+    #[arg(long, default_value_t = 42)]
+    pub nomiracl_seed: u64,
     /// Maximum new tokens per writer call.
     #[arg(long, default_value_t = 160)]
     pub writer_max_tokens: u32,
+}
+
+/// `R,N[,MAX]` for --nomiracl-sample.
+fn parse_nomiracl_sample(v: &str, seed: u64) -> Result<ragprobe_perturb::NomiraclSample> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let ratio = |s: &str| -> Result<f64> {
+        let r: f64 = s.parse().with_context(|| format!("--nomiracl-sample: `{s}` is not a number"))?;
+        if !(0.0..=1.0).contains(&r) {
+            bail!("--nomiracl-sample: ratio {r} is outside [0, 1]");
+        }
+        Ok(r)
+    };
+    if !(2..=3).contains(&parts.len()) {
+        bail!("--nomiracl-sample takes RELEVANT_RATIO,NON_RELEVANT_RATIO[,MAX_POOL], got `{v}`");
+    }
+    let max_pool = parts.get(2).map(|m| m.parse::<usize>().with_context(|| format!("--nomiracl-sample: MAX_POOL `{m}` is not a whole number"))).transpose()?;
+    Ok(ragprobe_perturb::NomiraclSample { relevant_ratio: ratio(parts[0])?, non_relevant_ratio: ratio(parts[1])?, max_pool, seed })
 }
 
 pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
@@ -122,6 +148,7 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
         limit: a.limit,
         sample: a.sample,
         conflict_writer_model: a.writer == "model",
+        nomiracl_sample: a.nomiracl_sample.as_deref().filter(|v| *v != "all").map(|v| parse_nomiracl_sample(v, a.nomiracl_seed)).transpose()?,
         writer: WriterSettings { max_cosine: a.max_cosine, ner_model: a.ner == "model", max_tokens: a.writer_max_tokens },
     };
     let journal_dir = store.root().join("requests");

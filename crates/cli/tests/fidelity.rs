@@ -168,3 +168,26 @@ fn pipeline_list_variables_and_missing_inputs_name_the_variable() {
     let langs: std::collections::BTreeSet<String> = q.iter().map(|x| x.lang.clone()).collect();
     assert_eq!(langs.into_iter().collect::<Vec<_>>(), ["de", "en"]);
 }
+
+/// Seed 001: the reference's query sample (`load_data_sample`, 0.5/0.5,
+/// `random.seed(42)`), drawn with CPython's generator from each subset in
+/// qrels order: the same queries for the rows and for the distribution
+/// directory of the same data.
+#[test]
+fn nomiracl_query_sample_is_the_reference_draw() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    let mut picked = Vec::new();
+    for input in ["fixtures/nomiracl-dist/en", "fixtures/nomiracl-mini/en.dev.jsonl"] {
+        let ing = ok(&ragprobe(&s, &["ingest", "--format", "nomiracl", input]));
+        let out = ok(&ragprobe(&s, &["perturb", "--questions", &id_of(&ing, "questions"), "--contexts", &id_of(&ing, "contexts"), "-s", "nomiracl", "-k", "10", "--nomiracl-sample", "0.5,0.5"]));
+        let store = Store::open(&s).unwrap();
+        let mut qids: Vec<String> = read_cases(&store, &id_of(&out, "cases")).unwrap().into_iter().map(|c| format!("{}:{}", c.expected, c.qid)).collect();
+        qids.sort();
+        picked.push(qids);
+    }
+    assert_eq!(picked[0], picked[1]);
+    let (rel, non) = (picked[0].iter().filter(|q| q.starts_with("relevant:")).count(), picked[0].iter().filter(|q| q.starts_with("non_relevant:")).count());
+    assert_eq!(rel, non, "0.5/0.5 draws balanced pools");
+    assert!(rel > 0);
+}

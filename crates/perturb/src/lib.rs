@@ -11,6 +11,7 @@
 pub mod foil;
 pub mod genadv;
 pub mod ner;
+pub mod pyrandom;
 pub mod text;
 
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -125,6 +126,21 @@ pub struct PerturbOptions {
     pub conflict_writer_model: bool,
     /// Settings of model-written passages (GenADV, conflict writer).
     pub writer: genadv::WriterSettings,
+    /// NoMIRACL: draw the queries as the reference's `load_data_sample`
+    /// does (see [`NomiraclSample`]); None = every query.
+    pub nomiracl_sample: Option<NomiraclSample>,
+}
+
+/// NoMIRACL's query sample (reference `load_data_sample`): the two ratios,
+/// an optional cap per subset (`max_sample_pool`) and the seed (42 there);
+/// drawn with CPython's generator ([`pyrandom`]) from each subset's queries
+/// in their input (qrels) order.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct NomiraclSample {
+    pub relevant_ratio: f64,
+    pub non_relevant_ratio: f64,
+    pub max_pool: Option<usize>,
+    pub seed: u64,
 }
 
 impl Default for PerturbOptions {
@@ -141,6 +157,7 @@ impl Default for PerturbOptions {
             sample: None,
             conflict_writer_model: false,
             writer: genadv::WriterSettings::default(),
+            nomiracl_sample: None,
         }
     }
 }
@@ -658,6 +675,7 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
             "scenarios": opts.scenarios.iter().map(|s| s.name()).collect::<Vec<_>>(),
             "k": opts.k, "seed": opts.seed, "relabel_unanswerable": opts.relabel_unanswerable,
             "distractors": opts.distractors, "noise_rates": opts.noise_rates, "rgb_passages": opts.rgb_passages, "limit": opts.limit, "sample": opts.sample,
+            "nomiracl_sample": opts.nomiracl_sample,
             "foil": {"reject_above": 0.8, "prefer_above": 0.6, "max_candidates": foil::MAX_CANDIDATES, "similarity": embedder.is_some(),
                 "similarity_model": embedder.map(|_| "all-MiniLM-L6-v2 cosine (seed 000 used spaCy token vectors)")},
         }),
@@ -703,6 +721,17 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
             keep.into_iter().map(|i| &qs[i]).collect()
         }
         _ => qs[..take].iter().collect(),
+    };
+    let selected = match opts.nomiracl_sample {
+        None => selected,
+        Some(ns) => {
+            let rel: Vec<&QuestionRow> = selected.iter().copied().filter(|q| q.subset.as_deref() == Some("relevant")).collect();
+            let non: Vec<&QuestionRow> = selected.iter().copied().filter(|q| q.subset.as_deref() == Some("non_relevant")).collect();
+            let (ri, ni) = pyrandom::nomiracl_sample(rel.len(), non.len(), ns.relevant_ratio, ns.non_relevant_ratio, ns.max_pool, ns.seed);
+            let keep: std::collections::HashSet<&str> = ri.iter().map(|&i| rel[i].qid.as_str()).chain(ni.iter().map(|&i| non[i].qid.as_str())).collect();
+            tracing::info!("NoMIRACL sample: {} of {} relevant and {} of {} non-relevant queries", ri.len(), rel.len(), ni.len(), non.len());
+            selected.into_iter().filter(|q| keep.contains(q.qid.as_str())).collect()
+        }
     };
     let ctx = match &cid {
         Some(c) => read_contexts(store, c)?,

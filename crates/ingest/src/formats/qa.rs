@@ -272,6 +272,9 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
         let qfile = qpath.display().to_string();
         // qid -> [(docid, score, line)] in file order.
         let mut qrels: std::collections::HashMap<String, Vec<(String, i64, u64)>> = std::collections::HashMap::new();
+        // Queries in the order of their first judgement: the reference's
+        // qrels dict order, which its query sample draws from.
+        let mut qrels_order: Vec<String> = Vec::new();
         let f = std::fs::File::open(&qpath).map_err(|e| io(&qpath, e))?;
         for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
             let line = line.map_err(|e| io(&qpath, e))?;
@@ -282,6 +285,9 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
             let score = cols.get(3).and_then(|s| s.trim().parse::<i64>().ok());
             match (cols.len() >= 4, score) {
                 (true, Some(score)) => {
+                    if !qrels.contains_key(cols[0]) {
+                        qrels_order.push(cols[0].to_string());
+                    }
                     let list = qrels.entry(cols[0].to_string()).or_default();
                     // A later duplicate judgement overwrites the score in place (a Python dict).
                     match list.iter_mut().find(|x| x.0 == cols[2]) {
@@ -294,16 +300,22 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
         }
         let tfile = tpath.display().to_string();
         let f = std::fs::File::open(&tpath).map_err(|e| io(&tpath, e))?;
+        let mut topics: std::collections::HashMap<String, (String, u64)> = std::collections::HashMap::new();
         for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
             let line = line.map_err(|e| io(&tpath, e))?;
             if line.trim().is_empty() {
                 continue;
             }
-            let Some((qid, query)) = line.split_once('\t') else {
-                out.push((Err("a topics line must be `qid<TAB>query`".into()), tfile.clone(), i as u64 + 1));
-                continue;
-            };
-            let query = query.split('\t').next().unwrap_or("").to_string();
+            match line.split_once('\t') {
+                Some((qid, query)) => {
+                    topics.insert(qid.to_string(), (query.split('\t').next().unwrap_or("").to_string(), i as u64 + 1));
+                }
+                None => out.push((Err("a topics line must be `qid<TAB>query`".into()), tfile.clone(), i as u64 + 1)),
+            }
+        }
+        for qid in &qrels_order {
+            let Some((query, line)) = topics.get(qid) else { continue };
+            let (qid, query, i) = (qid.as_str(), query.clone(), *line - 1);
             let Some(judged) = qrels.get(qid) else { continue };
             let mut contexts = Vec::with_capacity(judged.len());
             let mut missing = None;

@@ -1,0 +1,209 @@
+//! CPython's `random` module, the parts NoMIRACL's reference code uses to
+//! choose queries (`random.seed(42)`, then `random.sample` twice): the
+//! MT19937 generator seeded as `random.seed(int)` does (`init_by_array` of
+//! the integer's 32-bit words), `getrandbits`, `_randbelow` and the two
+//! selection methods of `random.sample` (Python 3.11). The same seed and
+//! population give the same sample as Python, element for element.
+
+/// MT19937 as CPython's `_random.Random`.
+pub struct PyRandom {
+    mt: [u32; 624],
+    index: usize,
+}
+
+impl PyRandom {
+    /// `random.seed(seed)` for a non-negative integer seed.
+    pub fn new(seed: u64) -> PyRandom {
+        let mut r = PyRandom { mt: [0; 624], index: 624 };
+        let key: Vec<u32> = if seed == 0 { vec![0] } else if seed >> 32 == 0 { vec![seed as u32] } else { vec![seed as u32, (seed >> 32) as u32] };
+        r.init_by_array(&key);
+        r
+    }
+
+    fn init_genrand(&mut self, s: u32) {
+        self.mt[0] = s;
+        for i in 1..624 {
+            self.mt[i] = 1_812_433_253u32.wrapping_mul(self.mt[i - 1] ^ (self.mt[i - 1] >> 30)).wrapping_add(i as u32);
+        }
+        self.index = 624;
+    }
+
+    fn init_by_array(&mut self, key: &[u32]) {
+        self.init_genrand(19_650_218);
+        let (mut i, mut j) = (1usize, 0usize);
+        for _ in 0..624.max(key.len()) {
+            self.mt[i] = (self.mt[i] ^ (self.mt[i - 1] ^ (self.mt[i - 1] >> 30)).wrapping_mul(1_664_525)).wrapping_add(key[j]).wrapping_add(j as u32);
+            i += 1;
+            j += 1;
+            if i >= 624 {
+                self.mt[0] = self.mt[623];
+                i = 1;
+            }
+            if j >= key.len() {
+                j = 0;
+            }
+        }
+        for _ in 0..623 {
+            self.mt[i] = (self.mt[i] ^ (self.mt[i - 1] ^ (self.mt[i - 1] >> 30)).wrapping_mul(1_566_083_941)).wrapping_sub(i as u32);
+            i += 1;
+            if i >= 624 {
+                self.mt[0] = self.mt[623];
+                i = 1;
+            }
+        }
+        self.mt[0] = 0x8000_0000;
+    }
+
+    /// `genrand_uint32`.
+    pub fn next_u32(&mut self) -> u32 {
+        if self.index >= 624 {
+            for k in 0..624 {
+                let y = (self.mt[k] & 0x8000_0000) | (self.mt[(k + 1) % 624] & 0x7fff_ffff);
+                self.mt[k] = self.mt[(k + 397) % 624] ^ (y >> 1) ^ if y & 1 == 1 { 0x9908_b0df } else { 0 };
+            }
+            self.index = 0;
+        }
+        let mut y = self.mt[self.index];
+        self.index += 1;
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c_5680;
+        y ^= (y << 15) & 0xefc6_0000;
+        y ^ (y >> 18)
+    }
+
+    /// `getrandbits(k)` for 1 <= k <= 32.
+    fn getrandbits(&mut self, k: u32) -> u32 {
+        self.next_u32() >> (32 - k)
+    }
+
+    /// `_randbelow_with_getrandbits(n)`, n >= 1 (below 2^32).
+    fn randbelow(&mut self, n: usize) -> usize {
+        let k = usize::BITS - n.leading_zeros();
+        let mut r = self.getrandbits(k) as usize;
+        while r >= n {
+            r = self.getrandbits(k) as usize;
+        }
+        r
+    }
+
+    /// `random.sample(population, k)`: indices into the population, in
+    /// Python's order. Panics when k > n (as Python raises).
+    pub fn sample_indices(&mut self, n: usize, k: usize) -> Vec<usize> {
+        assert!(k <= n, "sample larger than population");
+        let mut setsize = 21usize;
+        if k > 5 {
+            // 4 ** _ceil(_log(k * 3, 4)); math.log(x, base) is log(x) / log(base).
+            setsize += 4usize.pow((((k * 3) as f64).ln() / 4f64.ln()).ceil() as u32);
+        }
+        let mut result = Vec::with_capacity(k);
+        if n <= setsize {
+            let mut pool: Vec<usize> = (0..n).collect();
+            for i in 0..k {
+                let j = self.randbelow(n - i);
+                result.push(pool[j]);
+                pool[j] = pool[n - i - 1];
+            }
+        } else {
+            let mut selected = std::collections::HashSet::new();
+            for _ in 0..k {
+                let mut j = self.randbelow(n);
+                while selected.contains(&j) {
+                    j = self.randbelow(n);
+                }
+                selected.insert(j);
+                result.push(j);
+            }
+        }
+        result
+    }
+}
+
+/// NoMIRACL's query sample (`NoMIRACLDataLoader.load_data_sample`): how
+/// many relevant and non-relevant queries to draw from pools of `n_rel`
+/// and `n_non`, for the two ratios and an optional cap, exactly as the
+/// reference computes them (Python `int()` truncation included).
+pub fn nomiracl_sample_counts(n_rel: usize, n_non: usize, rel_ratio: f64, non_ratio: f64, max_pool: Option<usize>) -> (usize, usize) {
+    let (mut rel, mut non) = (n_rel, n_non);
+    if rel_ratio == 0.0 || non_ratio == 0.0 {
+        if rel_ratio == 0.0 {
+            rel = 0;
+        }
+        if non_ratio == 0.0 {
+            non = 0;
+        }
+    } else {
+        let mut hyp_non = (rel as f64 * (non_ratio / rel_ratio)) as usize;
+        let mut hyp_rel = (non as f64 * (rel_ratio / non_ratio)) as usize;
+        if hyp_rel > n_rel {
+            hyp_rel = n_rel;
+            non = (hyp_rel as f64 * (non_ratio / rel_ratio)) as usize;
+        }
+        if hyp_non > n_non {
+            hyp_non = n_non;
+            rel = (hyp_non as f64 * (rel_ratio / non_ratio)) as usize;
+        }
+        if rel + hyp_non > hyp_rel + non {
+            non = hyp_non;
+        } else {
+            rel = hyp_rel;
+        }
+    }
+    if let Some(m) = max_pool {
+        rel = rel.min(m);
+        non = non.min(m);
+    }
+    (rel, non)
+}
+
+/// The reference's draw: `random.seed(seed)`, then `random.sample` of the
+/// relevant pool, then of the non-relevant pool, from one stream. Pools are
+/// in qrels order. Returns the chosen indices of each pool.
+pub fn nomiracl_sample(n_rel: usize, n_non: usize, rel_ratio: f64, non_ratio: f64, max_pool: Option<usize>, seed: u64) -> (Vec<usize>, Vec<usize>) {
+    let (k_rel, k_non) = nomiracl_sample_counts(n_rel, n_non, rel_ratio, non_ratio, max_pool);
+    let mut r = PyRandom::new(seed);
+    let rel = r.sample_indices(n_rel, k_rel.min(n_rel));
+    let non = r.sample_indices(n_non, k_non.min(n_non));
+    (rel, non)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Outputs of CPython 3.11 (`random.seed(42)` etc.), computed there.
+    #[test]
+    fn matches_cpython() {
+        let mut r = PyRandom::new(42);
+        assert_eq!([r.next_u32(), r.next_u32(), r.next_u32()], [2746317213, 478163327, 107420369]);
+        assert_eq!(PyRandom::new(42).sample_indices(10, 4), [1, 0, 4, 9]);
+        let mut r = PyRandom::new(42);
+        let a = r.sample_indices(1000, 30);
+        assert_eq!(a, [654, 114, 25, 759, 281, 250, 228, 142, 754, 104, 692, 758, 913, 558, 89, 604, 432, 32, 30, 95, 223, 238, 517, 616, 27, 574, 203, 733, 665, 718]);
+        assert_eq!(r.sample_indices(700, 12), [558, 429, 225, 459, 603, 284, 6, 163, 432, 348, 159, 220], "the second sample continues the stream");
+        assert_eq!(PyRandom::new(7).sample_indices(5, 5), [2, 1, 3, 0, 4]);
+    }
+
+    /// `load_data_sample`'s counts, worked by hand from its code.
+    #[test]
+    fn sample_counts_as_the_reference() {
+        // 0.5/0.5 with 10 relevant, 5 non-relevant: hyp_non = 10 > 5 -> 5,
+        // rel = 5; hyp_rel = 5; 5 + 5 = 5 + 5 -> (hyp_rel, non) = (5, 5).
+        assert_eq!(nomiracl_sample_counts(10, 5, 0.5, 0.5, None), (5, 5));
+        // 0.01/0.99 with 300 and 400: hyp_non = int(300 * 99) > 400 -> 400,
+        // rel = int(400 / 99) = 4; hyp_rel = int(400 / 99) = 4; 4 + 400 = 4 + 400
+        // -> (4, 400).
+        assert_eq!(nomiracl_sample_counts(300, 400, 0.01, 0.99, None), (4, 400));
+        assert_eq!(nomiracl_sample_counts(300, 400, 0.5, 0.5, Some(250)), (250, 250));
+        assert_eq!(nomiracl_sample_counts(300, 400, 0.0, 0.5, None), (0, 400));
+        // The draw continues one stream: the non-relevant sample is the
+        // second `random.sample` after `random.seed(42)` (see matches_cpython).
+        // Counts (1000, 571) capped at 30 each; CPython: seed(42);
+        // sample(range(1000), 30)[:3] = [654, 114, 25], then
+        // sample(range(700), 30)[:3] = [558, 429, 225].
+        assert_eq!(nomiracl_sample_counts(1000, 700, 0.03, 12.0 / 700.0, None), (1000, 571));
+        let (rel, non) = nomiracl_sample(1000, 700, 0.03, 12.0 / 700.0, Some(30), 42);
+        assert_eq!((rel.len(), non.len()), (30, 30));
+        assert_eq!(&rel[..3], &[654, 114, 25]);
+        assert_eq!(&non[..3], &[558, 429, 225]);
+    }
+}
