@@ -136,3 +136,23 @@ fn every_subcommand_has_help() {
         assert!(stdout(&o).contains("Usage:"), "{args:?}");
     }
 }
+
+/// Regression (reliability #12): out-of-range numbers panicked (exit 101)
+/// or aborted on allocation; the parser now refuses them with a message.
+#[test]
+fn out_of_range_flags_are_usage_errors() {
+    let d = setup();
+    for args in [
+        &["generate", "--cases", "x", "--prompt", "imperfect-normal", "--timeout=-1"][..],
+        &["generate", "--cases", "x", "--prompt", "imperfect-normal", "--timeout", "nan"],
+        &["generate", "--cases", "x", "--prompt", "imperfect-normal", "--timeout", "1e300"],
+        &["score", "--responses", "x", "--bootstrap", "18446744073709551615"],
+        &["retrieve", "--corpus", "x", "--questions", "y", "-k", "4294967295"],
+        &["perturb", "--questions", "x", "-s", "base", "-k", "0"],
+    ] {
+        let o = ragprobe(d.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("invalid value") && (e.contains("outside") || e.contains("finite")), "{args:?}: {e}");
+    }
+}
