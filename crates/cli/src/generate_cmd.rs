@@ -96,7 +96,8 @@ pub struct GenerateArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum PromptsCmd {
-    /// List the prompt templates: id, version, study, purpose, source.
+    /// List the prompt templates: id, version, study, role (which metric
+    /// families score it), variant, verbatim, source.
     Ls {
         #[arg(long)]
         prompts_dir: Option<PathBuf>,
@@ -184,9 +185,9 @@ pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {
                 }
             }
             all.sort_by(|a, b| a.id.cmp(&b.id));
-            println!("{:<28} {:>3}  {:<5} {:<22} {:<9} source", "id", "v", "study", "purpose", "verbatim");
+            println!("{:<28} {:>3}  {:<5} {:<12} {:<12} {:<9} source", "id", "v", "study", "role", "variant", "verbatim");
             for t in all {
-                println!("{:<28} {:>3}  {:<5} {:<22} {:<9} {}", t.id, t.version, t.study, t.purpose, if t.verbatim { "yes" } else { "no" }, t.source);
+                println!("{:<28} {:>3}  {:<5} {:<12} {:<12} {:<9} {}", t.id, t.version, t.study, t.role, t.variant, if t.verbatim { "yes" } else { "no" }, t.source);
             }
             Ok(())
         }

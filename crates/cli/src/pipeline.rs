@@ -137,21 +137,16 @@ fn step_line(text: &str, name: &str) -> usize {
 
 /// The line of `key` in the `[vars]` table.
 fn var_line(text: &str, key: &str) -> usize {
-    let start = line_of(text, |l| l == "[vars]");
-    for (i, l) in text.lines().enumerate().skip(start) {
-        let t = l.trim();
-        if t.starts_with('[') {
-            break;
-        }
-        if t.split('=').next().is_some_and(|k| k.trim() == key) {
-            return i + 1;
-        }
-    }
-    start
+    line_in_table(text, line_of(text, |l| l == "[vars]"), key)
 }
 
 fn key_line(text: &str, step: &str, key: &str) -> usize {
-    let start = step_line(text, step);
+    line_in_table(text, step_line(text, step), key)
+}
+
+/// The line of `key` in the table whose header is on line `start` (or
+/// `start` when the key is not found there).
+fn line_in_table(text: &str, start: usize, key: &str) -> usize {
     for (i, l) in text.lines().enumerate().skip(start) {
         let t = l.trim();
         if t.starts_with('[') {
@@ -410,15 +405,17 @@ fn resolver<'a>(done: &'a Done) -> impl Fn(&str) -> Result<String> + 'a {
     }
 }
 
-/// Content fingerprint of the files a step reads and the models it uses.
 /// The arguments of a step that name files it reads: ingest's positional
 /// paths and `--evidence-dir`, generate's `--prompt` (when a file) and
-/// `--prompts-dir`, score's `--predictions`. Only these are hashed into the
+/// `--prompts-dir`, `--passage-tokenizer` and a local `--model` file,
+/// perturb's local `--writer-model`, score's `--predictions`. Only these
+/// (when they are files or directories) are hashed into the
 /// step key — never an argument that merely happens to name a path.
 fn file_inputs<'a>(stage: &str, argv: &'a [String]) -> Vec<&'a String> {
     let flags: &[&str] = match stage {
         "ingest" => &["--evidence-dir"],
-        "generate" => &["--prompt", "--prompts-dir", "--passage-tokenizer"],
+        "generate" => &["--prompt", "--prompts-dir", "--passage-tokenizer", "--model"],
+        "perturb" => &["--writer-model"],
         "score" => &["--predictions"],
         _ => &[],
     };
@@ -438,6 +435,8 @@ fn file_inputs<'a>(stage: &str, argv: &'a [String]) -> Vec<&'a String> {
     out
 }
 
+/// Content fingerprint of a step: its arguments, the files it reads
+/// ([`file_inputs`]) and the default models it may use.
 fn step_key(p: &Pipeline, argv: &[String]) -> Result<String> {
     let base = p.path.parent().unwrap_or(Path::new("."));
     let mut files = BTreeMap::new();
