@@ -1,7 +1,9 @@
 //! The `cases` kind: one evaluation input each — a question, its ordered
 //! documents, the condition, and the label a robust model should give.
 
-use arrow::array::{Array, ArrayRef, BooleanArray, Int32Array, ListArray, StringArray, StructArray};
+use arrow::array::{
+    Array, ArrayRef, BooleanArray, Int32Array, ListArray, StringArray, StructArray,
+};
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, Fields, Schema};
 use arrow::record_batch::RecordBatch;
@@ -67,7 +69,15 @@ pub fn cases_schema() -> Schema {
         utf8("lang", false),
         utf8("condition", false),
         utf8("question", false),
-        Field::new("docs", DataType::List(Arc::new(Field::new("item", DataType::Struct(doc_fields()), true))), false),
+        Field::new(
+            "docs",
+            DataType::List(Arc::new(Field::new(
+                "item",
+                DataType::Struct(doc_fields()),
+                true,
+            ))),
+            false,
+        ),
         Field::new("answers", list_of(DataType::Utf8), false),
         Field::new("answer_parts", list_of(list_of(DataType::Utf8)), true),
         utf8("expected", false),
@@ -109,17 +119,32 @@ fn batch(rows: &[CaseRow], schema: Arc<Schema>) -> Result<RecordBatch, ArtifactE
     let doc_struct = StructArray::try_new(
         doc_fields(),
         vec![
-            Arc::new(StringArray::from_iter_values(docs.iter().map(|d| d.doc_id.as_str()))) as ArrayRef,
-            Arc::new(StringArray::from_iter(docs.iter().map(|d| d.title.as_deref()))),
-            Arc::new(StringArray::from_iter_values(docs.iter().map(|d| d.text.as_str()))),
-            Arc::new(StringArray::from_iter_values(docs.iter().map(|d| d.source.as_str()))),
+            Arc::new(StringArray::from_iter_values(
+                docs.iter().map(|d| d.doc_id.as_str()),
+            )) as ArrayRef,
+            Arc::new(StringArray::from_iter(
+                docs.iter().map(|d| d.title.as_deref()),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                docs.iter().map(|d| d.text.as_str()),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                docs.iter().map(|d| d.source.as_str()),
+            )),
             Arc::new(BooleanArray::from_iter(docs.iter().map(|d| d.has_answer))),
         ],
         None,
     )?;
     let offsets = OffsetBuffer::from_lengths(rows.iter().map(|r| r.docs.len()));
-    let docs_list = ListArray::try_new(Arc::new(Field::new("item", DataType::Struct(doc_fields()), true)), offsets, Arc::new(doc_struct), None)?;
-    let mut parts = arrow::array::ListBuilder::new(arrow::array::ListBuilder::new(arrow::array::StringBuilder::new()));
+    let docs_list = ListArray::try_new(
+        Arc::new(Field::new("item", DataType::Struct(doc_fields()), true)),
+        offsets,
+        Arc::new(doc_struct),
+        None,
+    )?;
+    let mut parts = arrow::array::ListBuilder::new(arrow::array::ListBuilder::new(
+        arrow::array::StringBuilder::new(),
+    ));
     for r in rows {
         match &r.answer_parts {
             Some(ps) => {
@@ -149,14 +174,27 @@ fn batch(rows: &[CaseRow], schema: Arc<Schema>) -> Result<RecordBatch, ArtifactE
         opt_strings(rows, |r| r.foil.as_deref()),
         opt_strings(rows, |r| r.answer_position.as_deref()),
         strings(rows, |r| &r.derivation),
-        Arc::new(string_lists(rows.iter().map(|r| r.options.as_ref().map(|o| o.iter().map(|x| x.0.clone()).collect())))),
-        Arc::new(string_lists(rows.iter().map(|r| r.options.as_ref().map(|o| o.iter().map(|x| x.1.clone()).collect())))),
+        Arc::new(string_lists(rows.iter().map(|r| {
+            r.options
+                .as_ref()
+                .map(|o| o.iter().map(|x| x.0.clone()).collect())
+        }))),
+        Arc::new(string_lists(rows.iter().map(|r| {
+            r.options
+                .as_ref()
+                .map(|o| o.iter().map(|x| x.1.clone()).collect())
+        }))),
     ];
     Ok(RecordBatch::try_new(schema, cols)?)
 }
 
 /// Write a whole `cases` artifact in the given row order.
-pub fn write_cases(store: &Store, recipe: &Recipe, rows: &[CaseRow], details: serde_json::Value) -> Result<Written, ArtifactError> {
+pub fn write_cases(
+    store: &Store,
+    recipe: &Recipe,
+    rows: &[CaseRow],
+    details: serde_json::Value,
+) -> Result<Written, ArtifactError> {
     let mut w = store.writer(crate::kinds::CASES, recipe)?;
     for chunk in rows.chunks(2048) {
         let b = batch(chunk, w.schema())?;
@@ -188,14 +226,28 @@ pub fn read_cases(store: &Store, id: &str) -> Result<Vec<CaseRow>, ArtifactError
         let parts = column::<ListArray>(b, "answer_parts")?;
         let inserted = column::<Int32Array>(b, "inserted_at")?;
         // Schema v1 cases (before options) have no option columns.
-        let (ol, ot) = (column::<ListArray>(b, "option_labels").ok(), column::<ListArray>(b, "option_texts").ok());
+        let (ol, ot) = (
+            column::<ListArray>(b, "option_labels").ok(),
+            column::<ListArray>(b, "option_texts").ok(),
+        );
         let opt = |a: &StringArray, i: usize| (!a.is_null(i)).then(|| a.value(i).to_string());
         for i in 0..b.num_rows() {
             let d = docs.value(i);
-            let d = d.as_any().downcast_ref::<StructArray>().ok_or_else(|| ArtifactError::Other("docs is not a list of structs".into()))?;
-            let dc = |n: &str| d.column_by_name(n).and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned()).ok_or_else(|| ArtifactError::Other(format!("docs.{n} missing")));
-            let (did, title, text, source) = (dc("doc_id")?, dc("title")?, dc("text")?, dc("source")?);
-            let has = d.column_by_name("has_answer").and_then(|c| c.as_any().downcast_ref::<BooleanArray>().cloned()).ok_or_else(|| ArtifactError::Other("docs.has_answer missing".into()))?;
+            let d = d
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(|| ArtifactError::Other("docs is not a list of structs".into()))?;
+            let dc = |n: &str| {
+                d.column_by_name(n)
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+                    .ok_or_else(|| ArtifactError::Other(format!("docs.{n} missing")))
+            };
+            let (did, title, text, source) =
+                (dc("doc_id")?, dc("title")?, dc("text")?, dc("source")?);
+            let has = d
+                .column_by_name("has_answer")
+                .and_then(|c| c.as_any().downcast_ref::<BooleanArray>().cloned())
+                .ok_or_else(|| ArtifactError::Other("docs.has_answer missing".into()))?;
             let case_docs = (0..d.len())
                 .map(|j| CaseDoc {
                     doc_id: did.value(j).to_string(),
@@ -207,7 +259,11 @@ pub fn read_cases(store: &Store, id: &str) -> Result<Vec<CaseRow>, ArtifactError
                 .collect();
             let answer_parts = (!parts.is_null(i)).then(|| {
                 let inner = parts.value(i);
-                let inner = inner.as_any().downcast_ref::<ListArray>().expect("list<list<utf8>>").clone();
+                let inner = inner
+                    .as_any()
+                    .downcast_ref::<ListArray>()
+                    .expect("list<list<utf8>>")
+                    .clone();
                 (0..inner.len()).map(|j| list_strings(&inner, j)).collect()
             });
             out.push(CaseRow {
@@ -225,7 +281,14 @@ pub fn read_cases(store: &Store, id: &str) -> Result<Vec<CaseRow>, ArtifactError
                 foil: opt(foil, i),
                 answer_position: opt(pos, i),
                 derivation: derivation.value(i).into(),
-                options: ol.zip(ot).and_then(|(ol, ot)| (!ol.is_null(i)).then(|| list_strings(ol, i).into_iter().zip(list_strings(ot, i)).collect())),
+                options: ol.zip(ot).and_then(|(ol, ot)| {
+                    (!ol.is_null(i)).then(|| {
+                        list_strings(ol, i)
+                            .into_iter()
+                            .zip(list_strings(ot, i))
+                            .collect()
+                    })
+                }),
             });
         }
     }

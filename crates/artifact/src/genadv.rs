@@ -42,11 +42,20 @@ pub struct GenAdvRow {
 }
 
 /// Write a whole `genadv` artifact in the given order.
-pub fn write_genadv(store: &Store, recipe: &Recipe, rows: &[GenAdvRow], details: serde_json::Value) -> Result<Written, ArtifactError> {
+pub fn write_genadv(
+    store: &Store,
+    recipe: &Recipe,
+    rows: &[GenAdvRow],
+    details: serde_json::Value,
+) -> Result<Written, ArtifactError> {
     let mut w = store.writer(crate::kinds::GENADV, recipe)?;
     for c in rows.chunks(4096) {
-        let s = |f: fn(&GenAdvRow) -> &str| -> ArrayRef { Arc::new(StringArray::from_iter_values(c.iter().map(f))) };
-        let o = |f: fn(&GenAdvRow) -> Option<&str>| -> ArrayRef { Arc::new(StringArray::from_iter(c.iter().map(f))) };
+        let s = |f: fn(&GenAdvRow) -> &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(c.iter().map(f)))
+        };
+        let o = |f: fn(&GenAdvRow) -> Option<&str>| -> ArrayRef {
+            Arc::new(StringArray::from_iter(c.iter().map(f)))
+        };
         let cols: Vec<ArrayRef> = vec![
             s(|r| &r.qid),
             s(|r| &r.purpose),

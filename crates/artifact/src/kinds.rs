@@ -17,15 +17,51 @@ pub struct Kind {
 
 /// Every kind this build knows.
 pub const ALL: &[Kind] = &[
-    Kind { name: QUESTIONS, schema_version: 2, schema: questions_schema },
-    Kind { name: CORPUS, schema_version: 1, schema: corpus_schema },
-    Kind { name: CONTEXTS, schema_version: 1, schema: contexts_schema },
-    Kind { name: EMBEDDINGS, schema_version: 1, schema: embeddings_schema },
-    Kind { name: METRICS, schema_version: 1, schema: metrics_schema },
-    Kind { name: CASES, schema_version: 2, schema: crate::cases::cases_schema },
-    Kind { name: RESPONSES, schema_version: 1, schema: crate::responses::responses_schema },
-    Kind { name: SCORES, schema_version: 3, schema: crate::scores::scores_schema },
-    Kind { name: GENADV, schema_version: 1, schema: crate::genadv::genadv_schema },
+    Kind {
+        name: QUESTIONS,
+        schema_version: 2,
+        schema: questions_schema,
+    },
+    Kind {
+        name: CORPUS,
+        schema_version: 1,
+        schema: corpus_schema,
+    },
+    Kind {
+        name: CONTEXTS,
+        schema_version: 1,
+        schema: contexts_schema,
+    },
+    Kind {
+        name: EMBEDDINGS,
+        schema_version: 1,
+        schema: embeddings_schema,
+    },
+    Kind {
+        name: METRICS,
+        schema_version: 1,
+        schema: metrics_schema,
+    },
+    Kind {
+        name: CASES,
+        schema_version: 2,
+        schema: crate::cases::cases_schema,
+    },
+    Kind {
+        name: RESPONSES,
+        schema_version: 1,
+        schema: crate::responses::responses_schema,
+    },
+    Kind {
+        name: SCORES,
+        schema_version: 3,
+        schema: crate::scores::scores_schema,
+    },
+    Kind {
+        name: GENADV,
+        schema_version: 1,
+        schema: crate::genadv::genadv_schema,
+    },
 ];
 
 pub const QUESTIONS: &str = "questions";
@@ -75,7 +111,12 @@ pub fn questions_schema() -> Schema {
 
 /// corpus: one row per passage.
 pub fn corpus_schema() -> Schema {
-    Schema::new(vec![utf8("doc_id", false), utf8("title", true), utf8("text", false), utf8("meta", true)])
+    Schema::new(vec![
+        utf8("doc_id", false),
+        utf8("title", true),
+        utf8("text", false),
+        utf8("meta", true),
+    ])
 }
 
 /// contexts: one row per (question, passage) pair, ranked.
@@ -98,7 +139,14 @@ pub fn contexts_schema() -> Schema {
 pub fn embeddings_schema() -> Schema {
     Schema::new(vec![
         utf8("doc_id", false),
-        Field::new("embedding", DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), EMBEDDING_DIM), false),
+        Field::new(
+            "embedding",
+            DataType::FixedSizeList(
+                Arc::new(Field::new("item", DataType::Float32, true)),
+                EMBEDDING_DIM,
+            ),
+            false,
+        ),
     ])
 }
 
@@ -136,7 +184,9 @@ pub fn type_name(dt: &DataType) -> String {
         DataType::Float32 => "float32".into(),
         DataType::Float64 => "float64".into(),
         DataType::List(f) => format!("list<{}>", type_name(f.data_type())),
-        DataType::FixedSizeList(f, n) => format!("fixed_size_list<{}, {n}>", type_name(f.data_type())),
+        DataType::FixedSizeList(f, n) => {
+            format!("fixed_size_list<{}, {n}>", type_name(f.data_type()))
+        }
         DataType::Struct(fields) => format!("struct<{}>", struct_fields(fields)),
         other => format!("{other:?}").to_lowercase(),
     }
@@ -145,7 +195,14 @@ pub fn type_name(dt: &DataType) -> String {
 fn struct_fields(fields: &Fields) -> String {
     fields
         .iter()
-        .map(|f| format!("{}{}: {}", f.name(), if f.is_nullable() { "?" } else { "" }, type_name(f.data_type())))
+        .map(|f| {
+            format!(
+                "{}{}: {}",
+                f.name(),
+                if f.is_nullable() { "?" } else { "" },
+                type_name(f.data_type())
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -69,5 +69,7 @@ pub fn canonical_json(value: &serde_json::Value) -> String {
 
 /// True if `s` is a full artifact id (64 lowercase hex digits).
 pub fn is_full_id(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }

@@ -52,7 +52,10 @@ impl Recipe {
 
     /// The recipe as recorded in a manifest: without raw source hashes.
     pub fn for_manifest(&self) -> Recipe {
-        Recipe { sources: BTreeMap::new(), ..self.clone() }
+        Recipe {
+            sources: BTreeMap::new(),
+            ..self.clone()
+        }
     }
 }
 

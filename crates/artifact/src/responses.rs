@@ -1,6 +1,8 @@
 //! The `responses` kind: one model call and its result per row.
 
-use arrow::array::{Array, ArrayRef, Int32Array, ListArray, ListBuilder, StringArray, UInt32Builder};
+use arrow::array::{
+    Array, ArrayRef, Int32Array, ListArray, ListBuilder, StringArray, UInt32Builder,
+};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use std::sync::Arc;
@@ -58,13 +60,26 @@ pub fn responses_schema() -> Schema {
 }
 
 /// Write a whole `responses` artifact, rows sorted by (case_id, request_id).
-pub fn write_responses(store: &Store, recipe: &Recipe, mut rows: Vec<ResponseRow>, details: serde_json::Value) -> Result<Written, ArtifactError> {
+pub fn write_responses(
+    store: &Store,
+    recipe: &Recipe,
+    mut rows: Vec<ResponseRow>,
+    details: serde_json::Value,
+) -> Result<Written, ArtifactError> {
     rows.sort_by(|a, b| (&a.case_id, &a.request_id).cmp(&(&b.case_id, &b.request_id)));
     let mut w = store.writer(crate::kinds::RESPONSES, recipe)?;
     for chunk in rows.chunks(2048) {
-        let s = |f: fn(&ResponseRow) -> &str| -> ArrayRef { Arc::new(StringArray::from_iter_values(chunk.iter().map(f))) };
-        let o = |f: fn(&ResponseRow) -> Option<&str>| -> ArrayRef { Arc::new(StringArray::from_iter(chunk.iter().map(f))) };
-        let i = |f: fn(&ResponseRow) -> Option<u32>| -> ArrayRef { Arc::new(Int32Array::from_iter(chunk.iter().map(|r| f(r).map(|x| x as i32)))) };
+        let s = |f: fn(&ResponseRow) -> &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
+        };
+        let o = |f: fn(&ResponseRow) -> Option<&str>| -> ArrayRef {
+            Arc::new(StringArray::from_iter(chunk.iter().map(f)))
+        };
+        let i = |f: fn(&ResponseRow) -> Option<u32>| -> ArrayRef {
+            Arc::new(Int32Array::from_iter(
+                chunk.iter().map(|r| f(r).map(|x| x as i32)),
+            ))
+        };
         let mut ids = ListBuilder::new(UInt32Builder::new());
         for r in chunk {
             match &r.token_ids {
@@ -81,7 +96,9 @@ pub fn write_responses(store: &Store, recipe: &Recipe, mut rows: Vec<ResponseRow
             s(|r| &r.qid),
             s(|r| &r.condition),
             s(|r| &r.template),
-            Arc::new(Int32Array::from_iter_values(chunk.iter().map(|r| r.template_version as i32))),
+            Arc::new(Int32Array::from_iter_values(
+                chunk.iter().map(|r| r.template_version as i32),
+            )),
             s(|r| &r.backend),
             s(|r| &r.model),
             s(|r| &r.messages),
@@ -91,7 +108,9 @@ pub fn write_responses(store: &Store, recipe: &Recipe, mut rows: Vec<ResponseRow
             i(|r| r.prompt_tokens),
             i(|r| r.completion_tokens),
             Arc::new(ids.finish()),
-            Arc::new(Int32Array::from_iter_values(chunk.iter().map(|r| r.attempts as i32))),
+            Arc::new(Int32Array::from_iter_values(
+                chunk.iter().map(|r| r.attempts as i32),
+            )),
             o(|r| r.error.as_deref()),
         ];
         w.write(&RecordBatch::try_new(w.schema(), cols)?)?;
@@ -120,14 +139,22 @@ pub fn read_responses(store: &Store, id: &str) -> Result<Vec<ResponseRow>, Artif
             s("finish_reason")?,
             s("error")?,
         );
-        let (tv, pt, ct, att) = (i("template_version")?, i("prompt_tokens")?, i("completion_tokens")?, i("attempts")?);
+        let (tv, pt, ct, att) = (
+            i("template_version")?,
+            i("prompt_tokens")?,
+            i("completion_tokens")?,
+            i("attempts")?,
+        );
         let ids = column::<ListArray>(b, "token_ids")?;
         let opt = |a: &StringArray, j: usize| (!a.is_null(j)).then(|| a.value(j).to_string());
         let opti = |a: &Int32Array, j: usize| (!a.is_null(j)).then(|| a.value(j) as u32);
         for j in 0..b.num_rows() {
             let token_ids = (!ids.is_null(j)).then(|| {
                 let v = ids.value(j);
-                v.as_any().downcast_ref::<arrow::array::UInt32Array>().map(|a| a.values().to_vec()).unwrap_or_default()
+                v.as_any()
+                    .downcast_ref::<arrow::array::UInt32Array>()
+                    .map(|a| a.values().to_vec())
+                    .unwrap_or_default()
             });
             out.push(ResponseRow {
                 request_id: rid.value(j).into(),

@@ -94,13 +94,31 @@ pub fn scores_schema() -> Schema {
 }
 
 /// Write a whole `scores` artifact, sorted by (model, prompt, case_id).
-pub fn write_scores(store: &Store, recipe: &Recipe, mut rows: Vec<ScoreRow>, details: serde_json::Value) -> Result<Written, ArtifactError> {
-    rows.sort_by(|a, b| (&a.model, &a.prompt, &a.case_id, &a.request_id).cmp(&(&b.model, &b.prompt, &b.case_id, &b.request_id)));
+pub fn write_scores(
+    store: &Store,
+    recipe: &Recipe,
+    mut rows: Vec<ScoreRow>,
+    details: serde_json::Value,
+) -> Result<Written, ArtifactError> {
+    rows.sort_by(|a, b| {
+        (&a.model, &a.prompt, &a.case_id, &a.request_id).cmp(&(
+            &b.model,
+            &b.prompt,
+            &b.case_id,
+            &b.request_id,
+        ))
+    });
     let mut w = store.writer(crate::kinds::SCORES, recipe)?;
     for c in rows.chunks(4096) {
-        let s = |f: fn(&ScoreRow) -> &str| -> ArrayRef { Arc::new(StringArray::from_iter_values(c.iter().map(f))) };
-        let o = |f: fn(&ScoreRow) -> Option<&str>| -> ArrayRef { Arc::new(StringArray::from_iter(c.iter().map(f))) };
-        let b = |f: fn(&ScoreRow) -> Option<bool>| -> ArrayRef { Arc::new(BooleanArray::from_iter(c.iter().map(f))) };
+        let s = |f: fn(&ScoreRow) -> &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(c.iter().map(f)))
+        };
+        let o = |f: fn(&ScoreRow) -> Option<&str>| -> ArrayRef {
+            Arc::new(StringArray::from_iter(c.iter().map(f)))
+        };
+        let b = |f: fn(&ScoreRow) -> Option<bool>| -> ArrayRef {
+            Arc::new(BooleanArray::from_iter(c.iter().map(f)))
+        };
         let cols: Vec<ArrayRef> = vec![
             s(|r| &r.case_id),
             s(|r| &r.qid),
@@ -147,15 +165,55 @@ pub fn read_scores(store: &Store, id: &str) -> Result<Vec<ScoreRow>, ArtifactErr
         let b = |n: &str| column::<BooleanArray>(bt, n);
         let os = |a: &StringArray, i: usize| (!a.is_null(i)).then(|| a.value(i).to_string());
         let ob = |a: &BooleanArray, i: usize| (!a.is_null(i)).then(|| a.value(i));
-        let (case_id, qid, dataset, lang, cond, prompt, model, rid, expected, pos) =
-            (s("case_id")?, s("qid")?, s("dataset")?, s("lang")?, s("condition")?, s("prompt")?, s("model")?, s("request_id")?, s("expected")?, s("answer_position")?);
-        let (answerable, failed, acc, em, su, sc, fo, fa, rr, rf, rc) =
-            (b("answerable")?, b("failed")?, b("accuracy")?, b("em")?, b("says_unanswerable")?, b("says_conflict")?, b("foil_only")?, b("foil_any")?, b("rgb_rejection")?, b("rgb_fact_error")?, b("rgb_correct")?);
+        let (case_id, qid, dataset, lang, cond, prompt, model, rid, expected, pos) = (
+            s("case_id")?,
+            s("qid")?,
+            s("dataset")?,
+            s("lang")?,
+            s("condition")?,
+            s("prompt")?,
+            s("model")?,
+            s("request_id")?,
+            s("expected")?,
+            s("answer_position")?,
+        );
+        let (answerable, failed, acc, em, su, sc, fo, fa, rr, rf, rc) = (
+            b("answerable")?,
+            b("failed")?,
+            b("accuracy")?,
+            b("em")?,
+            b("says_unanswerable")?,
+            b("says_conflict")?,
+            b("foil_only")?,
+            b("foil_any")?,
+            b("rgb_rejection")?,
+            b("rgb_fact_error")?,
+            b("rgb_correct")?,
+        );
         // Added in schema v3; v2 artifacts read them as null.
-        let maybe_s = |n: &str| bt.column_by_name(n).is_some().then(|| column::<StringArray>(bt, n)).transpose();
-        let (pstudy, prole, pvariant) = (maybe_s("prompt_study")?, maybe_s("prompt_role")?, maybe_s("prompt_variant")?);
-        let fx = bt.column_by_name("foil_exact").is_some().then(|| column::<BooleanArray>(bt, "foil_exact")).transpose()?;
-        let (f1, nl, foil, resp, mc) = (column::<Float64Array>(bt, "f1")?, s("nomiracl_label")?, s("foil")?, s("response")?, s("mcq_choice")?);
+        let maybe_s = |n: &str| {
+            bt.column_by_name(n)
+                .is_some()
+                .then(|| column::<StringArray>(bt, n))
+                .transpose()
+        };
+        let (pstudy, prole, pvariant) = (
+            maybe_s("prompt_study")?,
+            maybe_s("prompt_role")?,
+            maybe_s("prompt_variant")?,
+        );
+        let fx = bt
+            .column_by_name("foil_exact")
+            .is_some()
+            .then(|| column::<BooleanArray>(bt, "foil_exact"))
+            .transpose()?;
+        let (f1, nl, foil, resp, mc) = (
+            column::<Float64Array>(bt, "f1")?,
+            s("nomiracl_label")?,
+            s("foil")?,
+            s("response")?,
+            s("mcq_choice")?,
+        );
         for i in 0..bt.num_rows() {
             out.push(ScoreRow {
                 case_id: case_id.value(i).into(),

@@ -24,7 +24,11 @@ pub struct OutputRef {
 
 impl From<&Written> for OutputRef {
     fn from(w: &Written) -> Self {
-        OutputRef { kind: w.kind.clone(), id: w.id.clone(), rows: w.rows }
+        OutputRef {
+            kind: w.kind.clone(),
+            id: w.id.clone(),
+            rows: w.rows,
+        }
     }
 }
 
@@ -98,18 +102,30 @@ impl Store {
     /// so the final rename is atomic).
     pub fn tmp_path(&self, suffix: &str) -> PathBuf {
         let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        self.root.join("tmp").join(format!("{}-{nanos}-{n}{suffix}", std::process::id()))
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        self.root
+            .join("tmp")
+            .join(format!("{}-{nanos}-{n}{suffix}", std::process::id()))
     }
 
     /// Start writing an artifact of a registered kind.
     pub fn writer(&self, kind: &str, recipe: &Recipe) -> Result<ArtifactWriter> {
-        let k = kinds::kind(kind).ok_or_else(|| ArtifactError::Other(format!("unknown artifact kind `{kind}`")))?;
+        let k = kinds::kind(kind)
+            .ok_or_else(|| ArtifactError::Other(format!("unknown artifact kind `{kind}`")))?;
         self.writer_with_schema(k.name, k.schema_version, Arc::new((k.schema)()), recipe)
     }
 
     /// Start writing an artifact with an explicit schema.
-    pub fn writer_with_schema(&self, kind: &str, schema_version: u32, schema: SchemaRef, recipe: &Recipe) -> Result<ArtifactWriter> {
+    pub fn writer_with_schema(
+        &self,
+        kind: &str,
+        schema_version: u32,
+        schema: SchemaRef,
+        recipe: &Recipe,
+    ) -> Result<ArtifactWriter> {
         let manifest = Manifest {
             kind: kind.to_string(),
             schema_version,
@@ -118,7 +134,12 @@ impl Store {
             rows: 0,
             details: serde_json::Value::Null,
         };
-        ArtifactWriter::create(self.tmp_path(".parquet.tmp"), self.root.join("objects"), schema, manifest)
+        ArtifactWriter::create(
+            self.tmp_path(".parquet.tmp"),
+            self.root.join("objects"),
+            schema,
+            manifest,
+        )
     }
 
     /// The action record for `recipe`, if the stage already ran with it and
@@ -137,12 +158,22 @@ impl Store {
                 return Ok(None);
             }
             Err(e) => {
-                tracing::warn!("{}: unreadable action record ({e}); running the stage again", path.display());
+                tracing::warn!(
+                    "{}: unreadable action record ({e}); running the stage again",
+                    path.display()
+                );
                 return Ok(None);
             }
         };
-        if !record.outputs.iter().all(|o| self.object_path(&o.id).is_file()) {
-            tracing::info!("action {} has outputs missing from the store; running the stage again", &record.key[..12]);
+        if !record
+            .outputs
+            .iter()
+            .all(|o| self.object_path(&o.id).is_file())
+        {
+            tracing::info!(
+                "action {} has outputs missing from the store; running the stage again",
+                &record.key[..12]
+            );
             return Ok(None);
         }
         // A cache hit hands out only verified outputs: a corrupted object is
@@ -160,7 +191,11 @@ impl Store {
 
     /// Record that `recipe` produced `outputs` (atomically).
     pub fn record_action(&self, recipe: &Recipe, outputs: &[Written]) -> Result<ActionRecord> {
-        let record = ActionRecord { key: recipe.key(), recipe: recipe.clone(), outputs: outputs.iter().map(OutputRef::from).collect() };
+        let record = ActionRecord {
+            key: recipe.key(),
+            recipe: recipe.clone(),
+            outputs: outputs.iter().map(OutputRef::from).collect(),
+        };
         let text = serde_json::to_string_pretty(&record).expect("action record serialises");
         self.write_atomic(&self.action_path(&record.key), text.as_bytes())?;
         Ok(record)
@@ -179,11 +214,18 @@ impl Store {
     pub fn log_run(&self, mut event: serde_json::Value) {
         let path = self.root.join("log").join("runs.jsonl");
         if let Some(obj) = event.as_object_mut() {
-            let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
             obj.insert("unix_time".into(), secs.into());
         }
         let line = format!("{event}\n");
-        let res = std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| f.write_all(line.as_bytes()));
+        let res = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
         if let Err(e) = res {
             tracing::warn!("{}: could not append to the run log: {e}", path.display());
         }
@@ -218,11 +260,18 @@ impl Store {
             return Err(ArtifactError::NotFound(spec.to_string()));
         }
         let spec_l = spec.to_ascii_lowercase();
-        let matches: Vec<String> = self.ids()?.into_iter().filter(|id| id.starts_with(&spec_l)).collect();
+        let matches: Vec<String> = self
+            .ids()?
+            .into_iter()
+            .filter(|id| id.starts_with(&spec_l))
+            .collect();
         match matches.len() {
             0 => Err(ArtifactError::NotFound(spec.to_string())),
             1 => Ok(matches.into_iter().next().unwrap()),
-            _ => Err(ArtifactError::Ambiguous { prefix: spec.to_string(), candidates: matches }),
+            _ => Err(ArtifactError::Ambiguous {
+                prefix: spec.to_string(),
+                candidates: matches,
+            }),
         }
     }
 
@@ -231,7 +280,11 @@ impl Store {
         let id = self.resolve(spec)?;
         let m = self.manifest(&id)?;
         if m.kind != kind {
-            return Err(ArtifactError::WrongKind { id, expected: kind.to_string(), actual: m.kind });
+            return Err(ArtifactError::WrongKind {
+                id,
+                expected: kind.to_string(),
+                actual: m.kind,
+            });
         }
         Ok(id)
     }
@@ -250,7 +303,10 @@ impl Store {
         let file = File::open(&path).map_err(io_err(&path))?;
         ParquetRecordBatchReaderBuilder::try_new(file)
             .and_then(|b| b.with_batch_size(batch_size).build())
-            .map_err(|e| ArtifactError::Parquet { path, message: e.to_string() })
+            .map_err(|e| ArtifactError::Parquet {
+                path,
+                message: e.to_string(),
+            })
     }
 
     /// Read a whole (verified) artifact into memory.
@@ -267,7 +323,10 @@ impl Store {
         let f = File::open(&path).map_err(io_err(&path))?;
         let actual = sha256_reader(std::io::BufReader::new(f)).map_err(io_err(&path))?;
         if actual != id {
-            return Err(ArtifactError::HashMismatch { id: id.to_string(), actual });
+            return Err(ArtifactError::HashMismatch {
+                id: id.to_string(),
+                actual,
+            });
         }
         Ok(())
     }
@@ -280,7 +339,11 @@ impl Store {
                 let path = self.object_path(&id);
                 let bytes = std::fs::metadata(&path).map_err(io_err(&path))?.len();
                 let manifest = read_manifest(&path).map_err(|e| e.to_string());
-                Ok(ObjectInfo { id, bytes, manifest })
+                Ok(ObjectInfo {
+                    id,
+                    bytes,
+                    manifest,
+                })
             })
             .collect()
     }
@@ -293,7 +356,11 @@ impl Store {
             let path = self.object_path(&id);
             let res = self.verify_object(&id).and_then(|_| check_readable(&path));
             if let Err(e) = res {
-                problems.push(VerifyProblem { id: id.clone(), path, message: e.to_string() });
+                problems.push(VerifyProblem {
+                    id: id.clone(),
+                    path,
+                    message: e.to_string(),
+                });
             }
         }
         Ok(problems)
@@ -315,7 +382,10 @@ impl Store {
         let as_dir = dest.is_dir() || dest.as_os_str().to_string_lossy().ends_with('/');
         let target = if as_dir {
             if !dest.is_dir() {
-                return Err(ArtifactError::Other(format!("{}: no such directory", dest.display())));
+                return Err(ArtifactError::Other(format!(
+                    "{}: no such directory",
+                    dest.display()
+                )));
             }
             dest.join(format!("{id}.parquet"))
         } else {
@@ -323,24 +393,42 @@ impl Store {
         };
         if let Ok(m) = std::fs::symlink_metadata(&target) {
             if !m.file_type().is_file() {
-                return Err(ArtifactError::Other(format!("{}: exists and is not a regular file; refusing to replace it", target.display())));
+                return Err(ArtifactError::Other(format!(
+                    "{}: exists and is not a regular file; refusing to replace it",
+                    target.display()
+                )));
             }
             if !force {
-                return Err(ArtifactError::Other(format!("{}: exists; pass --force to overwrite it", target.display())));
+                return Err(ArtifactError::Other(format!(
+                    "{}: exists; pass --force to overwrite it",
+                    target.display()
+                )));
             }
         }
-        let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = target
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         if !dir.is_dir() {
-            return Err(ArtifactError::Other(format!("{}: no such directory", dir.display())));
+            return Err(ArtifactError::Other(format!(
+                "{}: no such directory",
+                dir.display()
+            )));
         }
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
         let result = std::fs::copy(self.object_path(id), &tmp)
             .and_then(|_| File::open(&tmp)?.sync_all())
             .and_then(|_| std::fs::rename(&tmp, &target));
         if let Err(e) = result {
             let _ = std::fs::remove_file(&tmp);
-            return Err(ArtifactError::Io { path: target, error: e });
+            return Err(ArtifactError::Io {
+                path: target,
+                error: e,
+            });
         }
         Ok(target)
     }
@@ -352,23 +440,41 @@ impl Store {
     pub fn import(&self, path: &Path) -> Result<String> {
         let f = File::open(path).map_err(io_err(path))?;
         let actual = sha256_reader(std::io::BufReader::new(f)).map_err(io_err(path))?;
-        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if is_full_id(&stem) && stem != actual {
-            return Err(ArtifactError::AlteredImport { path: path.to_path_buf(), expected: stem, actual });
+            return Err(ArtifactError::AlteredImport {
+                path: path.to_path_buf(),
+                expected: stem,
+                actual,
+            });
         }
         if self.object_path(&actual).is_file() && self.verify_object(&actual).is_ok() {
             self.pin(&actual)?;
             return Ok(actual);
         }
-        check_readable(path).map_err(|e| ArtifactError::BadImport { path: path.to_path_buf(), message: e.to_string() })?;
+        check_readable(path).map_err(|e| ArtifactError::BadImport {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         let tmp = self.tmp_path(".parquet.tmp");
         std::fs::copy(path, &tmp).map_err(io_err(&tmp))?;
-        File::open(&tmp).and_then(|f| f.sync_all()).map_err(io_err(&tmp))?;
+        File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(io_err(&tmp))?;
         // Hash the copy: the source could change between the two reads.
-        let copied = sha256_reader(std::io::BufReader::new(File::open(&tmp).map_err(io_err(&tmp))?)).map_err(io_err(&tmp))?;
+        let copied = sha256_reader(std::io::BufReader::new(
+            File::open(&tmp).map_err(io_err(&tmp))?,
+        ))
+        .map_err(io_err(&tmp))?;
         if copied != actual {
             let _ = std::fs::remove_file(&tmp);
-            return Err(ArtifactError::BadImport { path: path.to_path_buf(), message: "the file changed while it was being imported".into() });
+            return Err(ArtifactError::BadImport {
+                path: path.to_path_buf(),
+                message: "the file changed while it was being imported".into(),
+            });
         }
         publish(&tmp, &self.object_path(&actual))?;
         self.pin(&actual)?;
@@ -391,7 +497,11 @@ impl Store {
         for entry in std::fs::read_dir(&dir).map_err(io_err(&dir))? {
             let path = entry.map_err(io_err(&dir))?.path();
             if path.extension().is_some_and(|e| e == "json") {
-                match std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<ActionRecord>(&t).ok()).filter(record_ok) {
+                match std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<ActionRecord>(&t).ok())
+                    .filter(record_ok)
+                {
                     Some(r) => out.push(r),
                     None => tracing::warn!("{}: unreadable action record, ignored", path.display()),
                 }
@@ -422,7 +532,13 @@ impl Store {
         }
         let pins = self.root.join("pins");
         for entry in std::fs::read_dir(&pins).map_err(io_err(&pins))? {
-            live.insert(entry.map_err(io_err(&pins))?.file_name().to_string_lossy().into_owned());
+            live.insert(
+                entry
+                    .map_err(io_err(&pins))?
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned(),
+            );
         }
         let mut todo: Vec<String> = live.iter().cloned().collect();
         while let Some(id) = todo.pop() {
@@ -455,7 +571,10 @@ impl Store {
         let now = std::time::SystemTime::now();
         for entry in std::fs::read_dir(&tmp).map_err(io_err(&tmp))? {
             let p = entry.map_err(io_err(&tmp))?.path();
-            let age = std::fs::metadata(&p).and_then(|m| m.modified()).ok().and_then(|t| now.duration_since(t).ok());
+            let age = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok());
             if age.is_none_or(|a| a < stale_after) {
                 report.kept_tmp += 1;
                 continue;
@@ -484,14 +603,23 @@ pub(crate) fn read_manifest(path: &Path) -> Result<Manifest> {
 
 fn read_footer(path: &Path) -> Result<(Manifest, Schema)> {
     let file = File::open(path).map_err(io_err(path))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| ArtifactError::Parquet { path: path.to_path_buf(), message: e.to_string() })?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| ArtifactError::Parquet {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
     let kv = builder.metadata().file_metadata().key_value_metadata();
     let text = kv
         .and_then(|kv| kv.iter().find(|k| k.key == MANIFEST_KEY))
         .and_then(|k| k.value.clone())
-        .ok_or_else(|| ArtifactError::NoManifest { path: path.to_path_buf() })?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| ArtifactError::BadManifest { path: path.to_path_buf(), message: e.to_string() })?;
+        .ok_or_else(|| ArtifactError::NoManifest {
+            path: path.to_path_buf(),
+        })?;
+    let manifest: Manifest =
+        serde_json::from_str(&text).map_err(|e| ArtifactError::BadManifest {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
     check_manifest(path, &manifest)?;
     Ok((manifest, builder.schema().as_ref().clone()))
 }
@@ -499,12 +627,18 @@ fn read_footer(path: &Path) -> Result<(Manifest, Schema)> {
 /// An action record's outputs name content ids and kind names; a tampered
 /// record (`"id": "../../../x"`) is never followed.
 fn record_ok(r: &ActionRecord) -> bool {
-    r.outputs.iter().all(|o| crate::is_full_id(&o.id) && valid_kind(&o.kind))
+    r.outputs
+        .iter()
+        .all(|o| crate::is_full_id(&o.id) && valid_kind(&o.kind))
 }
 
 /// A kind name is a short lowercase word (`questions`, `cases`, ...).
 pub fn valid_kind(kind: &str) -> bool {
-    !kind.is_empty() && kind.len() <= 64 && kind.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+    !kind.is_empty()
+        && kind.len() <= 64
+        && kind
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
 }
 
 /// What a manifest may hold, checked wherever one is read: a kind name
@@ -512,7 +646,12 @@ pub fn valid_kind(kind: &str) -> bool {
 /// ids, and for a known kind a schema version this build reads (an
 /// artifact written by a newer ragprobe is refused, not misread).
 fn check_manifest(path: &Path, m: &Manifest) -> Result<()> {
-    let bad = |message: String| Err(ArtifactError::BadManifest { path: path.to_path_buf(), message });
+    let bad = |message: String| {
+        Err(ArtifactError::BadManifest {
+            path: path.to_path_buf(),
+            message,
+        })
+    };
     if !valid_kind(&m.kind) {
         return bad(format!("kind {:?} is not a kind name", m.kind));
     }
@@ -531,14 +670,22 @@ fn check_manifest(path: &Path, m: &Manifest) -> Result<()> {
 /// crafted file with, say, `answers: list<int64>` is an error naming the
 /// artifact and the column, not a panic in a reader.
 fn check_columns(id: &str, path: &Path, m: &Manifest, schema: &Schema) -> Result<()> {
-    let Some(k) = kinds::kind(&m.kind) else { return Ok(()) };
+    let Some(k) = kinds::kind(&m.kind) else {
+        return Ok(());
+    };
     let expected = (k.schema)();
     for f in schema.fields() {
         if let Ok(e) = expected.field_with_name(f.name()) {
             if !e.data_type().equals_datatype(f.data_type()) {
                 return Err(ArtifactError::BadManifest {
                     path: path.to_path_buf(),
-                    message: format!("artifact {id}: column `{}` is {}, the `{}` schema says {}", f.name(), f.data_type(), m.kind, e.data_type()),
+                    message: format!(
+                        "artifact {id}: column `{}` is {}, the `{}` schema says {}",
+                        f.name(),
+                        f.data_type(),
+                        m.kind,
+                        e.data_type()
+                    ),
                 });
             }
         }
@@ -553,18 +700,31 @@ fn check_readable(path: &Path) -> Result<()> {
     let file = File::open(path).map_err(io_err(path))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .and_then(|b| b.build())
-        .map_err(|e| ArtifactError::Parquet { path: path.to_path_buf(), message: e.to_string() })?;
+        .map_err(|e| ArtifactError::Parquet {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
     let mut rows = 0u64;
     for batch in reader {
-        let batch = batch.map_err(|e| ArtifactError::Parquet { path: path.to_path_buf(), message: e.to_string() })?;
+        let batch = batch.map_err(|e| ArtifactError::Parquet {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         rows += batch.num_rows() as u64;
     }
     if rows != manifest.rows {
-        return Err(ArtifactError::BadManifest { path: path.to_path_buf(), message: format!("manifest says {} rows, the data has {rows}", manifest.rows) });
+        return Err(ArtifactError::BadManifest {
+            path: path.to_path_buf(),
+            message: format!("manifest says {} rows, the data has {rows}", manifest.rows),
+        });
     }
     if let Some(k) = kinds::kind(&manifest.kind) {
-        if k.schema_version == manifest.schema_version && *(k.schema)().fields() != *schema.fields() {
-            return Err(ArtifactError::BadManifest { path: path.to_path_buf(), message: format!("columns differ from the `{}` schema", manifest.kind) });
+        if k.schema_version == manifest.schema_version && *(k.schema)().fields() != *schema.fields()
+        {
+            return Err(ArtifactError::BadManifest {
+                path: path.to_path_buf(),
+                message: format!("columns differ from the `{}` schema", manifest.kind),
+            });
         }
     }
     Ok(())

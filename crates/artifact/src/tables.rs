@@ -4,14 +4,13 @@
 //! rows. Every stage reads and writes the shared kinds through these.
 
 use arrow::array::{
-    Array, ArrayRef, BooleanArray, BooleanBuilder, Float64Array, Float64Builder, Int32Array, Int32Builder, ListArray, ListBuilder, StringArray,
-    StringBuilder,
+    Array, ArrayRef, BooleanArray, BooleanBuilder, Float64Array, Float64Builder, Int32Array,
+    Int32Builder, ListArray, ListBuilder, StringArray, StringBuilder,
 };
 use arrow::record_batch::RecordBatch;
 use std::sync::Arc;
 
 use crate::{kinds, ArtifactError, ArtifactWriter, Recipe, Store, Written};
-
 
 const BATCH_ROWS: usize = 4096;
 
@@ -77,14 +76,38 @@ pub struct MetricRow {
 /// Write a whole `metrics` artifact, rows sorted by (study, dataset, model,
 /// prompt, condition, metric) so that the bytes do not depend on computation
 /// order.
-pub fn write_metrics(store: &Store, recipe: &Recipe, mut rows: Vec<MetricRow>, details: serde_json::Value) -> Result<Written, ArtifactError> {
+pub fn write_metrics(
+    store: &Store,
+    recipe: &Recipe,
+    mut rows: Vec<MetricRow>,
+    details: serde_json::Value,
+) -> Result<Written, ArtifactError> {
     rows.sort_by(|a, b| {
-        (&a.study, &a.dataset, &a.model, &a.prompt, &a.condition, &a.metric).cmp(&(&b.study, &b.dataset, &b.model, &b.prompt, &b.condition, &b.metric))
+        (
+            &a.study,
+            &a.dataset,
+            &a.model,
+            &a.prompt,
+            &a.condition,
+            &a.metric,
+        )
+            .cmp(&(
+                &b.study,
+                &b.dataset,
+                &b.model,
+                &b.prompt,
+                &b.condition,
+                &b.metric,
+            ))
     });
     let mut w = store.writer(kinds::METRICS, recipe)?;
     for chunk in rows.chunks(BATCH_ROWS) {
-        let s = |f: fn(&MetricRow) -> &str| -> ArrayRef { Arc::new(StringArray::from_iter_values(chunk.iter().map(f))) };
-        let f = |f: fn(&MetricRow) -> Option<f64>| -> ArrayRef { Arc::new(Float64Array::from_iter(chunk.iter().map(f))) };
+        let s = |f: fn(&MetricRow) -> &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
+        };
+        let f = |f: fn(&MetricRow) -> Option<f64>| -> ArrayRef {
+            Arc::new(Float64Array::from_iter(chunk.iter().map(f)))
+        };
         let cols: Vec<ArrayRef> = vec![
             s(|r| &r.study),
             s(|r| &r.dataset),
@@ -93,10 +116,14 @@ pub fn write_metrics(store: &Store, recipe: &Recipe, mut rows: Vec<MetricRow>, d
             s(|r| &r.condition),
             s(|r| &r.metric),
             f(|r| r.value.filter(|v| v.is_finite())),
-            Arc::new(arrow::array::Int64Array::from_iter_values(chunk.iter().map(|r| r.n))),
+            Arc::new(arrow::array::Int64Array::from_iter_values(
+                chunk.iter().map(|r| r.n),
+            )),
             f(|r| r.ci_low),
             f(|r| r.ci_high),
-            Arc::new(StringArray::from_iter(chunk.iter().map(|r| r.details.as_deref()))),
+            Arc::new(StringArray::from_iter(
+                chunk.iter().map(|r| r.details.as_deref()),
+            )),
         ];
         w.write(&RecordBatch::try_new(w.schema(), cols)?)?;
     }
@@ -109,8 +136,20 @@ pub fn read_metrics(store: &Store, id: &str) -> Result<Vec<MetricRow>, ArtifactE
     let mut out = Vec::new();
     for b in &batches {
         let s = |n: &str| column::<StringArray>(b, n);
-        let (study, dataset, model, prompt, condition, metric, details) = (s("study")?, s("dataset")?, s("model")?, s("prompt")?, s("condition")?, s("metric")?, s("details")?);
-        let (value, lo, hi) = (column::<Float64Array>(b, "value")?, column::<Float64Array>(b, "ci_low")?, column::<Float64Array>(b, "ci_high")?);
+        let (study, dataset, model, prompt, condition, metric, details) = (
+            s("study")?,
+            s("dataset")?,
+            s("model")?,
+            s("prompt")?,
+            s("condition")?,
+            s("metric")?,
+            s("details")?,
+        );
+        let (value, lo, hi) = (
+            column::<Float64Array>(b, "value")?,
+            column::<Float64Array>(b, "ci_low")?,
+            column::<Float64Array>(b, "ci_high")?,
+        );
         let n = column::<arrow::array::Int64Array>(b, "n")?;
         let of = |a: &Float64Array, i: usize| (!a.is_null(i)).then(|| a.value(i));
         for i in 0..b.num_rows() {
@@ -304,7 +343,8 @@ impl ContextSink {
         self.text.append_value(&r.text);
         self.score.append_option(r.score);
         self.has_answer.append_option(r.has_answer);
-        self.has_answer_source.append_option(r.has_answer_source.as_deref());
+        self.has_answer_source
+            .append_option(r.has_answer_source.as_deref());
         self.relevance.append_option(r.relevance.as_deref());
         self.meta.append_option(r.meta.as_deref());
         self.pending += 1;
@@ -380,8 +420,12 @@ impl CorpusSink {
         if self.pending == 0 {
             return Ok(());
         }
-        let cols: Vec<ArrayRef> =
-            vec![Arc::new(self.doc_id.finish()), Arc::new(self.title.finish()), Arc::new(self.text.finish()), Arc::new(self.meta.finish())];
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(self.doc_id.finish()),
+            Arc::new(self.title.finish()),
+            Arc::new(self.text.finish()),
+            Arc::new(self.meta.finish()),
+        ];
         let batch = RecordBatch::try_new(self.w.schema(), cols)?;
         self.w.write(&batch)?;
         self.pending = 0;
@@ -400,7 +444,10 @@ impl CorpusSink {
 
 /// A column of `batch` by name, downcast; a clear error if it is missing or
 /// of another type.
-pub fn column<'a, T: Array + 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T, ArtifactError> {
+pub fn column<'a, T: Array + 'static>(
+    batch: &'a RecordBatch,
+    name: &str,
+) -> Result<&'a T, ArtifactError> {
     batch
         .column_by_name(name)
         .ok_or_else(|| ArtifactError::Other(format!("artifact has no column `{name}`")))?
@@ -419,8 +466,14 @@ pub fn list_strings(a: &ListArray, i: usize) -> Vec<String> {
         return Vec::new();
     }
     let v = a.value(i);
-    let s = v.as_any().downcast_ref::<StringArray>().expect("list<utf8>");
-    (0..s.len()).filter(|&j| !s.is_null(j)).map(|j| s.value(j).to_string()).collect()
+    let s = v
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .expect("list<utf8>");
+    (0..s.len())
+        .filter(|&j| !s.is_null(j))
+        .map(|j| s.value(j).to_string())
+        .collect()
 }
 
 fn opt_list_strings(a: &ListArray, i: usize) -> Option<Vec<String>> {
@@ -432,7 +485,10 @@ fn opt_list_list_strings(a: &ListArray, i: usize) -> Option<Vec<Vec<String>>> {
         return None;
     }
     let inner = a.value(i);
-    let inner = inner.as_any().downcast_ref::<ListArray>().expect("list<list<utf8>>");
+    let inner = inner
+        .as_any()
+        .downcast_ref::<ListArray>()
+        .expect("list<list<utf8>>");
     Some((0..inner.len()).map(|j| list_strings(inner, j)).collect())
 }
 
@@ -441,12 +497,27 @@ pub fn read_questions(store: &Store, id: &str) -> Result<Vec<QuestionRow>, Artif
     let (_, batches) = store.read_all(id)?;
     let mut out = Vec::new();
     for b in &batches {
-        let (qid, dataset, split, lang, question) =
-            (column::<StringArray>(b, "qid")?, column::<StringArray>(b, "dataset")?, column::<StringArray>(b, "split")?, column::<StringArray>(b, "lang")?, column::<StringArray>(b, "question")?);
-        let (answers, parts, fakes) = (column::<ListArray>(b, "answers")?, column::<ListArray>(b, "answer_parts")?, column::<ListArray>(b, "fake_answers")?);
-        let (subset, meta) = (column::<StringArray>(b, "subset")?, column::<StringArray>(b, "meta")?);
+        let (qid, dataset, split, lang, question) = (
+            column::<StringArray>(b, "qid")?,
+            column::<StringArray>(b, "dataset")?,
+            column::<StringArray>(b, "split")?,
+            column::<StringArray>(b, "lang")?,
+            column::<StringArray>(b, "question")?,
+        );
+        let (answers, parts, fakes) = (
+            column::<ListArray>(b, "answers")?,
+            column::<ListArray>(b, "answer_parts")?,
+            column::<ListArray>(b, "fake_answers")?,
+        );
+        let (subset, meta) = (
+            column::<StringArray>(b, "subset")?,
+            column::<StringArray>(b, "meta")?,
+        );
         // Schema v1 questions (before options) have no option columns.
-        let (ol, ot) = (column::<ListArray>(b, "option_labels").ok(), column::<ListArray>(b, "option_texts").ok());
+        let (ol, ot) = (
+            column::<ListArray>(b, "option_labels").ok(),
+            column::<ListArray>(b, "option_texts").ok(),
+        );
         for i in 0..b.num_rows() {
             out.push(QuestionRow {
                 qid: qid.value(i).to_string(),
@@ -458,7 +529,10 @@ pub fn read_questions(store: &Store, id: &str) -> Result<Vec<QuestionRow>, Artif
                 answer_parts: opt_list_list_strings(parts, i),
                 fake_answers: opt_list_strings(fakes, i),
                 subset: opt_str(subset, i),
-                options: ol.zip(ot).and_then(|(ol, ot)| opt_list_strings(ol, i).map(|l| l.into_iter().zip(list_strings(ot, i)).collect())),
+                options: ol.zip(ot).and_then(|(ol, ot)| {
+                    opt_list_strings(ol, i)
+                        .map(|l| l.into_iter().zip(list_strings(ot, i)).collect())
+                }),
                 meta: opt_str(meta, i),
             });
         }
@@ -510,9 +584,18 @@ pub fn read_contexts(store: &Store, id: &str) -> Result<Vec<ContextRow>, Artifac
 
 /// Rows of one `corpus` batch.
 pub fn corpus_rows(b: &RecordBatch) -> Result<Vec<CorpusRow>, ArtifactError> {
-    let (doc_id, title, text, meta) =
-        (column::<StringArray>(b, "doc_id")?, column::<StringArray>(b, "title")?, column::<StringArray>(b, "text")?, column::<StringArray>(b, "meta")?);
+    let (doc_id, title, text, meta) = (
+        column::<StringArray>(b, "doc_id")?,
+        column::<StringArray>(b, "title")?,
+        column::<StringArray>(b, "text")?,
+        column::<StringArray>(b, "meta")?,
+    );
     Ok((0..b.num_rows())
-        .map(|i| CorpusRow { doc_id: doc_id.value(i).to_string(), title: opt_str(title, i), text: text.value(i).to_string(), meta: opt_str(meta, i) })
+        .map(|i| CorpusRow {
+            doc_id: doc_id.value(i).to_string(),
+            title: opt_str(title, i),
+            text: text.value(i).to_string(),
+            meta: opt_str(meta, i),
+        })
         .collect())
 }

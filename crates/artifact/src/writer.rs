@@ -64,12 +64,29 @@ pub struct ArtifactWriter {
 }
 
 impl ArtifactWriter {
-    pub(crate) fn create(tmp_path: PathBuf, objects_dir: PathBuf, schema: SchemaRef, manifest: Manifest) -> Result<Self> {
+    pub(crate) fn create(
+        tmp_path: PathBuf,
+        objects_dir: PathBuf,
+        schema: SchemaRef,
+        manifest: Manifest,
+    ) -> Result<Self> {
         let file = File::create(&tmp_path).map_err(io_err(&tmp_path))?;
-        let sink = HashingFile { inner: BufWriter::with_capacity(1 << 20, file), hasher: Sha256::new() };
+        let sink = HashingFile {
+            inner: BufWriter::with_capacity(1 << 20, file),
+            hasher: Sha256::new(),
+        };
         let writer = ArrowWriter::try_new(sink, schema.clone(), Some(writer_properties()))
-            .map_err(|e| ArtifactError::Parquet { path: tmp_path.clone(), message: e.to_string() })?;
-        Ok(ArtifactWriter { tmp_path, objects_dir, writer: Some(writer), manifest, schema })
+            .map_err(|e| ArtifactError::Parquet {
+                path: tmp_path.clone(),
+                message: e.to_string(),
+            })?;
+        Ok(ArtifactWriter {
+            tmp_path,
+            objects_dir,
+            writer: Some(writer),
+            manifest,
+            schema,
+        })
     }
 
     pub fn schema(&self) -> SchemaRef {
@@ -94,7 +111,10 @@ impl ArtifactWriter {
             )));
         }
         let w = self.writer.as_mut().expect("writer present until finish");
-        w.write(batch).map_err(|e| ArtifactError::Parquet { path: self.tmp_path.clone(), message: e.to_string() })?;
+        w.write(batch).map_err(|e| ArtifactError::Parquet {
+            path: self.tmp_path.clone(),
+            message: e.to_string(),
+        })?;
         self.manifest.rows += batch.num_rows() as u64;
         Ok(())
     }
@@ -104,18 +124,29 @@ impl ArtifactWriter {
     pub fn finish(mut self, details: serde_json::Value) -> Result<Written> {
         self.manifest.details = details;
         let mut w = self.writer.take().expect("writer present until finish");
-        w.append_key_value_metadata(KeyValue::new(MANIFEST_KEY.to_string(), self.manifest.to_json()));
-        let sink = w
-            .into_inner()
-            .map_err(|e| ArtifactError::Parquet { path: self.tmp_path.clone(), message: e.to_string() })?;
+        w.append_key_value_metadata(KeyValue::new(
+            MANIFEST_KEY.to_string(),
+            self.manifest.to_json(),
+        ));
+        let sink = w.into_inner().map_err(|e| ArtifactError::Parquet {
+            path: self.tmp_path.clone(),
+            message: e.to_string(),
+        })?;
         let HashingFile { inner, hasher } = sink;
-        let file = inner.into_inner().map_err(|e| ArtifactError::Io { path: self.tmp_path.clone(), error: e.into_error() })?;
+        let file = inner.into_inner().map_err(|e| ArtifactError::Io {
+            path: self.tmp_path.clone(),
+            error: e.into_error(),
+        })?;
         file.sync_all().map_err(io_err(&self.tmp_path))?;
         drop(file);
         let id = hex::encode(hasher.finalize());
         let dest = self.objects_dir.join(format!("{id}.parquet"));
         publish(&self.tmp_path, &dest)?;
-        Ok(Written { kind: self.manifest.kind.clone(), id, rows: self.manifest.rows })
+        Ok(Written {
+            kind: self.manifest.kind.clone(),
+            id,
+            rows: self.manifest.rows,
+        })
     }
 }
 

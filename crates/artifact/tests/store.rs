@@ -9,12 +9,18 @@ use serde_json::json;
 use std::sync::Arc;
 
 fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![Field::new("k", DataType::Utf8, false), Field::new("v", DataType::Int32, false)]))
+    Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Utf8, false),
+        Field::new("v", DataType::Int32, false),
+    ]))
 }
 
 fn batch(n: i32) -> RecordBatch {
     let keys: Vec<String> = (0..n).map(|i| format!("key-{i}")).collect();
-    let cols: Vec<ArrayRef> = vec![Arc::new(StringArray::from(keys)), Arc::new(Int32Array::from_iter_values(0..n))];
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(keys)),
+        Arc::new(Int32Array::from_iter_values(0..n)),
+    ];
     RecordBatch::try_new(schema(), cols).unwrap()
 }
 
@@ -23,7 +29,9 @@ fn recipe(p: i64) -> Recipe {
 }
 
 fn write(store: &Store, n: i32, p: i64) -> String {
-    let mut w = store.writer_with_schema("test", 1, schema(), &recipe(p)).unwrap();
+    let mut w = store
+        .writer_with_schema("test", 1, schema(), &recipe(p))
+        .unwrap();
     w.write(&batch(n)).unwrap();
     let written = w.finish(json!({"note": "x"})).unwrap();
     store.record_action(&recipe(p), &[written.clone()]).unwrap();
@@ -33,13 +41,22 @@ fn write(store: &Store, n: i32, p: i64) -> String {
 #[test]
 fn same_content_same_id_in_two_stores() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (sa, sb) = (Store::open(a.path()).unwrap(), Store::open(b.path()).unwrap());
+    let (sa, sb) = (
+        Store::open(a.path()).unwrap(),
+        Store::open(b.path()).unwrap(),
+    );
     let ia = write(&sa, 100, 1);
     let ib = write(&sb, 100, 1);
     assert_eq!(ia, ib);
-    assert_eq!(std::fs::read(sa.object_path(&ia)).unwrap(), std::fs::read(sb.object_path(&ib)).unwrap());
+    assert_eq!(
+        std::fs::read(sa.object_path(&ia)).unwrap(),
+        std::fs::read(sb.object_path(&ib)).unwrap()
+    );
     // The id is the SHA-256 of the bytes.
-    assert_eq!(ragprobe_artifact::sha256_hex(&std::fs::read(sa.object_path(&ia)).unwrap()), ia);
+    assert_eq!(
+        ragprobe_artifact::sha256_hex(&std::fs::read(sa.object_path(&ia)).unwrap()),
+        ia
+    );
     // Different params -> different manifest -> different id.
     assert_ne!(write(&sa, 100, 2), ia);
 }
@@ -80,7 +97,9 @@ fn an_unfinished_writer_leaves_nothing() {
     let d = tempfile::tempdir().unwrap();
     let s = Store::open(d.path()).unwrap();
     {
-        let mut w = s.writer_with_schema("test", 1, schema(), &recipe(1)).unwrap();
+        let mut w = s
+            .writer_with_schema("test", 1, schema(), &recipe(1))
+            .unwrap();
         w.write(&batch(50)).unwrap();
         // dropped: a crash or error mid-stage
     }
@@ -109,24 +128,45 @@ fn verify_names_every_corrupt_object() {
     assert_eq!(ids.len(), 2);
     assert!(ids.contains(&bad1.as_str()) && ids.contains(&bad2.as_str()));
     assert!(!ids.contains(&good.as_str()));
-    assert!(problems[0].message.contains("corrupt"), "{}", problems[0].message);
+    assert!(
+        problems[0].message.contains("corrupt"),
+        "{}",
+        problems[0].message
+    );
     // Reading a corrupt object fails instead of returning altered data.
-    assert!(matches!(s.read_all(&bad1), Err(ArtifactError::HashMismatch { .. })));
+    assert!(matches!(
+        s.read_all(&bad1),
+        Err(ArtifactError::HashMismatch { .. })
+    ));
 }
 
 #[test]
 fn export_import_and_altered_import() {
-    let (a, b, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (sa, sb) = (Store::open(a.path()).unwrap(), Store::open(b.path()).unwrap());
+    let (a, b, out) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let (sa, sb) = (
+        Store::open(a.path()).unwrap(),
+        Store::open(b.path()).unwrap(),
+    );
     let id = write(&sa, 40, 1);
     let file = sa.export(&id, out.path()).unwrap();
-    assert_eq!(file.file_name().unwrap().to_string_lossy(), format!("{id}.parquet"));
+    assert_eq!(
+        file.file_name().unwrap().to_string_lossy(),
+        format!("{id}.parquet")
+    );
     assert_eq!(sb.import(&file).unwrap(), id);
     assert!(sb.verify().unwrap().is_empty());
     // An altered copy is refused, whatever byte changed.
     let c = tempfile::tempdir().unwrap();
     let sc = Store::open(c.path()).unwrap();
-    for at in [0usize, 200, std::fs::metadata(&file).unwrap().len() as usize - 3] {
+    for at in [
+        0usize,
+        200,
+        std::fs::metadata(&file).unwrap().len() as usize - 3,
+    ] {
         let altered = out.path().join("alt").join(format!("{id}.parquet"));
         std::fs::create_dir_all(altered.parent().unwrap()).unwrap();
         std::fs::copy(&file, &altered).unwrap();
@@ -151,10 +191,19 @@ fn resolve_by_prefix_and_path() {
     let id = write(&s, 3, 1);
     assert_eq!(s.resolve(&id[..8]).unwrap(), id);
     assert_eq!(s.resolve(&id.to_uppercase()[..10]).unwrap(), id);
-    assert!(matches!(s.resolve("ffffffffffff"), Err(ArtifactError::NotFound(_))));
-    assert!(matches!(s.resolve("no-such-thing"), Err(ArtifactError::NotFound(_))));
+    assert!(matches!(
+        s.resolve("ffffffffffff"),
+        Err(ArtifactError::NotFound(_))
+    ));
+    assert!(matches!(
+        s.resolve("no-such-thing"),
+        Err(ArtifactError::NotFound(_))
+    ));
     assert_eq!(s.resolve(s.object_path(&id).to_str().unwrap()).unwrap(), id);
-    assert!(matches!(s.resolve_kind(&id, "questions"), Err(ArtifactError::WrongKind { .. })));
+    assert!(matches!(
+        s.resolve_kind(&id, "questions"),
+        Err(ArtifactError::WrongKind { .. })
+    ));
 }
 
 #[test]
@@ -163,7 +212,9 @@ fn gc_keeps_what_actions_and_imports_refer_to() {
     let s = Store::open(d.path()).unwrap();
     let kept = write(&s, 3, 1);
     // An orphan: written but no action recorded.
-    let mut w = s.writer_with_schema("test", 1, schema(), &recipe(9)).unwrap();
+    let mut w = s
+        .writer_with_schema("test", 1, schema(), &recipe(9))
+        .unwrap();
     w.write(&batch(9)).unwrap();
     let orphan = w.finish(json!(null)).unwrap().id;
     // An imported object from elsewhere.
@@ -188,7 +239,13 @@ fn questions_written_before_schema_v2_still_read() {
     let d = tempfile::tempdir().unwrap();
     let s = Store::open(d.path()).unwrap();
     let v2 = ragprobe_artifact::kinds::questions_schema();
-    let v1 = Schema::new(v2.fields().iter().filter(|f| !f.name().starts_with("option_")).map(|f| f.as_ref().clone()).collect::<Vec<_>>());
+    let v1 = Schema::new(
+        v2.fields()
+            .iter()
+            .filter(|f| !f.name().starts_with("option_"))
+            .map(|f| f.as_ref().clone())
+            .collect::<Vec<_>>(),
+    );
     let str_col = |v: Option<&str>| -> ArrayRef { Arc::new(StringArray::from(vec![v])) };
     let list = || -> ArrayRef {
         let mut b = ListBuilder::new(StringBuilder::new());
@@ -213,11 +270,21 @@ fn questions_written_before_schema_v2_still_read() {
         str_col(None),
     ];
     let schema = Arc::new(v1);
-    let mut w = s.writer_with_schema("questions", 1, schema.clone(), &recipe(1)).unwrap();
-    w.write(&RecordBatch::try_new(schema, cols).unwrap()).unwrap();
+    let mut w = s
+        .writer_with_schema("questions", 1, schema.clone(), &recipe(1))
+        .unwrap();
+    w.write(&RecordBatch::try_new(schema, cols).unwrap())
+        .unwrap();
     let id = w.finish(json!(null)).unwrap().id;
     let qs = ragprobe_artifact::tables::read_questions(&s, &id).unwrap();
-    assert_eq!((qs[0].qid.as_str(), qs[0].answers.clone(), qs[0].options.clone()), ("q1", vec!["Paris".to_string()], None));
+    assert_eq!(
+        (
+            qs[0].qid.as_str(),
+            qs[0].answers.clone(),
+            qs[0].options.clone()
+        ),
+        ("q1", vec!["Paris".to_string()], None)
+    );
 }
 
 /// Regression (reliability #18): an artifact made from an input that has
@@ -228,7 +295,9 @@ fn gc_keeps_the_inputs_of_kept_artifacts() {
     let d = tempfile::tempdir().unwrap();
     let s = Store::open(d.path()).unwrap();
     // The input: written, no action recorded (as a partly failed run).
-    let mut w = s.writer_with_schema("test", 1, schema(), &recipe(7)).unwrap();
+    let mut w = s
+        .writer_with_schema("test", 1, schema(), &recipe(7))
+        .unwrap();
     w.write(&batch(2)).unwrap();
     let input = w.finish(json!(null)).unwrap().id;
     // The output made from it, with an action record.
@@ -249,7 +318,9 @@ fn gc_keeps_the_inputs_of_kept_artifacts() {
 fn gc_leaves_a_fresh_temp_file_alone() {
     let d = tempfile::tempdir().unwrap();
     let s = Store::open(d.path()).unwrap();
-    let mut w = s.writer_with_schema("test", 1, schema(), &recipe(5)).unwrap();
+    let mut w = s
+        .writer_with_schema("test", 1, schema(), &recipe(5))
+        .unwrap();
     w.write(&batch(4)).unwrap();
     let r = s.gc(false).unwrap();
     assert_eq!((r.removed_tmp, r.kept_tmp), (0, 1));
@@ -274,10 +345,18 @@ fn export_refuses_unsafe_targets_and_leaves_no_temp_file() {
     let missing = o.path().join("newdir/");
     let e = s.export(&id, &missing).unwrap_err().to_string();
     assert!(e.contains("no such directory"), "{e}");
-    let leftovers: Vec<_> = std::fs::read_dir(o.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(o.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     let fifo = o.path().join("pipe");
-    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let e = s.export_with(&id, &fifo, true).unwrap_err().to_string();
     assert!(e.contains("not a regular file"), "{e}");
     let file = o.path().join("a.parquet");
@@ -285,7 +364,11 @@ fn export_refuses_unsafe_targets_and_leaves_no_temp_file() {
     let e = s.export(&id, &file).unwrap_err().to_string();
     assert!(e.contains("--force"), "{e}");
     s.export_with(&id, &file, true).unwrap();
-    assert_eq!(std::fs::read_dir(o.path()).unwrap().count(), 2, "the FIFO and the file, no temp file");
+    assert_eq!(
+        std::fs::read_dir(o.path()).unwrap().count(),
+        2,
+        "the FIFO and the file, no temp file"
+    );
 }
 
 /// Regression (reliability #3): a file whose manifest says `schema_version:
@@ -294,27 +377,48 @@ fn export_refuses_unsafe_targets_and_leaves_no_temp_file() {
 #[test]
 fn unknown_schema_versions_and_wrong_column_types_are_refused() {
     use arrow::array::{Int64Builder, ListBuilder};
-    let (d, o, e2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (d, o, e2) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
     let s = Store::open(d.path()).unwrap();
     let sch = Arc::new(Schema::new(vec![
         Field::new("qid", DataType::Utf8, false),
-        Field::new("answers", DataType::List(Arc::new(Field::new("item", DataType::Int64, true))), false),
+        Field::new(
+            "answers",
+            DataType::List(Arc::new(Field::new("item", DataType::Int64, true))),
+            false,
+        ),
     ]));
     let crafted = |version: u32, p: i64| {
         let mut l = ListBuilder::new(Int64Builder::new());
         l.values().append_value(7);
         l.append(true);
-        let cols: Vec<ArrayRef> = vec![Arc::new(StringArray::from(vec!["q1"])), Arc::new(l.finish())];
-        let mut w = s.writer_with_schema("questions", version, sch.clone(), &recipe(p)).unwrap();
-        w.write(&RecordBatch::try_new(sch.clone(), cols).unwrap()).unwrap();
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec!["q1"])),
+            Arc::new(l.finish()),
+        ];
+        let mut w = s
+            .writer_with_schema("questions", version, sch.clone(), &recipe(p))
+            .unwrap();
+        w.write(&RecordBatch::try_new(sch.clone(), cols).unwrap())
+            .unwrap();
         w.finish(json!(null)).unwrap().id
     };
     let newer = crafted(999, 1);
-    let e = ragprobe_artifact::tables::read_questions(&s, &newer).unwrap_err().to_string();
+    let e = ragprobe_artifact::tables::read_questions(&s, &newer)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("schema version 999"), "{e}");
     let typed = crafted(2, 2);
-    let e = ragprobe_artifact::tables::read_questions(&s, &typed).unwrap_err().to_string();
-    assert!(e.contains(&typed) && e.contains("column `answers`") && e.contains("Int64"), "{e}");
+    let e = ragprobe_artifact::tables::read_questions(&s, &typed)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&typed) && e.contains("column `answers`") && e.contains("Int64"),
+        "{e}"
+    );
     // Import refuses the newer version.
     let f = s.export(&newer, o.path()).unwrap();
     let other = Store::open(e2.path()).unwrap();
@@ -327,21 +431,45 @@ fn unknown_schema_versions_and_wrong_column_types_are_refused() {
 /// followed; both are refused where they are read.
 #[test]
 fn forged_kinds_and_ids_are_refused() {
-    let (d, o, e2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (d, o, e2) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
     let s = Store::open(d.path()).unwrap();
-    let mut w = s.writer_with_schema("questions\tforged\nline", 1, schema(), &recipe(4)).unwrap();
+    let mut w = s
+        .writer_with_schema("questions\tforged\nline", 1, schema(), &recipe(4))
+        .unwrap();
     w.write(&batch(1)).unwrap();
     let id = w.finish(json!(null)).unwrap().id;
     let f = s.export(&id, o.path()).unwrap();
-    let e = Store::open(e2.path()).unwrap().import(&f).unwrap_err().to_string();
+    let e = Store::open(e2.path())
+        .unwrap()
+        .import(&f)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a kind name"), "{e}");
     // A tampered action record: its output id is a path.
     let good = write(&s, 2, 5);
-    let rec_path = std::fs::read_dir(d.path().join("actions")).unwrap().flatten().map(|e| e.path()).find(|p| std::fs::read_to_string(p).unwrap().contains(&good)).unwrap();
-    let text = std::fs::read_to_string(&rec_path).unwrap().replace(&good, "../../../x");
+    let rec_path = std::fs::read_dir(d.path().join("actions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::read_to_string(p).unwrap().contains(&good))
+        .unwrap();
+    let text = std::fs::read_to_string(&rec_path)
+        .unwrap()
+        .replace(&good, "../../../x");
     std::fs::write(&rec_path, text).unwrap();
-    assert!(s.cached(&recipe(5)).unwrap().is_none(), "the tampered record is not followed");
-    assert!(s.actions().unwrap().iter().all(|a| a.outputs.iter().all(|o| o.id != "../../../x")));
+    assert!(
+        s.cached(&recipe(5)).unwrap().is_none(),
+        "the tampered record is not followed"
+    );
+    assert!(s
+        .actions()
+        .unwrap()
+        .iter()
+        .all(|a| a.outputs.iter().all(|o| o.id != "../../../x")));
 }
 
 /// Regression (reliability #6): a flipped byte in a cached output was

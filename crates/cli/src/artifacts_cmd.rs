@@ -79,16 +79,25 @@ pub fn run(store: &Store, cmd: ArtifactsCmd) -> Result<()> {
 
 fn ls(store: &Store, kind: Option<&str>) -> Result<()> {
     let objects = store.list()?;
-    println!("{:<64}  {:<10}  {:>9}  {:>10}  stage", "id", "kind", "rows", "bytes");
+    println!(
+        "{:<64}  {:<10}  {:>9}  {:>10}  stage",
+        "id", "kind", "rows", "bytes"
+    );
     for o in objects {
         match &o.manifest {
             Ok(m) => {
                 if kind.is_some_and(|k| k != m.kind) {
                     continue;
                 }
-                println!("{:<64}  {:<10}  {:>9}  {:>10}  {}", o.id, m.kind, m.rows, o.bytes, m.recipe.stage);
+                println!(
+                    "{:<64}  {:<10}  {:>9}  {:>10}  {}",
+                    o.id, m.kind, m.rows, o.bytes, m.recipe.stage
+                );
             }
-            Err(e) if kind.is_none() => println!("{:<64}  {:<10}  {:>9}  {:>10}  ({e})", o.id, "?", "?", o.bytes),
+            Err(e) if kind.is_none() => println!(
+                "{:<64}  {:<10}  {:>9}  {:>10}  ({e})",
+                o.id, "?", "?", o.bytes
+            ),
             Err(_) => {}
         }
     }
@@ -117,22 +126,40 @@ fn show(store: &Store, spec: &str, nrows: usize, width: usize) -> Result<()> {
         println!("  {line}");
     }
     println!("schema:");
-    let name_w = schema.fields().iter().map(|f| f.name().len()).max().unwrap_or(0);
+    let name_w = schema
+        .fields()
+        .iter()
+        .map(|f| f.name().len())
+        .max()
+        .unwrap_or(0);
     for f in schema.fields() {
-        println!("  {:<name_w$}  {}{}", f.name(), kinds::type_name(f.data_type()), if f.is_nullable() { "" } else { "  not null" });
+        println!(
+            "  {:<name_w$}  {}{}",
+            f.name(),
+            kinds::type_name(f.data_type()),
+            if f.is_nullable() { "" } else { "  not null" }
+        );
     }
     println!("first {} row(s):", nrows.min(total));
     let opts = FormatOptions::default().with_null("null");
     let mut shown = 0;
     'outer: for batch in &batches {
-        let formatters = batch.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &opts)).collect::<Result<Vec<_>, _>>()?;
+        let formatters = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+            .collect::<Result<Vec<_>, _>>()?;
         for row in 0..batch.num_rows() {
             if shown >= nrows {
                 break 'outer;
             }
             println!("  -- row {shown}");
             for (f, fmt) in schema.fields().iter().zip(&formatters) {
-                println!("  {:<name_w$}  {}", f.name(), truncate(&fmt.value(row).to_string(), width));
+                println!(
+                    "  {:<name_w$}  {}",
+                    f.name(),
+                    truncate(&fmt.value(row).to_string(), width)
+                );
             }
             shown += 1;
         }
@@ -153,6 +180,10 @@ fn verify(store: &Store) -> Result<()> {
         eprintln!("{} object(s) verified, all intact", ids.len());
         Ok(())
     } else {
-        bail!("{} of {} object(s) are corrupt (listed above)", problems.len(), ids.len())
+        bail!(
+            "{} of {} object(s) are corrupt (listed above)",
+            problems.len(),
+            ids.len()
+        )
     }
 }

@@ -3,9 +3,15 @@
 //! panic or an allocation abort further in.
 
 /// An integer flag within `lo..=hi`.
-pub fn usize_in(lo: usize, hi: usize) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+pub fn usize_in(
+    lo: usize,
+    hi: usize,
+) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
     move |s: &str| {
-        let v: usize = s.trim().parse().map_err(|_| format!("`{s}` is not a whole number"))?;
+        let v: usize = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a whole number"))?;
         if v < lo || v > hi {
             return Err(format!("{v} is outside {lo}..={hi}"));
         }
@@ -14,19 +20,33 @@ pub fn usize_in(lo: usize, hi: usize) -> impl Fn(&str) -> Result<usize, String> 
 }
 
 /// A finite number within `lo..=hi` (`lo` excluded when `open_low`).
-pub fn f64_in(lo: f64, hi: f64, open_low: bool) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+pub fn f64_in(
+    lo: f64,
+    hi: f64,
+    open_low: bool,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
     move |s: &str| {
-        let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
+        let v: f64 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a number"))?;
         let low_ok = if open_low { v > lo } else { v >= lo };
         if !v.is_finite() || !low_ok || v > hi {
-            return Err(format!("{s} must be a finite number in {}{lo}, {hi}]", if open_low { "(" } else { "[" }));
+            return Err(format!(
+                "{s} must be a finite number in {}{lo}, {hi}]",
+                if open_low { "(" } else { "[" }
+            ));
         }
         Ok(v)
     }
 }
 
 /// [`f64_in`] as f32.
-pub fn f32_in(lo: f64, hi: f64, open_low: bool) -> impl Fn(&str) -> Result<f32, String> + Clone + Send + Sync + 'static {
+pub fn f32_in(
+    lo: f64,
+    hi: f64,
+    open_low: bool,
+) -> impl Fn(&str) -> Result<f32, String> + Clone + Send + Sync + 'static {
     let f = f64_in(lo, hi, open_low);
     move |s: &str| f(s).map(|v| v as f32)
 }

@@ -124,13 +124,18 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
             let gguf = match a.model.as_deref() {
                 Some(m) if m.ends_with(".gguf") => PathBuf::from(m),
                 Some("embedded" | "default") | None => ragprobe_models::paths::smollm2_gguf(),
-                Some(m) => bail!("--model for the local backend must be a .gguf file (or `embedded`), got `{m}`"),
+                Some(m) => bail!(
+                    "--model for the local backend must be a .gguf file (or `embedded`), got `{m}`"
+                ),
             };
             BackendSpec::Local { gguf }
         }
         BackendArg::Openai => BackendSpec::OpenAi(OpenAiConfig {
             base_urls: a.base_urls.clone(),
-            model: a.model.clone().context("--backend openai needs --model (the served model name)")?,
+            model: a
+                .model
+                .clone()
+                .context("--backend openai needs --model (the served model name)")?,
             api_key_env: a.api_key_env.clone(),
             endpoint: match a.endpoint {
                 EndpointArg::Chat => Endpoint::Chat,
@@ -144,7 +149,13 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
             requests_per_minute: a.rpm,
         }),
     };
-    let settings = GenSettings { max_tokens: a.max_tokens, temperature: a.temperature, stop: a.stop, seed: a.seed, top_p: a.top_p };
+    let settings = GenSettings {
+        max_tokens: a.max_tokens,
+        temperature: a.temperature,
+        stop: a.stop,
+        seed: a.seed,
+        top_p: a.top_p,
+    };
     let truncate = match a.max_passage_tokens {
         0 => None,
         n => {
@@ -153,19 +164,38 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
                 (_, BackendSpec::Local { gguf }) => gguf.clone(),
                 _ => anyhow::bail!("--max-passage-tokens with an OpenAI-compatible backend needs --passage-tokenizer (the served model's tokenizer.json)"),
             };
-            Some(ragprobe_models::truncate::PassageTruncator::from_file(&tok, n)?)
+            Some(ragprobe_models::truncate::PassageTruncator::from_file(
+                &tok, n,
+            )?)
         }
     };
-    let r = generate(store, &a.cases, &GenerateOptions { template, backend, settings, conditions: a.condition, progress: true, truncate })?;
+    let r = generate(
+        store,
+        &a.cases,
+        &GenerateOptions {
+            template,
+            backend,
+            settings,
+            conditions: a.condition,
+            progress: true,
+            truncate,
+        },
+    )?;
     let s = &r.summary;
     eprintln!(
         "requests: {} ({} cached, {} new, {} failed); tokens: {} prompt, {} completion",
         s.requests, s.cached, s.new, s.failed, s.prompt_tokens, s.completion_tokens
     );
-    let mut out = crate::StageOut::new([(r.responses.kind.as_str(), r.responses.id.as_str())], r.cached);
+    let mut out = crate::StageOut::new(
+        [(r.responses.kind.as_str(), r.responses.id.as_str())],
+        r.cached,
+    );
     out.requests = Some((s.new, s.cached, s.failed));
     if s.failed > 0 {
-        out.error = Some(format!("{} request(s) failed after retries (rows kept with their error; rerun to retry them)", s.failed));
+        out.error = Some(format!(
+            "{} request(s) failed after retries (rows kept with their error; rerun to retry them)",
+            s.failed
+        ));
     }
     Ok(out)
 }
@@ -185,15 +215,35 @@ pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {
                 }
             }
             all.sort_by(|a, b| a.id.cmp(&b.id));
-            println!("{:<28} {:>3}  {:<5} {:<12} {:<12} {:<9} source", "id", "v", "study", "role", "variant", "verbatim");
+            println!(
+                "{:<28} {:>3}  {:<5} {:<12} {:<12} {:<9} source",
+                "id", "v", "study", "role", "variant", "verbatim"
+            );
             for t in all {
-                println!("{:<28} {:>3}  {:<5} {:<12} {:<12} {:<9} {}", t.id, t.version, t.study, t.role, t.variant, if t.verbatim { "yes" } else { "no" }, t.source);
+                println!(
+                    "{:<28} {:>3}  {:<5} {:<12} {:<12} {:<9} {}",
+                    t.id,
+                    t.version,
+                    t.study,
+                    t.role,
+                    t.variant,
+                    if t.verbatim { "yes" } else { "no" },
+                    t.source
+                );
             }
             Ok(())
         }
-        PromptsCmd::Show { prompt, cases, case, prompts_dir } => {
+        PromptsCmd::Show {
+            prompt,
+            cases,
+            case,
+            prompts_dir,
+        } => {
             let t = Template::load(&prompt, prompts_dir.as_deref())?;
-            println!("# {} v{} — {}\n# source: {}\n", t.id, t.version, t.description, t.source);
+            println!(
+                "# {} v{} — {}\n# source: {}\n",
+                t.id, t.version, t.description, t.source
+            );
             let messages = match cases {
                 Some(c) => {
                     let id = store.resolve_kind(&c, ragprobe_artifact::kinds::CASES)?;
@@ -206,10 +256,17 @@ pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {
                         },
                     };
                     let row = pick.context("no such case")?;
-                    println!("# case {} ({}, qid {})\n", row.case_id, row.condition, row.qid);
+                    println!(
+                        "# case {} ({}, qid {})\n",
+                        row.case_id, row.condition, row.qid
+                    );
                     t.render_case(row)
                 }
-                None => t.messages.iter().map(|m| ragprobe_models::llm::ChatMessage::new(&m.role, m.content.clone())).collect(),
+                None => t
+                    .messages
+                    .iter()
+                    .map(|m| ragprobe_models::llm::ChatMessage::new(&m.role, m.content.clone()))
+                    .collect(),
             };
             for m in messages {
                 println!("----- {} -----\n{}\n", m.role, m.content);

@@ -164,8 +164,19 @@ pub fn run(store: &Store, a: IngestArgs) -> Result<crate::StageOut> {
             "ingest: {} records read, {} skipped -> {}",
             report.records,
             report.skipped,
-            report.outputs.iter().map(|o| format!("{} ({} rows)", o.kind, o.rows)).collect::<Vec<_>>().join(", ")
+            report
+                .outputs
+                .iter()
+                .map(|o| format!("{} ({} rows)", o.kind, o.rows))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
-    Ok(crate::StageOut::new(report.outputs.iter().map(|o| (o.kind.as_str(), o.id.as_str())), report.cached))
+    Ok(crate::StageOut::new(
+        report
+            .outputs
+            .iter()
+            .map(|o| (o.kind.as_str(), o.id.as_str())),
+        report.cached,
+    ))
 }

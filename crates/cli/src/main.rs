@@ -26,7 +26,13 @@ use std::path::PathBuf;
 #[command(name = "ragprobe", version, propagate_version = true)]
 pub struct Cli {
     /// Artifact store directory.
-    #[arg(long, global = true, env = "RAGPROBE_STORE", default_value = ".ragprobe", value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        env = "RAGPROBE_STORE",
+        default_value = ".ragprobe",
+        value_name = "DIR"
+    )]
     pub store: PathBuf,
 
     /// More logging (-v debug, -vv trace). RUST_LOG overrides.
@@ -80,7 +86,13 @@ fn init_logging(verbose: u8, quiet: u8) {
         _ => "error",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).without_time().with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
 }
 
 fn main() -> std::process::ExitCode {
@@ -137,7 +149,14 @@ pub struct StageOut {
 
 impl StageOut {
     pub fn new<'a>(outputs: impl IntoIterator<Item = (&'a str, &'a str)>, cached: bool) -> Self {
-        StageOut { outputs: outputs.into_iter().map(|(k, i)| (k.to_string(), i.to_string())).collect(), cached, ..Default::default() }
+        StageOut {
+            outputs: outputs
+                .into_iter()
+                .map(|(k, i)| (k.to_string(), i.to_string()))
+                .collect(),
+            cached,
+            ..Default::default()
+        }
     }
 
     /// Print the outputs on stdout, one `<kind>\t<id>` per line.

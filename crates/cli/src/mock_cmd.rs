@@ -45,7 +45,10 @@ pub struct MockArgs {
 }
 
 pub fn run(a: MockArgs) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     rt.block_on(async {
         let cfg = MockConfig {
             model: a.model,
@@ -56,7 +59,11 @@ pub fn run(a: MockArgs) -> Result<()> {
             rate_malformed: a.rate_malformed,
             rate_slow: a.rate_slow,
             slow_delay: Duration::from_millis(a.slow_ms),
-            replies: if a.replies == "scripted" { ragprobe_models::llm::mock::Replies::Scripted } else { ragprobe_models::llm::mock::Replies::Hash },
+            replies: if a.replies == "scripted" {
+                ragprobe_models::llm::mock::Replies::Scripted
+            } else {
+                ragprobe_models::llm::mock::Replies::Hash
+            },
             ..Default::default()
         };
         let server = start(cfg, a.port).await?;

@@ -1,11 +1,11 @@
 use anyhow::{bail, Context, Result};
+use clap::Args;
+use ragprobe_artifact::Store;
 use ragprobe_models::llm::openai::OpenAiConfig;
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_perturb::genadv::WriterSettings;
-use std::path::PathBuf;
-use clap::Args;
-use ragprobe_artifact::Store;
 use ragprobe_perturb::{perturb, summary_table, PerturbOptions, Scenario};
+use std::path::PathBuf;
 
 /// Turn questions + contexts into evaluation cases.
 ///
@@ -100,7 +100,9 @@ pub struct PerturbArgs {
 fn parse_nomiracl_sample(v: &str, seed: u64) -> Result<ragprobe_perturb::NomiraclSample> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
     let ratio = |s: &str| -> Result<f64> {
-        let r: f64 = s.parse().with_context(|| format!("--nomiracl-sample: `{s}` is not a number"))?;
+        let r: f64 = s
+            .parse()
+            .with_context(|| format!("--nomiracl-sample: `{s}` is not a number"))?;
         if !(0.0..=1.0).contains(&r) {
             bail!("--nomiracl-sample: ratio {r} is outside [0, 1]");
         }
@@ -109,8 +111,19 @@ fn parse_nomiracl_sample(v: &str, seed: u64) -> Result<ragprobe_perturb::Nomirac
     if !(2..=3).contains(&parts.len()) {
         bail!("--nomiracl-sample takes RELEVANT_RATIO,NON_RELEVANT_RATIO[,MAX_POOL], got `{v}`");
     }
-    let max_pool = parts.get(2).map(|m| m.parse::<usize>().with_context(|| format!("--nomiracl-sample: MAX_POOL `{m}` is not a whole number"))).transpose()?;
-    Ok(ragprobe_perturb::NomiraclSample { relevant_ratio: ratio(parts[0])?, non_relevant_ratio: ratio(parts[1])?, max_pool, seed })
+    let max_pool = parts
+        .get(2)
+        .map(|m| {
+            m.parse::<usize>()
+                .with_context(|| format!("--nomiracl-sample: MAX_POOL `{m}` is not a whole number"))
+        })
+        .transpose()?;
+    Ok(ragprobe_perturb::NomiraclSample {
+        relevant_ratio: ratio(parts[0])?,
+        non_relevant_ratio: ratio(parts[1])?,
+        max_pool,
+        seed,
+    })
 }
 
 pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
@@ -120,12 +133,19 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
             Some(x) => scenarios.push(x),
             None => bail!(
                 "unknown scenario `{s}`; known: {}",
-                Scenario::ALL.iter().map(|x| x.name()).collect::<Vec<_>>().join(", ")
+                Scenario::ALL
+                    .iter()
+                    .map(|x| x.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
-    let needs_writer = scenarios.contains(&Scenario::AddGenadv) || (a.writer == "model" && scenarios.contains(&Scenario::AddConflict));
-    let needs_foil = scenarios.iter().any(|s| matches!(s, Scenario::AddConflict | Scenario::EvidenceEdit));
+    let needs_writer = scenarios.contains(&Scenario::AddGenadv)
+        || (a.writer == "model" && scenarios.contains(&Scenario::AddConflict));
+    let needs_foil = scenarios
+        .iter()
+        .any(|s| matches!(s, Scenario::AddConflict | Scenario::EvidenceEdit));
     let embedder = if (needs_foil && !a.no_foil_similarity) || needs_writer {
         match ragprobe_models::Embedder::load_default() {
             Ok(e) => Some(e),
@@ -148,8 +168,17 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
         limit: a.limit,
         sample: a.sample,
         conflict_writer_model: a.writer == "model",
-        nomiracl_sample: a.nomiracl_sample.as_deref().filter(|v| *v != "all").map(|v| parse_nomiracl_sample(v, a.nomiracl_seed)).transpose()?,
-        writer: WriterSettings { max_cosine: a.max_cosine, ner_model: a.ner == "model", max_tokens: a.writer_max_tokens },
+        nomiracl_sample: a
+            .nomiracl_sample
+            .as_deref()
+            .filter(|v| *v != "all")
+            .map(|v| parse_nomiracl_sample(v, a.nomiracl_seed))
+            .transpose()?,
+        writer: WriterSettings {
+            max_cosine: a.max_cosine,
+            ner_model: a.ner == "model",
+            max_tokens: a.writer_max_tokens,
+        },
     };
     let journal_dir = store.root().join("requests");
     let mut session = if needs_writer {
@@ -157,21 +186,40 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
             "openai" => ModelSession::openai(
                 OpenAiConfig {
                     base_urls: a.writer_base_urls.clone(),
-                    model: a.writer_model.clone().context("--writer-backend openai needs --writer-model")?,
+                    model: a
+                        .writer_model
+                        .clone()
+                        .context("--writer-backend openai needs --writer-model")?,
                     api_key_env: a.writer_api_key_env.clone(),
                     ..Default::default()
                 },
                 &journal_dir,
             )?,
-            _ => ModelSession::local(&a.writer_model.clone().map(PathBuf::from).unwrap_or_else(ragprobe_models::paths::smollm2_gguf), &journal_dir)?,
+            _ => ModelSession::local(
+                &a.writer_model
+                    .clone()
+                    .map(PathBuf::from)
+                    .unwrap_or_else(ragprobe_models::paths::smollm2_gguf),
+                &journal_dir,
+            )?,
         })
     } else {
         None
     };
-    let r = perturb(store, &a.questions, a.contexts.as_deref(), &opts, embedder.as_ref(), session.as_mut())?;
+    let r = perturb(
+        store,
+        &a.questions,
+        a.contexts.as_deref(),
+        &opts,
+        embedder.as_ref(),
+        session.as_mut(),
+    )?;
     eprint!("{}", summary_table(&r.summary));
     if let Some(q) = &r.quality {
-        eprintln!("model-written passages: {}", serde_json::to_string_pretty(q)?);
+        eprintln!(
+            "model-written passages: {}",
+            serde_json::to_string_pretty(q)?
+        );
     }
     let mut outs = vec![(r.cases.kind.as_str(), r.cases.id.as_str())];
     if let Some(g) = &r.genadv {

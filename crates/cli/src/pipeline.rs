@@ -49,7 +49,9 @@ use std::time::Instant;
 use crate::{dispatch, Cli, StageOut};
 
 /// Stages a step may run.
-const STAGES: &[&str] = &["ingest", "retrieve", "recall", "perturb", "generate", "score", "report"];
+const STAGES: &[&str] = &[
+    "ingest", "retrieve", "recall", "perturb", "generate", "score", "report",
+];
 /// Parameters that are positional arguments rather than flags.
 const POSITIONAL: &[&str] = &["paths"];
 /// The CLI's global flags: valid on the command line, never in a step.
@@ -118,7 +120,15 @@ impl Pipeline {
                 let hint = if i.vars.is_empty() {
                     String::new()
                 } else {
-                    format!(" (from {:?}: set {})", i.template, i.vars.iter().map(|v| format!("--set {v}=...")).collect::<Vec<_>>().join(" or "))
+                    format!(
+                        " (from {:?}: set {})",
+                        i.template,
+                        i.vars
+                            .iter()
+                            .map(|v| format!("--set {v}=..."))
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    )
                 };
                 bail!("{}: input {} does not exist{hint}", i.at, i.path.display());
             }
@@ -128,11 +138,16 @@ impl Pipeline {
 }
 
 fn line_of(text: &str, needle: impl Fn(&str) -> bool) -> usize {
-    text.lines().position(|l| needle(l.trim())).map(|i| i + 1).unwrap_or(0)
+    text.lines()
+        .position(|l| needle(l.trim()))
+        .map(|i| i + 1)
+        .unwrap_or(0)
 }
 
 fn step_line(text: &str, name: &str) -> usize {
-    line_of(text, |l| l == format!("[steps.{name}]") || l == format!("[steps.\"{name}\"]"))
+    line_of(text, |l| {
+        l == format!("[steps.{name}]") || l == format!("[steps.\"{name}\"]")
+    })
 }
 
 /// The line of `key` in the `[vars]` table.
@@ -192,13 +207,17 @@ fn fill_with(s: &str, vars: &Vars, at: &str, item: Option<(&str, &str)>) -> Resu
     while let Some(i) = rest.find("{{") {
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
-        let j = after.find("}}").ok_or_else(|| anyhow!("{at}: unclosed `{{{{` in {s:?}"))?;
+        let j = after
+            .find("}}")
+            .ok_or_else(|| anyhow!("{at}: unclosed `{{{{` in {s:?}"))?;
         let name = after[..j].trim();
         match (item, vars.get(name)) {
             (Some((n, v)), _) if n == name => out.push_str(v),
             (_, Some(VarValue::One(v))) => out.push_str(v),
             (_, Some(VarValue::List(l))) => out.push_str(&l.join(",")),
-            (_, None) => bail!("{at}: unknown variable `{name}` (define it under [vars] or pass --set {name}=...)"),
+            (_, None) => bail!(
+                "{at}: unknown variable `{name}` (define it under [vars] or pass --set {name}=...)"
+            ),
         }
         rest = &after[j + 2..];
     }
@@ -209,15 +228,26 @@ fn fill_with(s: &str, vars: &Vars, at: &str, item: Option<(&str, &str)>) -> Resu
 /// Fill one list item: an item that uses a list variable becomes one item
 /// per value (at most one list variable per item).
 fn fill_item(s: &str, vars: &Vars, at: &str) -> Result<Vec<String>> {
-    let lists: BTreeSet<&str> = var_names(s).into_iter().filter(|n| matches!(vars.get(*n), Some(VarValue::List(_)))).collect();
+    let lists: BTreeSet<&str> = var_names(s)
+        .into_iter()
+        .filter(|n| matches!(vars.get(*n), Some(VarValue::List(_))))
+        .collect();
     match lists.len() {
         0 => Ok(vec![fill_vars(s, vars, at)?]),
         1 => {
             let name = *lists.iter().next().expect("one");
-            let Some(VarValue::List(values)) = vars.get(name) else { unreachable!("checked") };
-            values.iter().map(|v| fill_with(s, vars, at, Some((name, v)))).collect()
+            let Some(VarValue::List(values)) = vars.get(name) else {
+                unreachable!("checked")
+            };
+            values
+                .iter()
+                .map(|v| fill_with(s, vars, at, Some((name, v))))
+                .collect()
         }
-        _ => bail!("{at}: {s:?} uses more than one list variable ({}); use one per item", lists.into_iter().collect::<Vec<_>>().join(", ")),
+        _ => bail!(
+            "{at}: {s:?} uses more than one list variable ({}); use one per item",
+            lists.into_iter().collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -237,15 +267,24 @@ impl Pipeline {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).with_context(|| format!("{file}: cannot read"))?;
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            let line = e.span().map(|s| text[..s.start].lines().count().max(1)).unwrap_or(0);
+            let line = e
+                .span()
+                .map(|s| text[..s.start].lines().count().max(1))
+                .unwrap_or(0);
             anyhow!("{file}:{line}: not valid TOML: {}", e.message())
         })?;
         let mut vars: Vars = BTreeMap::new();
         if let Some(t) = doc.get("vars").and_then(|v| v.as_table()) {
             for (k, v) in t {
-                let bad = || anyhow!("{file}:{}: variable `{k}` must be a string, number, boolean or a list of them", var_line(&text, k));
+                let bad = || {
+                    anyhow!("{file}:{}: variable `{k}` must be a string, number, boolean or a list of them", var_line(&text, k))
+                };
                 let value = match v {
-                    toml::Value::Array(a) => VarValue::List(a.iter().map(|x| scalar(x).ok_or_else(bad)).collect::<Result<_>>()?),
+                    toml::Value::Array(a) => VarValue::List(
+                        a.iter()
+                            .map(|x| scalar(x).ok_or_else(bad))
+                            .collect::<Result<_>>()?,
+                    ),
                     other => VarValue::One(scalar(other).ok_or_else(bad)?),
                 };
                 vars.insert(k.clone(), value);
@@ -253,10 +292,17 @@ impl Pipeline {
         }
         let sets_given = sets;
         for s in sets_given {
-            let (k, v) = s.split_once('=').ok_or_else(|| anyhow!("--set {s}: expected NAME=VALUE"))?;
+            let (k, v) = s
+                .split_once('=')
+                .ok_or_else(|| anyhow!("--set {s}: expected NAME=VALUE"))?;
             let k = k.trim().to_string();
             let value = match vars.get(&k) {
-                Some(VarValue::List(_)) => VarValue::List(v.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()),
+                Some(VarValue::List(_)) => VarValue::List(
+                    v.split(',')
+                        .map(|x| x.trim().to_string())
+                        .filter(|x| !x.is_empty())
+                        .collect(),
+                ),
                 _ => VarValue::One(v.to_string()),
             };
             vars.insert(k, value);
@@ -268,7 +314,11 @@ impl Pipeline {
             for (k, v) in vars.iter_mut() {
                 if let VarValue::One(s) = v {
                     if s.contains("{{") {
-                        let filled = fill_vars(s, &snapshot, &format!("{file}:{}: variable `{k}`", var_line(&text, k)))?;
+                        let filled = fill_vars(
+                            s,
+                            &snapshot,
+                            &format!("{file}:{}: variable `{k}`", var_line(&text, k)),
+                        )?;
                         changed |= filled != *s;
                         *s = filled;
                     }
@@ -278,16 +328,27 @@ impl Pipeline {
                 break;
             }
         }
-        let steps_t = doc.get("steps").and_then(|v| v.as_table()).ok_or_else(|| anyhow!("{file}: no [steps.*] tables"))?;
+        let steps_t = doc
+            .get("steps")
+            .and_then(|v| v.as_table())
+            .ok_or_else(|| anyhow!("{file}: no [steps.*] tables"))?;
         let mut steps = BTreeMap::new();
         let mut inputs = Vec::new();
         for (name, v) in steps_t {
             let line = step_line(&text, name);
             let at = format!("{file}:{line}: step `{name}`");
-            let t = v.as_table().ok_or_else(|| anyhow!("{at}: must be a table"))?;
-            let stage = t.get("stage").and_then(|s| s.as_str()).ok_or_else(|| anyhow!("{at}: missing `stage`"))?;
+            let t = v
+                .as_table()
+                .ok_or_else(|| anyhow!("{at}: must be a table"))?;
+            let stage = t
+                .get("stage")
+                .and_then(|s| s.as_str())
+                .ok_or_else(|| anyhow!("{at}: missing `stage`"))?;
             if !STAGES.contains(&stage) {
-                bail!("{at}: unknown stage `{stage}` (known: {})", STAGES.join(", "));
+                bail!(
+                    "{at}: unknown stage `{stage}` (known: {})",
+                    STAGES.join(", ")
+                );
             }
             let mut params = Vec::new();
             let mut deps = BTreeSet::new();
@@ -300,29 +361,56 @@ impl Pipeline {
                 }
                 let kat = format!("{file}:{}: step `{name}`, `{k}`", key_line(&text, name, k));
                 if k == "after" {
-                    for d in val.as_array().ok_or_else(|| anyhow!("{kat}: must be a list of step names"))? {
-                        deps.insert(d.as_str().ok_or_else(|| anyhow!("{kat}: must be a list of step names"))?.to_string());
+                    for d in val
+                        .as_array()
+                        .ok_or_else(|| anyhow!("{kat}: must be a list of step names"))?
+                    {
+                        deps.insert(
+                            d.as_str()
+                                .ok_or_else(|| anyhow!("{kat}: must be a list of step names"))?
+                                .to_string(),
+                        );
                     }
                     continue;
                 }
                 let raw: Vec<String> = match val {
-                    toml::Value::Array(a) => a.iter().map(|x| scalar(x).ok_or_else(|| anyhow!("{kat}: list items must be strings or numbers"))).collect::<Result<_>>()?,
-                    other => vec![scalar(other).ok_or_else(|| anyhow!("{kat}: must be a string, number, boolean or a list of them"))?],
+                    toml::Value::Array(a) => a
+                        .iter()
+                        .map(|x| {
+                            scalar(x).ok_or_else(|| {
+                                anyhow!("{kat}: list items must be strings or numbers")
+                            })
+                        })
+                        .collect::<Result<_>>()?,
+                    other => vec![scalar(other).ok_or_else(|| {
+                        anyhow!("{kat}: must be a string, number, boolean or a list of them")
+                    })?],
                 };
                 let mut values = Vec::new();
                 let is_list = matches!(val, toml::Value::Array(_));
                 for r in raw {
-                    let items = if is_list { fill_item(&r, &vars, &kat)? } else { vec![fill_vars(&r, &vars, &kat)?] };
+                    let items = if is_list {
+                        fill_item(&r, &vars, &kat)?
+                    } else {
+                        vec![fill_vars(&r, &vars, &kat)?]
+                    };
                     for filled in items {
                         if let Some(reference) = filled.strip_prefix('@') {
                             let dep = reference.split('.').next().unwrap_or("").to_string();
                             if !steps_t.contains_key(&dep) {
-                                bail!("{kat}: refers to `@{reference}`, but there is no step `{dep}`");
+                                bail!(
+                                    "{kat}: refers to `@{reference}`, but there is no step `{dep}`"
+                                );
                             }
                             deps.insert(dep);
                         }
                         if stage == "ingest" && k == "paths" {
-                            inputs.push(InputPath { at: kat.clone(), path: PathBuf::from(&filled), template: r.clone(), vars: var_names(&r).into_iter().map(String::from).collect() });
+                            inputs.push(InputPath {
+                                at: kat.clone(),
+                                path: PathBuf::from(&filled),
+                                template: r.clone(),
+                                vars: var_names(&r).into_iter().map(String::from).collect(),
+                            });
                         }
                         values.push(filled);
                     }
@@ -334,31 +422,67 @@ impl Pipeline {
                     bail!("{at}: `after` names `{d}`, which is not a step");
                 }
             }
-            steps.insert(name.clone(), Step { name: name.clone(), stage: stage.to_string(), line, params, deps });
+            steps.insert(
+                name.clone(),
+                Step {
+                    name: name.clone(),
+                    stage: stage.to_string(),
+                    line,
+                    params,
+                    deps,
+                },
+            );
         }
         // Topological order (Kahn), ties by name: deterministic.
         let mut order = Vec::new();
         let mut done: BTreeSet<String> = BTreeSet::new();
         while order.len() < steps.len() {
-            let ready: Vec<String> = steps.values().filter(|s| !done.contains(&s.name) && s.deps.iter().all(|d| done.contains(d))).map(|s| s.name.clone()).collect();
+            let ready: Vec<String> = steps
+                .values()
+                .filter(|s| !done.contains(&s.name) && s.deps.iter().all(|d| done.contains(d)))
+                .map(|s| s.name.clone())
+                .collect();
             if ready.is_empty() {
-                let stuck: Vec<&Step> = steps.values().filter(|s| !done.contains(&s.name)).collect();
+                let stuck: Vec<&Step> =
+                    steps.values().filter(|s| !done.contains(&s.name)).collect();
                 let first = stuck[0];
-                bail!("{file}:{}: the steps {} form a cycle", first.line, stuck.iter().map(|s| format!("`{}`", s.name)).collect::<Vec<_>>().join(", "));
+                bail!(
+                    "{file}:{}: the steps {} form a cycle",
+                    first.line,
+                    stuck
+                        .iter()
+                        .map(|s| format!("`{}`", s.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
             }
             for r in ready {
                 done.insert(r.clone());
                 order.push(r);
             }
         }
-        let p = Pipeline { path: path.to_path_buf(), steps, order, inputs };
+        let p = Pipeline {
+            path: path.to_path_buf(),
+            steps,
+            order,
+            inputs,
+        };
         // Every step's arguments must parse, with stand-in ids for inputs.
         for s in p.steps.values() {
             let argv = p.argv(s, &|_| Ok(PLACEHOLDER_ID.to_string()))?;
             if let Err(e) = Cli::try_parse_from(&argv) {
                 let msg = e.to_string();
-                let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim_start_matches("error: ");
-                bail!("{file}:{}: step `{}`: bad parameter for stage `{}`: {first}", s.line, s.name, s.stage);
+                let first = msg
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim_start_matches("error: ");
+                bail!(
+                    "{file}:{}: step `{}`: bad parameter for stage `{}`: {first}",
+                    s.line,
+                    s.name,
+                    s.stage
+                );
             }
         }
         Ok(p)
@@ -369,7 +493,16 @@ impl Pipeline {
         let mut argv = vec!["ragprobe".to_string(), s.stage.clone()];
         let mut positional = Vec::new();
         for (k, values) in &s.params {
-            let resolved: Vec<String> = values.iter().map(|v| if let Some(r) = v.strip_prefix('@') { resolve(r) } else { Ok(v.clone()) }).collect::<Result<_>>()?;
+            let resolved: Vec<String> = values
+                .iter()
+                .map(|v| {
+                    if let Some(r) = v.strip_prefix('@') {
+                        resolve(r)
+                    } else {
+                        Ok(v.clone())
+                    }
+                })
+                .collect::<Result<_>>()?;
             if POSITIONAL.contains(&k.as_str()) {
                 positional.extend(resolved);
                 continue;
@@ -388,7 +521,6 @@ impl Pipeline {
         argv.extend(positional);
         Ok(argv)
     }
-
 }
 
 /// Outputs of finished steps: step -> [(kind, id)].
@@ -396,11 +528,31 @@ type Done = BTreeMap<String, Vec<(String, String)>>;
 
 fn resolver<'a>(done: &'a Done) -> impl Fn(&str) -> Result<String> + 'a {
     move |r: &str| {
-        let (step, kind) = r.split_once('.').map(|(a, b)| (a, Some(b))).unwrap_or((r, None));
-        let outs = done.get(step).ok_or_else(|| anyhow!("step `{step}` has not run"))?;
+        let (step, kind) = r
+            .split_once('.')
+            .map(|(a, b)| (a, Some(b)))
+            .unwrap_or((r, None));
+        let outs = done
+            .get(step)
+            .ok_or_else(|| anyhow!("step `{step}` has not run"))?;
         match kind {
-            Some(k) => outs.iter().find(|(kk, _)| kk == k).map(|(_, id)| id.clone()).ok_or_else(|| anyhow!("step `{step}` wrote no `{k}` artifact (it wrote {})", outs.iter().map(|o| o.0.as_str()).collect::<Vec<_>>().join(", "))),
-            None => outs.first().map(|(_, id)| id.clone()).ok_or_else(|| anyhow!("step `{step}` wrote no artifact")),
+            Some(k) => outs
+                .iter()
+                .find(|(kk, _)| kk == k)
+                .map(|(_, id)| id.clone())
+                .ok_or_else(|| {
+                    anyhow!(
+                        "step `{step}` wrote no `{k}` artifact (it wrote {})",
+                        outs.iter()
+                            .map(|o| o.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }),
+            None => outs
+                .first()
+                .map(|(_, id)| id.clone())
+                .ok_or_else(|| anyhow!("step `{step}` wrote no artifact")),
         }
     }
 }
@@ -414,18 +566,31 @@ fn resolver<'a>(done: &'a Done) -> impl Fn(&str) -> Result<String> + 'a {
 fn file_inputs<'a>(stage: &str, argv: &'a [String]) -> Vec<&'a String> {
     let flags: &[&str] = match stage {
         "ingest" => &["--evidence-dir"],
-        "generate" => &["--prompt", "--prompts-dir", "--passage-tokenizer", "--model"],
+        "generate" => &[
+            "--prompt",
+            "--prompts-dir",
+            "--passage-tokenizer",
+            "--model",
+        ],
         "perturb" => &["--writer-model"],
         "score" => &["--predictions"],
         _ => &[],
     };
-    let mut out: Vec<&String> = argv.windows(2).filter(|w| flags.contains(&w[0].as_str())).map(|w| &w[1]).collect();
+    let mut out: Vec<&String> = argv
+        .windows(2)
+        .filter(|w| flags.contains(&w[0].as_str()))
+        .map(|w| &w[1])
+        .collect();
     if stage == "ingest" {
         // Positional paths: the arguments that are neither a flag nor a flag's value.
         let mut i = 2;
         while i < argv.len() {
             if argv[i].starts_with("--") {
-                i += if i + 1 < argv.len() && !argv[i + 1].starts_with("--") { 2 } else { 1 };
+                i += if i + 1 < argv.len() && !argv[i + 1].starts_with("--") {
+                    2
+                } else {
+                    1
+                };
             } else {
                 out.push(&argv[i]);
                 i += 1;
@@ -442,20 +607,35 @@ fn step_key(p: &Pipeline, argv: &[String]) -> Result<String> {
     let mut files = BTreeMap::new();
     for a in file_inputs(&argv[1], argv) {
         let path = Path::new(a);
-        let path = if path.exists() { path.to_path_buf() } else { base.join(a) };
+        let path = if path.exists() {
+            path.to_path_buf()
+        } else {
+            base.join(a)
+        };
         if path.is_file() {
-            files.insert(a.clone(), ragprobe_artifact::sha256_reader(std::fs::File::open(&path)?)?);
+            files.insert(
+                a.clone(),
+                ragprobe_artifact::sha256_reader(std::fs::File::open(&path)?)?,
+            );
         } else if path.is_dir() {
             let mut entries: Vec<PathBuf> = walk(&path);
             entries.sort();
             let mut h = String::new();
             for e in entries {
-                h.push_str(&format!("{}={}\n", e.strip_prefix(&path).unwrap_or(&e).display(), ragprobe_artifact::sha256_reader(std::fs::File::open(&e)?)?));
+                h.push_str(&format!(
+                    "{}={}\n",
+                    e.strip_prefix(&path).unwrap_or(&e).display(),
+                    ragprobe_artifact::sha256_reader(std::fs::File::open(&e)?)?
+                ));
             }
             files.insert(a.clone(), sha256_hex(h.as_bytes()));
         }
     }
-    let fp = |p: PathBuf| std::fs::metadata(&p).map(|m| format!("{}:{}:{:?}", p.display(), m.len(), m.modified().ok())).unwrap_or_default();
+    let fp = |p: PathBuf| {
+        std::fs::metadata(&p)
+            .map(|m| format!("{}:{}:{:?}", p.display(), m.len(), m.modified().ok()))
+            .unwrap_or_default()
+    };
     let v = json!({
         "argv": &argv[1..], "files": files, "version": ragprobe_artifact::RAGPROBE_VERSION,
         "models": [fp(ragprobe_models::paths::smollm2_gguf()), fp(ragprobe_models::paths::minilm_dir().join("model.safetensors"))],
@@ -480,14 +660,19 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn record_path(store: &Store, key: &str) -> PathBuf {
-    store.root().join("pipeline-steps").join(format!("{key}.json"))
+    store
+        .root()
+        .join("pipeline-steps")
+        .join(format!("{key}.json"))
 }
 
 /// The cached outputs of a step key, if every output is still stored.
 fn cached_step(store: &Store, key: &str) -> Option<Vec<(String, String)>> {
     let text = std::fs::read_to_string(record_path(store, key)).ok()?;
     let outs: Vec<(String, String)> = serde_json::from_str(&text).ok()?;
-    outs.iter().all(|(_, id)| store.object_path(id).is_file()).then_some(outs)
+    outs.iter()
+        .all(|(_, id)| store.object_path(id).is_file())
+        .then_some(outs)
 }
 
 fn record_step(store: &Store, key: &str, outs: &[(String, String)]) -> Result<()> {
@@ -501,7 +686,11 @@ fn record_step(store: &Store, key: &str, outs: &[(String, String)]) -> Result<()
 
 /// Steps that use the embedded model or the embedder run one at a time.
 fn heavy(s: &Step) -> bool {
-    let has = |k: &str, v: &str| s.params.iter().any(|(kk, vals)| kk == k && vals.iter().any(|x| x == v));
+    let has = |k: &str, v: &str| {
+        s.params
+            .iter()
+            .any(|(kk, vals)| kk == k && vals.iter().any(|x| x == v))
+    };
     match s.stage.as_str() {
         "generate" => !has("backend", "openai"),
         "retrieve" => !s.params.iter().any(|(k, _)| k == "method") || !has("method", "bm25"),
@@ -541,14 +730,25 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
         eprintln!("warning: {e}");
     }
     let mut done: Done = BTreeMap::new();
-    let mut summary = Summary { ran: 0, cached: 0, requests: (0, 0, 0) };
+    let mut summary = Summary {
+        ran: 0,
+        cached: 0,
+        requests: (0, 0, 0),
+    };
     if a.dry_run {
-        println!("plan for {} ({} steps):", a.pipeline.display(), p.order.len());
+        println!(
+            "plan for {} ({} steps):",
+            a.pipeline.display(),
+            p.order.len()
+        );
         for n in &p.order {
             let s = &p.steps[n];
             let argv = p.argv(s, &resolver(&done));
             let state = match argv {
-                Ok(argv) => match (forced.contains(n), cached_step(store, &step_key(&p, &argv)?)) {
+                Ok(argv) => match (
+                    forced.contains(n),
+                    cached_step(store, &step_key(&p, &argv)?),
+                ) {
                     (false, Some(outs)) => {
                         done.insert(n.clone(), outs);
                         "cached".to_string()
@@ -562,12 +762,18 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
         return Ok(());
     }
     let bar = ProgressBar::new(p.order.len() as u64);
-    bar.set_style(ProgressStyle::with_template("pipeline [{bar:20}] {pos}/{len} steps {msg}").expect("static").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("pipeline [{bar:20}] {pos}/{len} steps {msg}")
+            .expect("static")
+            .progress_chars("=> "),
+    );
     let selected: Vec<String> = match &a.only {
         Some(o) => {
             // Inputs of --only must come from cached runs of their steps.
             for d in p.steps[o].deps.iter() {
-                let argv = p.argv(&p.steps[d], &resolver(&done)).map_err(|e| anyhow!("--only {o}: input step `{d}`: {e}"))?;
+                let argv = p
+                    .argv(&p.steps[d], &resolver(&done))
+                    .map_err(|e| anyhow!("--only {o}: input step `{d}`: {e}"))?;
                 let outs = cached_step(store, &step_key(&p, &argv)?).ok_or_else(|| anyhow!("--only {o}: its input step `{d}` has not run yet; run the pipeline (or --only {d}) first"))?;
                 done.insert(d.clone(), outs);
             }
@@ -579,7 +785,11 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
     let mut remaining: Vec<String> = selected.clone();
     let heavy_lock = std::sync::Mutex::new(());
     while !remaining.is_empty() {
-        let ready: Vec<String> = remaining.iter().filter(|n| p.steps[*n].deps.iter().all(|d| done.contains_key(d))).cloned().collect();
+        let ready: Vec<String> = remaining
+            .iter()
+            .filter(|n| p.steps[*n].deps.iter().all(|d| done.contains_key(d)))
+            .cloned()
+            .collect();
         if ready.is_empty() {
             bail!("internal: no step is ready (unresolved inputs)");
         }
@@ -588,7 +798,8 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
             let handles: Vec<_> = batch
                 .iter()
                 .map(|n| {
-                    let (p, done, forced, heavy_lock, bar) = (&p, &done, &forced, &heavy_lock, &bar);
+                    let (p, done, forced, heavy_lock, bar) =
+                        (&p, &done, &forced, &heavy_lock, &bar);
                     let n = n.clone();
                     scope.spawn(move || {
                         let s = &p.steps[&n];
@@ -597,14 +808,24 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
                             let key = step_key(p, &argv)?;
                             if !forced.contains(&n) {
                                 if let Some(outs) = cached_step(store, &key) {
-                                    return Ok((StageOut { outputs: outs, cached: true, ..Default::default() }, true));
+                                    return Ok((
+                                        StageOut {
+                                            outputs: outs,
+                                            cached: true,
+                                            ..Default::default()
+                                        },
+                                        true,
+                                    ));
                                 }
                             }
-                            let _guard = heavy(s).then(|| heavy_lock.lock().unwrap_or_else(|e| e.into_inner()));
+                            let _guard = heavy(s)
+                                .then(|| heavy_lock.lock().unwrap_or_else(|e| e.into_inner()));
                             bar.set_message(format!("running {n} ({})", s.stage));
                             tracing::info!("step {n}: {}", argv[1..].join(" "));
-                            let cli = Cli::try_parse_from(&argv).map_err(|e| anyhow!("step `{n}`: {e}"))?;
-                            let out = dispatch(store, cli.command).with_context(|| format!("step `{n}` ({}) failed", s.stage))?;
+                            let cli = Cli::try_parse_from(&argv)
+                                .map_err(|e| anyhow!("step `{n}`: {e}"))?;
+                            let out = dispatch(store, cli.command)
+                                .with_context(|| format!("step `{n}` ({}) failed", s.stage))?;
                             if let Some(e) = &out.error {
                                 bail!("step `{n}` ({}): {e}", s.stage);
                             }
@@ -615,7 +836,10 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().expect("step thread")).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("step thread"))
+                .collect()
         });
         for (n, r) in results {
             let (out, from_cache) = r?;
@@ -626,7 +850,11 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
                 summary.ran += 1;
             }
             if let Some((new, cached, failed)) = out.requests {
-                summary.requests = (summary.requests.0 + new, summary.requests.1 + cached, summary.requests.2 + failed);
+                summary.requests = (
+                    summary.requests.0 + new,
+                    summary.requests.1 + cached,
+                    summary.requests.2 + failed,
+                );
             }
             for (k, id) in &out.outputs {
                 println!("{n}\t{k}\t{id}");
@@ -637,7 +865,16 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
         }
     }
     bar.finish_and_clear();
-    let report = p.steps.values().filter(|s| s.stage == "report").find_map(|s| s.params.iter().find(|(k, _)| k == "out").and_then(|(_, v)| v.first().cloned()));
+    let report = p
+        .steps
+        .values()
+        .filter(|s| s.stage == "report")
+        .find_map(|s| {
+            s.params
+                .iter()
+                .find(|(k, _)| k == "out")
+                .and_then(|(_, v)| v.first().cloned())
+        });
     eprintln!(
         "pipeline {}: {} step(s) run, {} cached; requests: {} new, {} cached, {} failed; {:.1}s{}",
         a.pipeline.display(),
@@ -647,7 +884,9 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
         summary.requests.1,
         summary.requests.2,
         started.elapsed().as_secs_f64(),
-        report.map(|r| format!("; report: {}", Path::new(&r).join("index.html").display())).unwrap_or_default()
+        report
+            .map(|r| format!("; report: {}", Path::new(&r).join("index.html").display()))
+            .unwrap_or_default()
     );
     store.log_run(json!({"stage": "run", "pipeline": a.pipeline.display().to_string(), "ran": summary.ran, "cached": summary.cached, "seconds": started.elapsed().as_secs_f64()}));
     Ok(())

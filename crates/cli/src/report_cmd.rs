@@ -37,21 +37,48 @@ pub struct ReportArgs {
 
 pub fn run(store: &Store, a: ReportArgs) -> Result<crate::StageOut> {
     let files = if a.compare.len() == 2 {
-        let (ida, idb) = (store.resolve_kind(&a.compare[0], kinds::SCORES)?, store.resolve_kind(&a.compare[1], kinds::SCORES)?);
+        let (ida, idb) = (
+            store.resolve_kind(&a.compare[0], kinds::SCORES)?,
+            store.resolve_kind(&a.compare[1], kinds::SCORES)?,
+        );
         let (ra, rb) = (read_scores(store, &ida)?, read_scores(store, &idb)?);
-        let opts = ScoreOptions { bootstrap: a.bootstrap, seed: a.seed, ..Default::default() };
-        let groups = |rs: &[ragprobe_artifact::scores::ScoreRow]| -> BTreeSet<(String, String, String)> { rs.iter().map(|r| (r.dataset.clone(), r.prompt.clone(), r.condition.clone())).collect() };
-        let shared: Vec<(String, String, String)> = groups(&ra).intersection(&groups(&rb)).cloned().collect();
+        let opts = ScoreOptions {
+            bootstrap: a.bootstrap,
+            seed: a.seed,
+            ..Default::default()
+        };
+        let groups =
+            |rs: &[ragprobe_artifact::scores::ScoreRow]| -> BTreeSet<(String, String, String)> {
+                rs.iter()
+                    .map(|r| (r.dataset.clone(), r.prompt.clone(), r.condition.clone()))
+                    .collect()
+            };
+        let shared: Vec<(String, String, String)> =
+            groups(&ra).intersection(&groups(&rb)).cloned().collect();
         if shared.is_empty() {
             bail!("the two runs share no (dataset, prompt, condition)");
         }
         let mut rows = Vec::new();
         for (d, p, c) in shared {
-            let pick = |rs: &[ragprobe_artifact::scores::ScoreRow]| rs.iter().filter(|r| r.dataset == d && r.prompt == p && r.condition == c).cloned().collect::<Vec<_>>();
+            let pick = |rs: &[ragprobe_artifact::scores::ScoreRow]| {
+                rs.iter()
+                    .filter(|r| r.dataset == d && r.prompt == p && r.condition == c)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
             let (sa, sb) = (pick(&ra), pick(&rb));
-            let metrics: Vec<&str> = if sa.iter().any(|r| r.foil_only.is_some()) { vec!["acc", "foil_only"] } else { vec!["acc"] };
+            let metrics: Vec<&str> = if sa.iter().any(|r| r.foil_only.is_some()) {
+                vec!["acc", "foil_only"]
+            } else {
+                vec!["acc"]
+            };
             for m in metrics {
-                let cmp = compare_rows(&sa.iter().collect::<Vec<_>>(), &sb.iter().collect::<Vec<_>>(), m, &opts)?;
+                let cmp = compare_rows(
+                    &sa.iter().collect::<Vec<_>>(),
+                    &sb.iter().collect::<Vec<_>>(),
+                    m,
+                    &opts,
+                )?;
                 let label = format!("{m} · {c}");
                 let mk = |metric: &str, v: Option<f64>, ci: Option<(f64, f64)>| MetricRow {
                     study: "compare".into(),
@@ -80,6 +107,10 @@ pub fn run(store: &Store, a: ReportArgs) -> Result<crate::StageOut> {
         ragprobe_report::report(store, &a.metrics, a.scores.as_deref(), &a.out, &a.title)?
     };
     eprint!("{}", files.text);
-    eprintln!("report: {} ({} files)", files.index.display(), files.files.len());
+    eprintln!(
+        "report: {} ({} files)",
+        files.index.display(),
+        files.files.len()
+    );
     Ok(crate::StageOut::default())
 }

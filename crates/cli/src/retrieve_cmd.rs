@@ -69,14 +69,30 @@ pub fn run(store: &Store, a: RetrieveArgs) -> Result<crate::StageOut> {
     } else {
         Some(ragprobe_models::Embedder::load_default().context("loading the MiniLM embedder")?)
     };
-    let opts = RetrieveOptions { method, k: a.k, extra: a.extra, analyzer: Analyzer::for_lang(&a.lang), batch: a.batch, progress: true };
+    let opts = RetrieveOptions {
+        method,
+        k: a.k,
+        extra: a.extra,
+        analyzer: Analyzer::for_lang(&a.lang),
+        batch: a.batch,
+        progress: true,
+    };
     let r = retrieve(store, &a.corpus, &a.questions, &opts, embedder.as_ref())?;
     eprint!("{}", recall_table(&r.recall));
-    Ok(crate::StageOut::new([(r.contexts.kind.as_str(), r.contexts.id.as_str()), (r.metrics.kind.as_str(), r.metrics.id.as_str())], r.cached))
+    Ok(crate::StageOut::new(
+        [
+            (r.contexts.kind.as_str(), r.contexts.id.as_str()),
+            (r.metrics.kind.as_str(), r.metrics.id.as_str()),
+        ],
+        r.cached,
+    ))
 }
 
 pub fn recall(store: &Store, a: RecallArgs) -> Result<crate::StageOut> {
     let (m, rows, cached) = evaluate(store, &a.questions, &a.contexts, a.k)?;
     eprint!("{}", recall_table(&rows));
-    Ok(crate::StageOut::new([(m.kind.as_str(), m.id.as_str())], cached))
+    Ok(crate::StageOut::new(
+        [(m.kind.as_str(), m.id.as_str())],
+        cached,
+    ))
 }

@@ -110,25 +110,58 @@ pub struct CompareArgs {
 
 pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
     if let Some(ScoreSub::Compare(c)) = a.sub {
-        let opts = ScoreOptions { bootstrap: c.boot.bootstrap, seed: c.boot.seed, ..Default::default() };
-        let side_a = Side { scores: c.a.clone(), model: c.a_model, prompt: c.a_prompt, condition: c.a_condition };
-        let side_b = Side { scores: c.b.unwrap_or(c.a), model: c.b_model, prompt: c.b_prompt, condition: c.b_condition };
+        let opts = ScoreOptions {
+            bootstrap: c.boot.bootstrap,
+            seed: c.boot.seed,
+            ..Default::default()
+        };
+        let side_a = Side {
+            scores: c.a.clone(),
+            model: c.a_model,
+            prompt: c.a_prompt,
+            condition: c.a_condition,
+        };
+        let side_b = Side {
+            scores: c.b.unwrap_or(c.a),
+            model: c.b_model,
+            prompt: c.b_prompt,
+            condition: c.b_condition,
+        };
         let r = compare(store, &side_a, &side_b, &c.metric, &opts)?;
         let f = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
         println!("metric\tquestions\tA\tB\tB-A\tci_low\tci_high");
-        println!("{}\t{}\t{}\t{}\t{}\t{}\t{}", r.metric, r.questions, f(r.a), f(r.b), f(r.diff), f(r.ci.map(|c| c.0)), f(r.ci.map(|c| c.1)));
+        println!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            r.metric,
+            r.questions,
+            f(r.a),
+            f(r.b),
+            f(r.diff),
+            f(r.ci.map(|c| c.0)),
+            f(r.ci.map(|c| c.1))
+        );
         return Ok(crate::StageOut::default());
     }
     let opts = ScoreOptions {
         bootstrap: a.boot.bootstrap,
         seed: a.boot.seed,
-        parse: if a.lenient { ParseMode::Lenient } else { ParseMode::Reference },
+        parse: if a.lenient {
+            ParseMode::Lenient
+        } else {
+            ParseMode::Reference
+        },
         conflict_share: a.conflict_share,
         k_matcher: KMatcher::parse(&a.k_matcher).expect("checked by clap"),
     };
     let report = if let Some(file) = &a.predictions {
-        let Some(against) = &a.against else { bail!("--predictions needs --against <questions or cases artifact>") };
-        let cols = PredictionColumns { id: a.id_col.clone(), prediction: a.pred_col.clone(), model: a.model_col.clone(), role: a.role.clone(),
+        let Some(against) = &a.against else {
+            bail!("--predictions needs --against <questions or cases artifact>")
+        };
+        let cols = PredictionColumns {
+            id: a.id_col.clone(),
+            prediction: a.pred_col.clone(),
+            model: a.model_col.clone(),
+            role: a.role.clone(),
             on_duplicate: match a.on_duplicate.as_str() {
                 "first" => OnDuplicate::First,
                 "last" => OnDuplicate::Last,
@@ -137,7 +170,17 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
         };
         let (report, unmatched) = score_predictions(store, file, against, &cols, &opts)?;
         if !unmatched.is_empty() {
-            eprintln!("{} prediction id(s) matched nothing: {}{}", unmatched.len(), unmatched.iter().take(10).cloned().collect::<Vec<_>>().join(", "), if unmatched.len() > 10 { ", …" } else { "" });
+            eprintln!(
+                "{} prediction id(s) matched nothing: {}{}",
+                unmatched.len(),
+                unmatched
+                    .iter()
+                    .take(10)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if unmatched.len() > 10 { ", …" } else { "" }
+            );
         }
         report
     } else {
@@ -147,8 +190,17 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
         score(store, &a.responses, &opts)?
     };
     if report.failed > 0 {
-        eprintln!("{} failed request(s) excluded from every denominator", report.failed);
+        eprintln!(
+            "{} failed request(s) excluded from every denominator",
+            report.failed
+        );
     }
     eprint!("{}", metrics_table(&report.rows));
-    Ok(crate::StageOut::new([(report.scores.kind.as_str(), report.scores.id.as_str()), (report.metrics.kind.as_str(), report.metrics.id.as_str())], report.cached))
+    Ok(crate::StageOut::new(
+        [
+            (report.scores.kind.as_str(), report.scores.id.as_str()),
+            (report.metrics.kind.as_str(), report.metrics.id.as_str()),
+        ],
+        report.cached,
+    ))
 }

@@ -8,7 +8,13 @@ const DPR: &str = r#"{"question": "who wrote hamlet", "answers": ["Shakespeare"]
 "#;
 
 fn ragprobe(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ragprobe")).current_dir(dir).env_remove("RAGPROBE_STORE").env("RUST_LOG", "info").args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .current_dir(dir)
+        .env_remove("RAGPROBE_STORE")
+        .env("RUST_LOG", "info")
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {
@@ -20,7 +26,14 @@ fn stderr(o: &Output) -> String {
 
 /// (kind, id) lines from a stage's stdout.
 fn outputs(o: &Output) -> Vec<(String, String)> {
-    stdout(o).lines().map(|l| l.split_once('\t').map(|(k, i)| (k.to_string(), i.to_string())).expect("kind<TAB>id")).collect()
+    stdout(o)
+        .lines()
+        .map(|l| {
+            l.split_once('\t')
+                .map(|(k, i)| (k.to_string(), i.to_string()))
+                .expect("kind<TAB>id")
+        })
+        .collect()
 }
 
 fn setup() -> tempfile::TempDir {
@@ -35,40 +48,80 @@ fn ingest_prints_kind_and_id_and_a_rerun_is_cached() {
     let first = ragprobe(d.path(), &["ingest", "--format", "dpr", "nq.jsonl"]);
     assert!(first.status.success(), "{}", stderr(&first));
     let outs = outputs(&first);
-    assert_eq!(outs.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["questions", "contexts"]);
-    assert!(d.path().join(".ragprobe/objects").join(format!("{}.parquet", outs[0].1)).is_file());
+    assert_eq!(
+        outs.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        ["questions", "contexts"]
+    );
+    assert!(d
+        .path()
+        .join(".ragprobe/objects")
+        .join(format!("{}.parquet", outs[0].1))
+        .is_file());
     let second = ragprobe(d.path(), &["ingest", "--format", "dpr", "nq.jsonl"]);
     assert!(second.status.success());
     assert_eq!(outputs(&second), outs);
-    assert!(stderr(&second).contains("cached, not run"), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("cached, not run"),
+        "{}",
+        stderr(&second)
+    );
 }
 
 #[test]
 fn store_flag_before_or_after_the_subcommand_and_from_the_environment() {
     let d = setup();
-    let a = ragprobe(d.path(), &["--store", "s1", "ingest", "--format", "dpr", "nq.jsonl"]);
-    let b = ragprobe(d.path(), &["ingest", "--format", "dpr", "nq.jsonl", "--store", "s2"]);
-    let c = Command::new(env!("CARGO_BIN_EXE_ragprobe")).current_dir(d.path()).env("RAGPROBE_STORE", "s3").args(["ingest", "--format", "dpr", "nq.jsonl"]).output().unwrap();
+    let a = ragprobe(
+        d.path(),
+        &["--store", "s1", "ingest", "--format", "dpr", "nq.jsonl"],
+    );
+    let b = ragprobe(
+        d.path(),
+        &["ingest", "--format", "dpr", "nq.jsonl", "--store", "s2"],
+    );
+    let c = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .current_dir(d.path())
+        .env("RAGPROBE_STORE", "s3")
+        .args(["ingest", "--format", "dpr", "nq.jsonl"])
+        .output()
+        .unwrap();
     assert!(a.status.success() && b.status.success() && c.status.success());
     assert_eq!(outputs(&a), outputs(&b));
     assert_eq!(outputs(&a), outputs(&c));
     for s in ["s1", "s2", "s3"] {
-        assert_eq!(std::fs::read_dir(d.path().join(s).join("objects")).unwrap().count(), 2, "{s}");
+        assert_eq!(
+            std::fs::read_dir(d.path().join(s).join("objects"))
+                .unwrap()
+                .count(),
+            2,
+            "{s}"
+        );
     }
 }
 
 #[test]
 fn show_prints_manifest_schema_rows_by_prefix() {
     let d = setup();
-    let outs = outputs(&ragprobe(d.path(), &["ingest", "--format", "dpr", "nq.jsonl"]));
+    let outs = outputs(&ragprobe(
+        d.path(),
+        &["ingest", "--format", "dpr", "nq.jsonl"],
+    ));
     let prefix = &outs[0].1[..10];
     let o = ragprobe(d.path(), &["artifacts", "show", prefix]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
-    for needle in ["kind:     questions", "rows:     2", "\"stage\": \"ingest\"", "who wrote hamlet"] {
+    for needle in [
+        "kind:     questions",
+        "rows:     2",
+        "\"stage\": \"ingest\"",
+        "who wrote hamlet",
+    ] {
         assert!(s.contains(needle), "missing {needle:?} in\n{s}");
     }
-    assert!(s.lines().any(|l| l.trim_start().starts_with("answers ") && l.trim_end().ends_with("list<utf8>  not null")), "{s}");
+    assert!(
+        s.lines().any(|l| l.trim_start().starts_with("answers ")
+            && l.trim_end().ends_with("list<utf8>  not null")),
+        "{s}"
+    );
     let ls = stdout(&ragprobe(d.path(), &["artifacts", "ls"]));
     assert!(ls.contains(&outs[0].1) && ls.contains("contexts"), "{ls}");
 }
@@ -76,44 +129,86 @@ fn show_prints_manifest_schema_rows_by_prefix() {
 #[test]
 fn verify_fails_naming_the_corrupt_object() {
     let d = setup();
-    let outs = outputs(&ragprobe(d.path(), &["ingest", "--format", "dpr", "nq.jsonl"]));
-    assert!(ragprobe(d.path(), &["artifacts", "verify"]).status.success());
-    let victim = d.path().join(".ragprobe/objects").join(format!("{}.parquet", outs[1].1));
+    let outs = outputs(&ragprobe(
+        d.path(),
+        &["ingest", "--format", "dpr", "nq.jsonl"],
+    ));
+    assert!(ragprobe(d.path(), &["artifacts", "verify"])
+        .status
+        .success());
+    let victim = d
+        .path()
+        .join(".ragprobe/objects")
+        .join(format!("{}.parquet", outs[1].1));
     let mut bytes = std::fs::read(&victim).unwrap();
     bytes[50] ^= 0xff;
     std::fs::write(&victim, bytes).unwrap();
     let o = ragprobe(d.path(), &["artifacts", "verify"]);
     assert!(!o.status.success());
-    assert!(stdout(&o).contains(&format!("CORRUPT\t{}", outs[1].1)), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(&format!("CORRUPT\t{}", outs[1].1)),
+        "{}",
+        stdout(&o)
+    );
     assert!(!stdout(&o).contains(&outs[0].1));
-    assert!(stderr(&o).contains("1 of 2 object(s) are corrupt"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 of 2 object(s) are corrupt"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
 fn export_then_import_and_altered_import_is_refused() {
     let d = setup();
-    let outs = outputs(&ragprobe(d.path(), &["ingest", "--format", "dpr", "nq.jsonl"]));
+    let outs = outputs(&ragprobe(
+        d.path(),
+        &["ingest", "--format", "dpr", "nq.jsonl"],
+    ));
     std::fs::create_dir(d.path().join("out")).unwrap();
-    assert!(ragprobe(d.path(), &["artifacts", "export", &outs[0].1, "out"]).status.success());
+    assert!(
+        ragprobe(d.path(), &["artifacts", "export", &outs[0].1, "out"])
+            .status
+            .success()
+    );
     let file = format!("out/{}.parquet", outs[0].1);
-    let o = ragprobe(d.path(), &["--store", "other", "artifacts", "import", &file]);
+    let o = ragprobe(
+        d.path(),
+        &["--store", "other", "artifacts", "import", &file],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(outputs(&o), vec![outs[0].clone()]);
     let mut bytes = std::fs::read(d.path().join(&file)).unwrap();
     bytes[120] ^= 0x01;
     std::fs::write(d.path().join(&file), bytes).unwrap();
-    let o = ragprobe(d.path(), &["--store", "third", "artifacts", "import", &file]);
+    let o = ragprobe(
+        d.path(),
+        &["--store", "third", "artifacts", "import", &file],
+    );
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("refusing to import") && stderr(&o).contains("altered"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("refusing to import") && stderr(&o).contains("altered"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
 fn bad_input_exits_non_zero_with_the_place() {
     let d = setup();
-    std::fs::write(d.path().join("bad.jsonl"), "{\"question\": \"q\", \"answers\": 3}\n").unwrap();
+    std::fs::write(
+        d.path().join("bad.jsonl"),
+        "{\"question\": \"q\", \"answers\": 3}\n",
+    )
+    .unwrap();
     let o = ragprobe(d.path(), &["ingest", "--format", "dpr", "bad.jsonl"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("bad.jsonl:1: field `answers` must be a list of strings, found a number"), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("bad.jsonl:1: field `answers` must be a list of strings, found a number"),
+        "{}",
+        stderr(&o)
+    );
     assert!(stdout(&o).is_empty());
 }
 
@@ -143,16 +238,56 @@ fn every_subcommand_has_help() {
 fn out_of_range_flags_are_usage_errors() {
     let d = setup();
     for args in [
-        &["generate", "--cases", "x", "--prompt", "imperfect-normal", "--timeout=-1"][..],
-        &["generate", "--cases", "x", "--prompt", "imperfect-normal", "--timeout", "nan"],
-        &["generate", "--cases", "x", "--prompt", "imperfect-normal", "--timeout", "1e300"],
-        &["score", "--responses", "x", "--bootstrap", "18446744073709551615"],
-        &["retrieve", "--corpus", "x", "--questions", "y", "-k", "4294967295"],
+        &[
+            "generate",
+            "--cases",
+            "x",
+            "--prompt",
+            "imperfect-normal",
+            "--timeout=-1",
+        ][..],
+        &[
+            "generate",
+            "--cases",
+            "x",
+            "--prompt",
+            "imperfect-normal",
+            "--timeout",
+            "nan",
+        ],
+        &[
+            "generate",
+            "--cases",
+            "x",
+            "--prompt",
+            "imperfect-normal",
+            "--timeout",
+            "1e300",
+        ],
+        &[
+            "score",
+            "--responses",
+            "x",
+            "--bootstrap",
+            "18446744073709551615",
+        ],
+        &[
+            "retrieve",
+            "--corpus",
+            "x",
+            "--questions",
+            "y",
+            "-k",
+            "4294967295",
+        ],
         &["perturb", "--questions", "x", "-s", "base", "-k", "0"],
     ] {
         let o = ragprobe(d.path(), args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         let e = stderr(&o);
-        assert!(e.contains("invalid value") && (e.contains("outside") || e.contains("finite")), "{args:?}: {e}");
+        assert!(
+            e.contains("invalid value") && (e.contains("outside") || e.contains("finite")),
+            "{args:?}: {e}"
+        );
     }
 }

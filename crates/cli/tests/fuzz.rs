@@ -29,7 +29,10 @@ fn root() -> PathBuf {
 }
 
 fn iters() -> usize {
-    std::env::var("FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(150)
+    std::env::var("FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150)
 }
 
 /// xorshift64*: a seeded, dependency-free generator.
@@ -109,7 +112,12 @@ fn mutate(seed: &[u8], rng: &mut Rng) -> Vec<u8> {
             b.splice(i..i, [0xff, 0xfe, 0xc3]);
         }
         3 => {
-            let marks: Vec<usize> = b.iter().enumerate().filter(|(_, c)| b"{}[]\",:".contains(c)).map(|(i, _)| i).collect();
+            let marks: Vec<usize> = b
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| b"{}[]\",:".contains(c))
+                .map(|(i, _)| i)
+                .collect();
             for _ in 0..1 + rng.below(3) {
                 if let Some(&i) = marks.get(rng.below(marks.len())) {
                     b[i] = b"{}[]\",:\t"[rng.below(8)];
@@ -179,7 +187,10 @@ fn guarded<T: Send + 'static>(keep: &Path, f: impl FnOnce() -> T + Send + 'stati
     match rx.recv_timeout(LIMIT) {
         Ok(Ok(v)) => v,
         Ok(Err(_)) => panic!("panic on the mutant kept at {}", keep.display()),
-        Err(_) => panic!("no answer within {LIMIT:?} on the mutant kept at {}", keep.display()),
+        Err(_) => panic!(
+            "no answer within {LIMIT:?} on the mutant kept at {}",
+            keep.display()
+        ),
     }
 }
 
@@ -202,11 +213,22 @@ struct Tally {
 /// Fuzz one ingest format from one seed file; `place` puts the mutant where
 /// the reader expects it and returns the path to ingest and the file name
 /// the error must name.
-fn fuzz_ingest(format: Format, seed: &Path, layout: &dyn Fn(&Path, &[u8]) -> (PathBuf, String), evidence: Option<PathBuf>, rng: &mut Rng) -> Tally {
+fn fuzz_ingest(
+    format: Format,
+    seed: &Path,
+    layout: &dyn Fn(&Path, &[u8]) -> (PathBuf, String),
+    evidence: Option<PathBuf>,
+    rng: &mut Rng,
+) -> Tally {
     let mut seed_bytes = std::fs::read(seed).unwrap();
     if seed.ends_with("table-mini.jsonl") {
         // The table reader's default column names.
-        seed_bytes = String::from_utf8(seed_bytes).unwrap().replace("\"qid\"", "\"id\"").replace("\"query\"", "\"question\"").replace("\"gold\"", "\"answers\"").into_bytes();
+        seed_bytes = String::from_utf8(seed_bytes)
+            .unwrap()
+            .replace("\"qid\"", "\"id\"")
+            .replace("\"query\"", "\"question\"")
+            .replace("\"gold\"", "\"answers\"")
+            .into_bytes();
     }
     let work = tempfile::tempdir().unwrap();
     let store_dir = work.path().join("store");
@@ -216,18 +238,41 @@ fn fuzz_ingest(format: Format, seed: &Path, layout: &dyn Fn(&Path, &[u8]) -> (Pa
         let case = work.path().join(format!("m{i}"));
         std::fs::create_dir_all(&case).unwrap();
         let (path, name) = layout(&case, &bytes);
-        let kept = keep(&format!("{}-{}-{i}", format!("{format:?}").to_lowercase(), name), &bytes);
-        let on_error = if i % 2 == 0 { OnError::Fail } else { OnError::Skip };
+        let kept = keep(
+            &format!("{}-{}-{i}", format!("{format:?}").to_lowercase(), name),
+            &bytes,
+        );
+        let on_error = if i % 2 == 0 {
+            OnError::Fail
+        } else {
+            OnError::Skip
+        };
         let (sd, ev) = (store_dir.clone(), evidence.clone());
         let r = guarded(&kept, move || {
             let store = Store::open(&sd).unwrap();
-            ingest(&store, &IngestOptions { format: Some(format), paths: vec![path], on_error, evidence_dir: ev, passage_words: 100, ..Default::default() }).map(|_| ()).map_err(|e| e.to_string())
+            ingest(
+                &store,
+                &IngestOptions {
+                    format: Some(format),
+                    paths: vec![path],
+                    on_error,
+                    evidence_dir: ev,
+                    passage_words: 100,
+                    ..Default::default()
+                },
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string())
         });
         t.mutants += 1;
         match r {
             Ok(()) => t.accepted += 1,
             Err(e) => {
-                assert!(e.contains(&name), "{format:?}: the error does not name `{name}`: {e}\n(mutant: {})", kept.display());
+                assert!(
+                    e.contains(&name),
+                    "{format:?}: the error does not name `{name}`: {e}\n(mutant: {})",
+                    kept.display()
+                );
                 t.errors += 1;
             }
         }
@@ -255,15 +300,40 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
         (Format::Dpr, fx("nq-mini-array.json"), "nq.json", None),
         (Format::Dpr, fx("nq-mini.jsonl.gz"), "nq.jsonl.gz", None),
         (Format::Selfrag, fx("popqa-mini.jsonl"), "popqa.jsonl", None),
-        (Format::Nomiracl, fx("nomiracl-mini/en.dev.jsonl"), "en.dev.jsonl", None),
+        (
+            Format::Nomiracl,
+            fx("nomiracl-mini/en.dev.jsonl"),
+            "en.dev.jsonl",
+            None,
+        ),
         (Format::Rgb, fx("rgb-mini.jsonl"), "rgb.jsonl", None),
         (Format::Rgb, fx("rgb-int-mini.jsonl"), "en_int.jsonl", None),
         (Format::Table, fx("table-mini.csv"), "table.csv", None),
         (Format::Table, fx("table-mini.jsonl"), "table.jsonl", None),
-        (Format::Triviaqa, fx("rc/triviaqa-mini.json"), "triviaqa.json", Some(fx("rc/triviaqa-evidence"))),
-        (Format::Hotpotqa, fx("rc/hotpotqa-mini.json"), "hotpot.json", None),
-        (Format::Searchqa, fx("rc/searchqa-mini.jsonl"), "searchqa.jsonl", None),
-        (Format::Mcq, fx("rc/medqa-mini-zh.jsonl"), "medqa.jsonl", None),
+        (
+            Format::Triviaqa,
+            fx("rc/triviaqa-mini.json"),
+            "triviaqa.json",
+            Some(fx("rc/triviaqa-evidence")),
+        ),
+        (
+            Format::Hotpotqa,
+            fx("rc/hotpotqa-mini.json"),
+            "hotpot.json",
+            None,
+        ),
+        (
+            Format::Searchqa,
+            fx("rc/searchqa-mini.jsonl"),
+            "searchqa.jsonl",
+            None,
+        ),
+        (
+            Format::Mcq,
+            fx("rc/medqa-mini-zh.jsonl"),
+            "medqa.jsonl",
+            None,
+        ),
     ];
     for (format, seed, name, evidence) in cases {
         let t = fuzz_ingest(format, &seed, &single(name), evidence, &mut rng);
@@ -280,36 +350,79 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
             std::fs::write(b.join(member), bytes).unwrap();
             (b, member.rsplit('/').next().unwrap().to_string())
         };
-        let t = fuzz_ingest(Format::Beir, &fx(&format!("corpus/{member}")), &layout, None, &mut rng);
+        let t = fuzz_ingest(
+            Format::Beir,
+            &fx(&format!("corpus/{member}")),
+            &layout,
+            None,
+            &mut rng,
+        );
         report.push((format!("Beir {member}"), t));
     }
     // NoMIRACL's distribution directory: one file mutated at a time.
-    for member in ["corpus.jsonl", "topics/dev.relevant.tsv", "qrels/dev.relevant.tsv"] {
+    for member in [
+        "corpus.jsonl",
+        "topics/dev.relevant.tsv",
+        "qrels/dev.relevant.tsv",
+    ] {
         let layout = move |dir: &Path, bytes: &[u8]| {
             let b = dir.join("en");
             for sub in ["topics", "qrels"] {
                 std::fs::create_dir_all(b.join(sub)).unwrap();
-                for f in std::fs::read_dir(root().join("fixtures/nomiracl-dist/en").join(sub)).unwrap().flatten() {
+                for f in std::fs::read_dir(root().join("fixtures/nomiracl-dist/en").join(sub))
+                    .unwrap()
+                    .flatten()
+                {
                     std::fs::copy(f.path(), b.join(sub).join(f.file_name())).unwrap();
                 }
             }
-            std::fs::copy(root().join("fixtures/nomiracl-dist/en/corpus.jsonl"), b.join("corpus.jsonl")).unwrap();
+            std::fs::copy(
+                root().join("fixtures/nomiracl-dist/en/corpus.jsonl"),
+                b.join("corpus.jsonl"),
+            )
+            .unwrap();
             std::fs::write(b.join(member), bytes).unwrap();
             (b, member.rsplit('/').next().unwrap().to_string())
         };
-        let t = fuzz_ingest(Format::Nomiracl, &fx(&format!("nomiracl-dist/en/{member}")), &layout, None, &mut rng);
+        let t = fuzz_ingest(
+            Format::Nomiracl,
+            &fx(&format!("nomiracl-dist/en/{member}")),
+            &layout,
+            None,
+            &mut rng,
+        );
         report.push((format!("Nomiracl dir {member}"), t));
     }
 
     // Predictions files, joined to a questions artifact.
     let work = tempfile::tempdir().unwrap();
     let store = Store::open(work.path().join("store")).unwrap();
-    let q = ingest(&store, &IngestOptions { format: Some(Format::Dpr), paths: vec![fx("nq-mini.jsonl")], ..Default::default() }).unwrap();
+    let q = ingest(
+        &store,
+        &IngestOptions {
+            format: Some(Format::Dpr),
+            paths: vec![fx("nq-mini.jsonl")],
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let qid = q.outputs[0].id.clone();
     let qs = ragprobe_artifact::tables::read_questions(&store, &qid).unwrap();
-    let jsonl: String = qs.iter().map(|x| serde_json::json!({"id": x.qid, "prediction": x.answers[0]}).to_string() + "\n").collect();
-    let csv: String = std::iter::once("id,prediction\n".to_string()).chain(qs.iter().map(|x| format!("{},\"{}\"\n", x.qid, x.answers[0].replace('"', "\"\"")))).collect();
-    for (name, seed) in [("pred.jsonl", jsonl.into_bytes()), ("pred.csv", csv.clone().into_bytes()), ("pred.tsv", csv.replace(',', "\t").into_bytes())] {
+    let jsonl: String = qs
+        .iter()
+        .map(|x| serde_json::json!({"id": x.qid, "prediction": x.answers[0]}).to_string() + "\n")
+        .collect();
+    let csv: String = std::iter::once("id,prediction\n".to_string())
+        .chain(
+            qs.iter()
+                .map(|x| format!("{},\"{}\"\n", x.qid, x.answers[0].replace('"', "\"\""))),
+        )
+        .collect();
+    for (name, seed) in [
+        ("pred.jsonl", jsonl.into_bytes()),
+        ("pred.csv", csv.clone().into_bytes()),
+        ("pred.tsv", csv.replace(',', "\t").into_bytes()),
+    ] {
         let mut t = Tally::default();
         for i in 0..iters() {
             let bytes = mutate(&seed, &mut rng);
@@ -319,14 +432,31 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
             let (sd, q2) = (work.path().join("store"), qid.clone());
             let r = guarded(&kept, move || {
                 let store = Store::open(&sd).unwrap();
-                let opts = ScoreOptions { bootstrap: 20, ..Default::default() };
-                score_predictions(&store, &path, &q2, &PredictionColumns { on_duplicate: ragprobe_score::predictions::OnDuplicate::Last, ..Default::default() }, &opts).map(|_| ()).map_err(|e| e.to_string())
+                let opts = ScoreOptions {
+                    bootstrap: 20,
+                    ..Default::default()
+                };
+                score_predictions(
+                    &store,
+                    &path,
+                    &q2,
+                    &PredictionColumns {
+                        on_duplicate: ragprobe_score::predictions::OnDuplicate::Last,
+                        ..Default::default()
+                    },
+                    &opts,
+                )
+                .map(|_| ())
+                .map_err(|e| e.to_string())
             });
             t.mutants += 1;
             match r {
                 Ok(()) => t.accepted += 1,
                 Err(e) => {
-                    assert!(e.contains(name) || e.contains("none of the"), "predictions: the error does not name `{name}`: {e}");
+                    assert!(
+                        e.contains(name) || e.contains("none of the"),
+                        "predictions: the error does not name `{name}`: {e}"
+                    );
                     t.errors += 1;
                 }
             }
@@ -360,19 +490,36 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
                 }
                 if t0.elapsed() > LIMIT {
                     child.kill().unwrap();
-                    panic!("run --dry-run hung on the pipeline kept at {}", kept.display());
+                    panic!(
+                        "run --dry-run hung on the pipeline kept at {}",
+                        kept.display()
+                    );
                 }
                 std::thread::sleep(Duration::from_millis(5));
             };
             let mut stderr = String::new();
             use std::io::Read;
-            child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-            assert_ne!(status.code(), Some(101), "panic on the pipeline kept at {}: {stderr}", kept.display());
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            assert_ne!(
+                status.code(),
+                Some(101),
+                "panic on the pipeline kept at {}: {stderr}",
+                kept.display()
+            );
             t.mutants += 1;
             if status.success() {
                 t.accepted += 1;
             } else {
-                assert!(stderr.contains("p.toml") || stderr.contains("--set"), "the error does not name the pipeline file: {stderr}\n(kept at {})", kept.display());
+                assert!(
+                    stderr.contains("p.toml") || stderr.contains("--set"),
+                    "the error does not name the pipeline file: {stderr}\n(kept at {})",
+                    kept.display()
+                );
                 t.errors += 1;
             }
             let _ = std::fs::remove_file(&kept);
@@ -380,9 +527,15 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
         report.push((format!("pipeline {pipeline}"), t));
     }
 
-    eprintln!("{:<34} {:>8} {:>12} {:>9}", "input", "mutants", "clean errors", "accepted");
+    eprintln!(
+        "{:<34} {:>8} {:>12} {:>9}",
+        "input", "mutants", "clean errors", "accepted"
+    );
     for (name, t) in &report {
-        eprintln!("{name:<34} {:>8} {:>12} {:>9}", t.mutants, t.errors, t.accepted);
+        eprintln!(
+            "{name:<34} {:>8} {:>12} {:>9}",
+            t.mutants, t.errors, t.accepted
+        );
     }
     let total: usize = report.iter().map(|r| r.1.mutants).sum();
     assert!(total >= 20 * iters(), "every input kind was fuzzed");

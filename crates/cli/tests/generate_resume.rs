@@ -12,34 +12,97 @@ fn fixtures() -> PathBuf {
 }
 
 fn rp(store: &Path, args: &[&str]) -> Vec<(String, String)> {
-    let o = Command::new(env!("CARGO_BIN_EXE_ragprobe")).arg("--store").arg(store).args(args).current_dir(fixtures()).output().unwrap();
-    assert!(o.status.success(), "ragprobe {args:?}:\n{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).lines().map(|l| l.split_once('\t').map(|(a, b)| (a.into(), b.into())).unwrap()).collect()
+    let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .current_dir(fixtures())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "ragprobe {args:?}:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            l.split_once('\t')
+                .map(|(a, b)| (a.into(), b.into()))
+                .unwrap()
+        })
+        .collect()
 }
 
 /// 120 cases from the NQ fixture (closed-book, base, add-random).
 fn make_cases(store: &Path) -> String {
     let ing = rp(store, &["ingest", "--format", "dpr", "nq-mini.jsonl"]);
     let get = |k: &str| ing.iter().find(|(x, _)| x == k).unwrap().1.clone();
-    let out = rp(store, &["perturb", "--questions", &get("questions"), "--contexts", &get("contexts"), "-s", "closed-book,base,add-random", "-k", "3"]);
+    let out = rp(
+        store,
+        &[
+            "perturb",
+            "--questions",
+            &get("questions"),
+            "--contexts",
+            &get("contexts"),
+            "-s",
+            "closed-book,base,add-random",
+            "-k",
+            "3",
+        ],
+    );
     out[0].1.clone()
 }
 
 fn gen_args<'a>(cases: &'a str, url: &'a str) -> Vec<&'a str> {
-    vec!["generate", "--cases", cases, "--prompt", "imperfect-normal", "--backend", "openai", "--base-url", url, "--model", "mock-model", "--concurrency", "4", "--max-tokens", "8"]
+    vec![
+        "generate",
+        "--cases",
+        cases,
+        "--prompt",
+        "imperfect-normal",
+        "--backend",
+        "openai",
+        "--base-url",
+        url,
+        "--model",
+        "mock-model",
+        "--concurrency",
+        "4",
+        "--max-tokens",
+        "8",
+    ]
 }
 
 fn journal_lines(store: &Path) -> usize {
     let dir = store.join("requests");
     std::fs::read_dir(&dir)
-        .map(|rd| rd.flatten().map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().lines().filter(|l| l.ends_with('}')).count()).sum())
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| {
+                    std::fs::read_to_string(e.path())
+                        .unwrap_or_default()
+                        .lines()
+                        .filter(|l| l.ends_with('}'))
+                        .count()
+                })
+                .sum()
+        })
         .unwrap_or(0)
 }
 
 #[test]
 fn killed_generation_resumes_to_the_same_artifact() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let slow = || MockConfig { latency: Duration::from_millis(25), ..Default::default() };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let slow = || MockConfig {
+        latency: Duration::from_millis(25),
+        ..Default::default()
+    };
     let d = tempfile::tempdir().unwrap();
 
     // Uninterrupted reference run.
@@ -69,14 +132,24 @@ fn killed_generation_resumes_to_the_same_artifact() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let finished = journal_lines(&s1);
-    assert!((30..120).contains(&finished), "killed part-way ({finished} finished)");
+    assert!(
+        (30..120).contains(&finished),
+        "killed part-way ({finished} finished)"
+    );
 
     // Resume against a fresh server: it must see only the unfinished requests.
     let m2 = rt.block_on(start(slow(), 0)).unwrap();
     let resumed = rp(&s1, &gen_args(&c1, &m2.base_url()))[0].1.clone();
-    assert_eq!(resumed, reference, "same artifact id as the uninterrupted run");
+    assert_eq!(
+        resumed, reference,
+        "same artifact id as the uninterrupted run"
+    );
     assert_eq!(m2.stats.answered_twice(), 0);
-    assert_eq!(m2.stats.distinct_answered(), 120 - finished, "no finished request was sent again");
+    assert_eq!(
+        m2.stats.distinct_answered(),
+        120 - finished,
+        "no finished request was sent again"
+    );
 }
 
 #[test]
@@ -88,15 +161,42 @@ fn the_embedded_model_answers_fixture_cases_and_a_rerun_is_cached() {
     let d = tempfile::tempdir().unwrap();
     let s = d.path();
     let ing = rp(s, &["ingest", "--format", "dpr", "nq-mini-array.json"]);
-    let q = ing.iter().find(|(k, _)| k == "questions").unwrap().1.clone();
-    let cases = rp(s, &["perturb", "--questions", &q, "-s", "closed-book"])[0].1.clone();
-    let args = ["generate", "--cases", &cases, "--prompt", "imperfect-closed-book", "--max-tokens", "12"];
+    let q = ing
+        .iter()
+        .find(|(k, _)| k == "questions")
+        .unwrap()
+        .1
+        .clone();
+    let cases = rp(s, &["perturb", "--questions", &q, "-s", "closed-book"])[0]
+        .1
+        .clone();
+    let args = [
+        "generate",
+        "--cases",
+        &cases,
+        "--prompt",
+        "imperfect-closed-book",
+        "--max-tokens",
+        "12",
+    ];
     let first = rp(s, &args)[0].1.clone();
     let store = ragprobe_artifact::Store::open(s).unwrap();
     let rows = ragprobe_artifact::responses::read_responses(&store, &first).unwrap();
     assert_eq!(rows.len(), 10);
-    assert!(rows.iter().all(|r| r.error.is_none() && r.text.is_some() && r.backend == "local" && r.token_ids.is_some()));
-    let o = Command::new(env!("CARGO_BIN_EXE_ragprobe")).arg("--store").arg(s).args(args).current_dir(fixtures()).output().unwrap();
+    assert!(rows.iter().all(|r| r.error.is_none()
+        && r.text.is_some()
+        && r.backend == "local"
+        && r.token_ids.is_some()));
+    let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(s)
+        .args(args)
+        .current_dir(fixtures())
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("cached, not run"));
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), format!("responses\t{first}"));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        format!("responses\t{first}")
+    );
 }

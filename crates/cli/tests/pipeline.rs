@@ -11,7 +11,13 @@ fn root() -> PathBuf {
 }
 
 fn ragprobe(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ragprobe")).arg("--store").arg(store).args(args).current_dir(root()).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
 }
 
 fn err(o: &Output) -> String {
@@ -24,16 +30,27 @@ fn invalid(text: &str) -> String {
     std::fs::write(&p, text).unwrap();
     let o = ragprobe(&d.path().join("s"), &["run", p.to_str().unwrap()]);
     assert!(!o.status.success(), "an invalid pipeline must be rejected");
-    assert!(!d.path().join("s/objects").read_dir().map(|mut r| r.next().is_some()).unwrap_or(false), "nothing ran");
+    assert!(
+        !d.path()
+            .join("s/objects")
+            .read_dir()
+            .map(|mut r| r.next().is_some())
+            .unwrap_or(false),
+        "nothing ran"
+    );
     err(&o)
 }
 
-const INGEST: &str = "[steps.q]\nstage = \"ingest\"\nformat = \"dpr\"\npaths = [\"fixtures/nq-mini.jsonl\"]\n";
+const INGEST: &str =
+    "[steps.q]\nstage = \"ingest\"\nformat = \"dpr\"\npaths = [\"fixtures/nq-mini.jsonl\"]\n";
 
 #[test]
 fn unknown_stage_names_the_line() {
     let e = invalid(&format!("{INGEST}\n[steps.x]\nstage = \"train\"\n"));
-    assert!(e.contains("p.toml:6") && e.contains("unknown stage `train`"), "{e}");
+    assert!(
+        e.contains("p.toml:6") && e.contains("unknown stage `train`"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -45,37 +62,66 @@ fn a_cycle_is_rejected() {
 #[test]
 fn a_missing_input_step_names_the_line() {
     let e = invalid(&format!("{INGEST}\n[steps.c]\nstage = \"perturb\"\nquestions = \"@nope.questions\"\nscenario = \"base\"\n"));
-    assert!(e.contains("p.toml:8") && e.contains("no step `nope`"), "{e}");
+    assert!(
+        e.contains("p.toml:8") && e.contains("no step `nope`"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_bad_parameter_names_the_step() {
     let e = invalid(&format!("{INGEST}\n[steps.c]\nstage = \"perturb\"\nquestions = \"@q.questions\"\nscenario = \"base\"\nwobble = 3\n"));
-    assert!(e.contains("p.toml:6") && e.contains("step `c`") && e.contains("wobble"), "{e}");
+    assert!(
+        e.contains("p.toml:6") && e.contains("step `c`") && e.contains("wobble"),
+        "{e}"
+    );
 }
 
 #[test]
 fn an_unknown_variable_names_the_line() {
     let e = invalid("[steps.q]\nstage = \"ingest\"\nformat = \"dpr\"\npaths = [\"{{nowhere}}/nq-mini.jsonl\"]\n");
-    assert!(e.contains("p.toml:4") && e.contains("unknown variable `nowhere`"), "{e}");
+    assert!(
+        e.contains("p.toml:4") && e.contains("unknown variable `nowhere`"),
+        "{e}"
+    );
 }
 
 #[test]
 fn quickstart_end_to_end_then_fully_cached() {
-    if !ragprobe_models::paths::smollm2_gguf().is_file() || !ragprobe_models::paths::minilm_dir().join("model.safetensors").is_file() {
-        eprintln!("SKIPPED: models not fetched (run `bash scripts/fetch-models.sh`; `make test` does)");
+    if !ragprobe_models::paths::smollm2_gguf().is_file()
+        || !ragprobe_models::paths::minilm_dir()
+            .join("model.safetensors")
+            .is_file()
+    {
+        eprintln!(
+            "SKIPPED: models not fetched (run `bash scripts/fetch-models.sh`; `make test` does)"
+        );
         return;
     }
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
     let out = d.path().join("report");
-    let args = ["run", "pipelines/quickstart.toml", "--set", "n=3", "--set", &format!("out={}", out.display())];
+    let args = [
+        "run",
+        "pipelines/quickstart.toml",
+        "--set",
+        "n=3",
+        "--set",
+        &format!("out={}", out.display()),
+    ];
     let first = ragprobe(&store, &args);
     assert!(first.status.success(), "{}", err(&first));
     assert!(out.join("index.html").is_file());
     // Every expected metric exists, is finite and has n > 0.
     let stdout = String::from_utf8_lossy(&first.stdout).into_owned();
-    let metrics_id = stdout.lines().find(|l| l.starts_with("score\tmetrics\t")).unwrap().split('\t').nth(2).unwrap().to_string();
+    let metrics_id = stdout
+        .lines()
+        .find(|l| l.starts_with("score\tmetrics\t"))
+        .unwrap()
+        .split('\t')
+        .nth(2)
+        .unwrap()
+        .to_string();
     let s = ragprobe_artifact::Store::open(&store).unwrap();
     let rows = ragprobe_artifact::tables::read_metrics(&s, &metrics_id).unwrap();
     let expect = [
@@ -94,13 +140,23 @@ fn quickstart_end_to_end_then_fully_cached() {
         ("rgb", "rgb-counterfactual", "error_detection_rate"),
     ];
     for (study, cond, metric) in expect {
-        let m = rows.iter().find(|r| r.study == study && r.condition == cond && r.metric == metric).unwrap_or_else(|| panic!("no {study}/{cond}/{metric}"));
-        assert!(m.n > 0 && m.value.is_some_and(f64::is_finite), "{study}/{cond}/{metric}: {m:?}");
+        let m = rows
+            .iter()
+            .find(|r| r.study == study && r.condition == cond && r.metric == metric)
+            .unwrap_or_else(|| panic!("no {study}/{cond}/{metric}"));
+        assert!(
+            m.n > 0 && m.value.is_some_and(f64::is_finite),
+            "{study}/{cond}/{metric}: {m:?}"
+        );
     }
     let second = ragprobe(&store, &args);
     assert!(second.status.success());
     assert!(err(&second).contains(": 0 step(s) run"), "{}", err(&second));
-    assert_eq!(String::from_utf8_lossy(&second.stdout), stdout, "same artifacts");
+    assert_eq!(
+        String::from_utf8_lossy(&second.stdout),
+        stdout,
+        "same artifacts"
+    );
 }
 
 /// A small pipeline against a loopback OpenAI-compatible mock.
@@ -120,14 +176,26 @@ fn mock_pipeline(dir: &Path, url: &str) -> PathBuf {
 
 #[test]
 fn a_killed_pipeline_resumes_to_the_same_artifacts() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let cfg = || MockConfig { latency: Duration::from_millis(25), ..Default::default() };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cfg = || MockConfig {
+        latency: Duration::from_millis(25),
+        ..Default::default()
+    };
     let d = tempfile::tempdir().unwrap();
     let m0 = rt.block_on(start(cfg(), 0)).unwrap();
     let p0 = mock_pipeline(d.path(), &m0.base_url());
     let reference = ragprobe(&d.path().join("s0"), &["run", p0.to_str().unwrap()]);
     assert!(reference.status.success(), "{}", err(&reference));
-    let final_ids = |o: &str| o.lines().filter(|l| l.starts_with("s\t")).map(String::from).collect::<Vec<_>>();
+    let final_ids = |o: &str| {
+        o.lines()
+            .filter(|l| l.starts_with("s\t"))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
     let ref_ids = final_ids(&String::from_utf8_lossy(&reference.stdout));
     assert_eq!(ref_ids.len(), 2);
 
@@ -136,9 +204,30 @@ fn a_killed_pipeline_resumes_to_the_same_artifacts() {
     std::fs::create_dir_all(&dir1).unwrap();
     let p1 = mock_pipeline(&dir1, &m1.base_url());
     let s1 = d.path().join("s1");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe")).arg("--store").arg(&s1).args(["run", p1.to_str().unwrap()]).current_dir(root()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(&s1)
+        .args(["run", p1.to_str().unwrap()])
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let t0 = Instant::now();
-    let journaled = || std::fs::read_dir(s1.join("requests")).map(|r| r.flatten().map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().lines().count()).sum::<usize>()).unwrap_or(0);
+    let journaled = || {
+        std::fs::read_dir(s1.join("requests"))
+            .map(|r| {
+                r.flatten()
+                    .map(|e| {
+                        std::fs::read_to_string(e.path())
+                            .unwrap_or_default()
+                            .lines()
+                            .count()
+                    })
+                    .sum::<usize>()
+            })
+            .unwrap_or(0)
+    };
     while journaled() < 20 && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -149,7 +238,10 @@ fn a_killed_pipeline_resumes_to_the_same_artifacts() {
     let p2 = mock_pipeline(&dir1, &m2.base_url());
     let resumed = ragprobe(&s1, &["run", p2.to_str().unwrap()]);
     assert!(resumed.status.success(), "{}", err(&resumed));
-    assert_eq!(final_ids(&String::from_utf8_lossy(&resumed.stdout)), ref_ids);
+    assert_eq!(
+        final_ids(&String::from_utf8_lossy(&resumed.stdout)),
+        ref_ids
+    );
     assert_eq!(m2.stats.answered_twice(), 0);
 }
 
@@ -158,7 +250,10 @@ fn a_killed_pipeline_resumes_to_the_same_artifacts() {
 #[test]
 fn a_global_flag_in_a_step_is_rejected() {
     let e = invalid("[steps.q]\nstage = \"ingest\"\nformat = \"dpr\"\nstore = \"elsewhere\"\npaths = [\"fixtures/nq-mini.jsonl\"]\n");
-    assert!(e.contains("p.toml:4") && e.contains("`store` is not a step parameter"), "{e}");
+    assert!(
+        e.contains("p.toml:4") && e.contains("`store` is not a step parameter"),
+        "{e}"
+    );
 }
 
 /// Regression (reliability #15): `run --dry-run` hung hashing a FIFO inside
@@ -170,15 +265,41 @@ fn a_fifo_inside_an_input_directory_does_not_hang_the_plan() {
     let lang = d.path().join("en");
     for sub in ["topics", "qrels"] {
         std::fs::create_dir_all(lang.join(sub)).unwrap();
-        for f in std::fs::read_dir(root().join("fixtures/nomiracl-dist/en").join(sub)).unwrap().flatten() {
+        for f in std::fs::read_dir(root().join("fixtures/nomiracl-dist/en").join(sub))
+            .unwrap()
+            .flatten()
+        {
             std::fs::copy(f.path(), lang.join(sub).join(f.file_name())).unwrap();
         }
     }
-    std::fs::copy(root().join("fixtures/nomiracl-dist/en/corpus.jsonl"), lang.join("corpus.jsonl")).unwrap();
-    assert!(Command::new("mkfifo").arg(lang.join("notes.fifo")).status().unwrap().success());
+    std::fs::copy(
+        root().join("fixtures/nomiracl-dist/en/corpus.jsonl"),
+        lang.join("corpus.jsonl"),
+    )
+    .unwrap();
+    assert!(Command::new("mkfifo")
+        .arg(lang.join("notes.fifo"))
+        .status()
+        .unwrap()
+        .success());
     let p = d.path().join("p.toml");
-    std::fs::write(&p, format!("[steps.i]\nstage = \"ingest\"\nformat = \"nomiracl\"\npaths = [\"{}\"]\n", lang.display())).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe")).arg("--store").arg(d.path().join("s")).args(["run", p.to_str().unwrap(), "--dry-run"]).current_dir(root()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    std::fs::write(
+        &p,
+        format!(
+            "[steps.i]\nstage = \"ingest\"\nformat = \"nomiracl\"\npaths = [\"{}\"]\n",
+            lang.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(d.path().join("s"))
+        .args(["run", p.to_str().unwrap(), "--dry-run"])
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let t0 = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {

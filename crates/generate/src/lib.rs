@@ -39,7 +39,10 @@ pub enum GenerateError {
     #[error("{0}")]
     Backend(String),
     #[error("request journal {path}: {error}")]
-    Journal { path: PathBuf, error: std::io::Error },
+    Journal {
+        path: PathBuf,
+        error: std::io::Error,
+    },
 }
 
 pub type Result<T, E = GenerateError> = std::result::Result<T, E>;
@@ -102,13 +105,34 @@ struct ModelId {
     key: String,
 }
 
-fn request_id(model: &ModelId, template: &Template, messages: &[ChatMessage], settings: &GenSettings) -> String {
-    ragprobe_models::llm::session::request_id(model.backend, &model.key, (&template.id, template.version), messages, settings)
+fn request_id(
+    model: &ModelId,
+    template: &Template,
+    messages: &[ChatMessage],
+    settings: &GenSettings,
+) -> String {
+    ragprobe_models::llm::session::request_id(
+        model.backend,
+        &model.key,
+        (&template.id, template.version),
+        messages,
+        settings,
+    )
 }
 
 fn progress_bar(n: u64, show: bool) -> ProgressBar {
-    let bar = if show { ProgressBar::new(n) } else { ProgressBar::hidden() };
-    bar.set_style(ProgressStyle::with_template("generate [{bar:30}] {pos}/{len} requests ({per_sec}, eta {eta}) {msg}").expect("static").progress_chars("=> "));
+    let bar = if show {
+        ProgressBar::new(n)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "generate [{bar:30}] {pos}/{len} requests ({per_sec}, eta {eta}) {msg}",
+        )
+        .expect("static")
+        .progress_chars("=> "),
+    );
     bar
 }
 
@@ -119,7 +143,10 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
     if !opts.conditions.is_empty() {
         cases.retain(|c| opts.conditions.contains(&c.condition));
         if cases.is_empty() {
-            tracing::warn!("no case of condition(s) {} in {cases_id}: the responses artifact will be empty", opts.conditions.join(", "));
+            tracing::warn!(
+                "no case of condition(s) {} in {cases_id}: the responses artifact will be empty",
+                opts.conditions.join(", ")
+            );
         }
     }
     if let Some(t) = &opts.truncate {
@@ -132,19 +159,37 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
     // Identify the model first: its id is part of every request.
     let mut local: Option<LocalLlm> = None;
     let mut client: Option<Arc<OpenAiClient>> = None;
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| GenerateError::Backend(e.to_string()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| GenerateError::Backend(e.to_string()))?;
     let model = match &opts.backend {
         BackendSpec::Local { gguf } => {
             // Hash the file before loading the model: a cache hit needs no load.
-            let sha = ragprobe_models::paths::file_sha256(gguf).map_err(|_| ragprobe_models::ModelError::Missing { path: gguf.clone() })?;
-            let name = gguf.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            ModelId { backend: "local", name: format!("{name}@sha256:{}", &sha[..16]), key: format!("sha256:{sha}") }
+            let sha = ragprobe_models::paths::file_sha256(gguf)
+                .map_err(|_| ragprobe_models::ModelError::Missing { path: gguf.clone() })?;
+            let name = gguf
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            ModelId {
+                backend: "local",
+                name: format!("{name}@sha256:{}", &sha[..16]),
+                key: format!("sha256:{sha}"),
+            }
         }
         BackendSpec::OpenAi(cfg) => {
             let c = OpenAiClient::new(cfg.clone()).map_err(GenerateError::Backend)?;
-            let served = runtime.block_on(c.served_model()).map_err(GenerateError::Backend)?;
+            let served = runtime
+                .block_on(c.served_model())
+                .map_err(GenerateError::Backend)?;
             client = Some(Arc::new(c));
-            ModelId { backend: "openai", name: served.clone(), key: served }
+            ModelId {
+                backend: "openai",
+                name: served.clone(),
+                key: served,
+            }
         }
     };
     let t = &opts.template;
@@ -154,19 +199,39 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
         json!({"template": {"id": t.id, "version": t.version, "study": t.study, "role": t.role, "variant": t.variant}, "settings": opts.settings, "backend": model.backend, "conditions": opts.conditions}),
     );
     recipe.inputs = vec![cases_id.clone()];
-    recipe.resources.insert("model".into(), format!("{}:{}", model.backend, model.key));
+    recipe
+        .resources
+        .insert("model".into(), format!("{}:{}", model.backend, model.key));
     if let Some(t) = &opts.truncate {
         if let Some(p) = recipe.params.as_object_mut() {
             p.insert("max_passage_tokens".into(), json!(t.max_tokens()));
         }
-        recipe.resources.insert("passage_tokenizer".into(), format!("sha256:{}", t.tokenizer_sha256()));
+        recipe.resources.insert(
+            "passage_tokenizer".into(),
+            format!("sha256:{}", t.tokenizer_sha256()),
+        );
     }
     if let Some(rec) = store.cached(&recipe)? {
-        tracing::info!("generate: cached, not run (action {}); every request already answered", &rec.key[..12]);
+        tracing::info!(
+            "generate: cached, not run (action {}); every request already answered",
+            &rec.key[..12]
+        );
         let o = &rec.outputs[0];
         let m = store.manifest(&o.id)?;
-        let summary = GenerateSummary { requests: m.rows, cached: m.rows, ..Default::default() };
-        return Ok(GenerateReport { responses: Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }, summary, cached: true });
+        let summary = GenerateSummary {
+            requests: m.rows,
+            cached: m.rows,
+            ..Default::default()
+        };
+        return Ok(GenerateReport {
+            responses: Written {
+                kind: o.kind.clone(),
+                id: o.id.clone(),
+                rows: o.rows,
+            },
+            summary,
+            cached: true,
+        });
     }
 
     let requests: Vec<Request> = cases
@@ -174,21 +239,58 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
         .enumerate()
         .map(|(i, c)| {
             let messages = t.render_case(c);
-            Request { id: request_id(&model, t, &messages, &opts.settings), case: i, messages }
+            Request {
+                id: request_id(&model, t, &messages, &opts.settings),
+                case: i,
+                messages,
+            }
         })
         .collect();
-    let jpath = store.root().join("requests").join(format!("{}-{}.jsonl", model.backend, &sha256_hex(model.key.as_bytes())[..16]));
-    let journal = Arc::new(Journal::open(&jpath).map_err(|error| GenerateError::Journal { path: jpath.clone(), error })?);
-    let mut summary = GenerateSummary { requests: requests.len() as u64, ..Default::default() };
+    let jpath = store.root().join("requests").join(format!(
+        "{}-{}.jsonl",
+        model.backend,
+        &sha256_hex(model.key.as_bytes())[..16]
+    ));
+    let journal = Arc::new(
+        Journal::open(&jpath).map_err(|error| GenerateError::Journal {
+            path: jpath.clone(),
+            error,
+        })?,
+    );
+    let mut summary = GenerateSummary {
+        requests: requests.len() as u64,
+        ..Default::default()
+    };
     let mut seen = std::collections::HashSet::new();
-    let pending: Vec<&Request> = requests.iter().filter(|r| journal.done(&r.id).is_none() && seen.insert(r.id.clone())).collect();
-    summary.cached = requests.iter().filter(|r| journal.done(&r.id).is_some()).count() as u64;
-    tracing::info!("generate: {} requests, {} already answered, {} to run ({} {})", requests.len(), summary.cached, pending.len(), model.backend, model.name);
+    let pending: Vec<&Request> = requests
+        .iter()
+        .filter(|r| journal.done(&r.id).is_none() && seen.insert(r.id.clone()))
+        .collect();
+    summary.cached = requests
+        .iter()
+        .filter(|r| journal.done(&r.id).is_some())
+        .count() as u64;
+    tracing::info!(
+        "generate: {} requests, {} already answered, {} to run ({} {})",
+        requests.len(),
+        summary.cached,
+        pending.len(),
+        model.backend,
+        model.name
+    );
     let started = Instant::now();
     let bar = progress_bar(pending.len() as u64, opts.progress);
-    let mut fresh: std::collections::HashMap<String, JournalEntry> = std::collections::HashMap::new();
-    let record = |entry: JournalEntry, fresh: &mut std::collections::HashMap<String, JournalEntry>| -> Result<()> {
-        journal.append(&entry).map_err(|error| GenerateError::Journal { path: jpath.clone(), error })?;
+    let mut fresh: std::collections::HashMap<String, JournalEntry> =
+        std::collections::HashMap::new();
+    let record = |entry: JournalEntry,
+                  fresh: &mut std::collections::HashMap<String, JournalEntry>|
+     -> Result<()> {
+        journal
+            .append(&entry)
+            .map_err(|error| GenerateError::Journal {
+                path: jpath.clone(),
+                error,
+            })?;
         fresh.insert(entry.request_id.clone(), entry);
         Ok(())
     };
@@ -204,9 +306,21 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
                     let entry = match llm.chat(&r.messages, &opts.settings) {
                         Ok(mut g) => {
                             g.model = model.name.clone();
-                            JournalEntry { request_id: r.id.clone(), generation: Some(g), error: None, attempts: 1, latency_ms: Some(t0.elapsed().as_millis() as u64) }
+                            JournalEntry {
+                                request_id: r.id.clone(),
+                                generation: Some(g),
+                                error: None,
+                                attempts: 1,
+                                latency_ms: Some(t0.elapsed().as_millis() as u64),
+                            }
                         }
-                        Err(e) => JournalEntry { request_id: r.id.clone(), generation: None, error: Some(e.to_string()), attempts: 1, latency_ms: Some(t0.elapsed().as_millis() as u64) },
+                        Err(e) => JournalEntry {
+                            request_id: r.id.clone(),
+                            generation: None,
+                            error: Some(e.to_string()),
+                            attempts: 1,
+                            latency_ms: Some(t0.elapsed().as_millis() as u64),
+                        },
                     };
                     tracing::debug!("request {} took {:?}", &r.id[..12], t0.elapsed());
                     record(entry, &mut fresh)?;
@@ -222,19 +336,39 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
                 let mut next = 0usize;
                 loop {
                     while set.len() < in_flight_cap && next < pending.len() {
-                        let (c, id, msgs, settings) = (client.clone(), pending[next].id.clone(), pending[next].messages.clone(), opts.settings.clone());
+                        let (c, id, msgs, settings) = (
+                            client.clone(),
+                            pending[next].id.clone(),
+                            pending[next].messages.clone(),
+                            opts.settings.clone(),
+                        );
                         set.spawn(async move {
                             let out = c.call(&msgs, &settings).await;
                             (id, out)
                         });
                         next += 1;
                     }
-                    let Some(joined) = set.join_next().await else { break };
-                    let (id, out) = joined.map_err(|e| GenerateError::Backend(format!("request task failed: {e}")))?;
+                    let Some(joined) = set.join_next().await else {
+                        break;
+                    };
+                    let (id, out) = joined
+                        .map_err(|e| GenerateError::Backend(format!("request task failed: {e}")))?;
                     let latency_ms = Some(out.latency.as_millis() as u64);
                     let entry = match out.result {
-                        Ok(g) => JournalEntry { request_id: id, generation: Some(g), error: None, attempts: out.attempts, latency_ms },
-                        Err(e) => JournalEntry { request_id: id, generation: None, error: Some(e), attempts: out.attempts, latency_ms },
+                        Ok(g) => JournalEntry {
+                            request_id: id,
+                            generation: Some(g),
+                            error: None,
+                            attempts: out.attempts,
+                            latency_ms,
+                        },
+                        Err(e) => JournalEntry {
+                            request_id: id,
+                            generation: None,
+                            error: Some(e),
+                            attempts: out.attempts,
+                            latency_ms,
+                        },
                     };
                     record(entry, &mut fresh)?;
                     bar.inc(1);
@@ -244,13 +378,20 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
         }
     }
     bar.finish_and_clear();
-    journal.sync().map_err(|error| GenerateError::Journal { path: jpath.clone(), error })?;
+    journal.sync().map_err(|error| GenerateError::Journal {
+        path: jpath.clone(),
+        error,
+    })?;
     let elapsed = started.elapsed().as_secs_f64();
 
     let mut rows = Vec::with_capacity(requests.len());
     for r in &requests {
         let c: &CaseRow = &cases[r.case];
-        let entry = journal.done(&r.id).or_else(|| fresh.get(&r.id)).cloned().expect("every request was answered or recorded as failed");
+        let entry = journal
+            .done(&r.id)
+            .or_else(|| fresh.get(&r.id))
+            .cloned()
+            .expect("every request was answered or recorded as failed");
         let g: Option<&Generation> = entry.generation.as_ref();
         if g.is_none() {
             summary.failed += 1;
@@ -271,7 +412,9 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
             backend: model.backend.into(),
             model: model.name.clone(),
             messages: serde_json::to_string(&r.messages).expect("messages serialise"),
-            settings: canonical_json(&serde_json::to_value(&opts.settings).expect("settings serialise")),
+            settings: canonical_json(
+                &serde_json::to_value(&opts.settings).expect("settings serialise"),
+            ),
             text: g.map(|g| g.text.clone()),
             finish_reason: g.map(|g| g.finish_reason.clone()),
             prompt_tokens: g.and_then(|g| g.prompt_tokens),
@@ -296,6 +439,18 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
         "base_urls": match &opts.backend { BackendSpec::OpenAi(c) => json!(c.base_urls), _ => serde_json::Value::Null },
         "new": summary.new, "cached": summary.cached, "failed": summary.failed, "seconds": elapsed,
         "requests_per_second": if elapsed > 0.0 { summary.new as f64 / elapsed } else { 0.0 }}));
-    tracing::info!("generate: {} new in {elapsed:.1}s ({:.1} requests/s)", summary.new, if elapsed > 0.0 { summary.new as f64 / elapsed } else { 0.0 });
-    Ok(GenerateReport { responses: written, summary, cached: false })
+    tracing::info!(
+        "generate: {} new in {elapsed:.1}s ({:.1} requests/s)",
+        summary.new,
+        if elapsed > 0.0 {
+            summary.new as f64 / elapsed
+        } else {
+            0.0
+        }
+    );
+    Ok(GenerateReport {
+        responses: written,
+        summary,
+        cached: false,
+    })
 }

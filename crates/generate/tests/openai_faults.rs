@@ -21,14 +21,27 @@ fn cases(store: &Store, n: usize) -> String {
             lang: "en".into(),
             condition: "base".into(),
             question: format!("What is item number {i}?"),
-            docs: vec![CaseDoc { doc_id: format!("d{i}"), title: Some("T".into()), text: format!("Item {i} is a thing."), source: "retrieved".into(), has_answer: Some(true) }],
+            docs: vec![CaseDoc {
+                doc_id: format!("d{i}"),
+                title: Some("T".into()),
+                text: format!("Item {i} is a thing."),
+                source: "retrieved".into(),
+                has_answer: Some(true),
+            }],
             answers: vec![format!("thing {i}")],
             expected: "answer".into(),
             derivation: "{}".into(),
             ..Default::default()
         })
         .collect();
-    write_cases(store, &Recipe::new("hand", 1, json!({})), &rows, json!(null)).unwrap().id
+    write_cases(
+        store,
+        &Recipe::new("hand", 1, json!({})),
+        &rows,
+        json!(null),
+    )
+    .unwrap()
+    .id
 }
 
 fn mock(rt: &tokio::runtime::Runtime, cfg: MockConfig) -> MockServer {
@@ -49,7 +62,10 @@ fn opts(server: &MockServer, attempts: u32, key_env: Option<&str>) -> GenerateOp
             retry_max: Duration::from_millis(50),
             ..Default::default()
         }),
-        settings: GenSettings { max_tokens: 8, ..Default::default() },
+        settings: GenSettings {
+            max_tokens: 8,
+            ..Default::default()
+        },
         conditions: vec![],
         progress: false,
         truncate: None,
@@ -58,7 +74,11 @@ fn opts(server: &MockServer, attempts: u32, key_env: Option<&str>) -> GenerateOp
 
 #[test]
 fn every_request_is_answered_exactly_once_under_faults() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let server = mock(
         &rt,
         MockConfig {
@@ -77,35 +97,75 @@ fn every_request_is_answered_exactly_once_under_faults() {
     let store = Store::open(d.path()).unwrap();
     let cid = cases(&store, 300);
     let r = generate(&store, &cid, &opts(&server, 12, None)).unwrap();
-    assert_eq!((r.summary.requests, r.summary.new, r.summary.failed), (300, 300, 0));
+    assert_eq!(
+        (r.summary.requests, r.summary.new, r.summary.failed),
+        (300, 300, 0)
+    );
     let rows = read_responses(&store, &r.responses.id).unwrap();
     assert_eq!(rows.len(), 300);
     let mut retried = 0;
     for row in &rows {
         assert!(row.error.is_none(), "{:?}", row.error);
         let msgs: Vec<serde_json::Value> = serde_json::from_str(&row.messages).unwrap();
-        let prompt = msgs.iter().map(|m| m["content"].as_str().unwrap()).collect::<Vec<_>>().join("\n");
-        assert_eq!(row.text.as_deref(), Some(reply_for(&prompt).as_str()), "each row holds its own request's answer");
+        let prompt = msgs
+            .iter()
+            .map(|m| m["content"].as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(
+            row.text.as_deref(),
+            Some(reply_for(&prompt).as_str()),
+            "each row holds its own request's answer"
+        );
         if row.attempts > 1 {
             retried += 1;
         }
     }
     assert!(retried > 10, "faults were injected and retried ({retried})");
-    assert!(server.stats.faults.load(std::sync::atomic::Ordering::Relaxed) > 10);
-    assert_eq!(server.stats.answered_twice(), 0, "no request was answered twice");
+    assert!(
+        server
+            .stats
+            .faults
+            .load(std::sync::atomic::Ordering::Relaxed)
+            > 10
+    );
+    assert_eq!(
+        server.stats.answered_twice(),
+        0,
+        "no request was answered twice"
+    );
     assert_eq!(server.stats.distinct_answered(), 300);
     // A second run is a cache hit and sends nothing.
-    let before = server.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let before = server
+        .stats
+        .requests
+        .load(std::sync::atomic::Ordering::Relaxed);
     let again = generate(&store, &cid, &opts(&server, 12, None)).unwrap();
     assert!(again.cached);
     assert_eq!(again.responses.id, r.responses.id);
-    assert_eq!(server.stats.requests.load(std::sync::atomic::Ordering::Relaxed), before);
+    assert_eq!(
+        server
+            .stats
+            .requests
+            .load(std::sync::atomic::Ordering::Relaxed),
+        before
+    );
 }
 
 #[test]
 fn permanent_failures_are_rows_with_their_error_and_are_retried_next_time() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let broken = mock(&rt, MockConfig { rate_500: 1.0, ..Default::default() });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let broken = mock(
+        &rt,
+        MockConfig {
+            rate_500: 1.0,
+            ..Default::default()
+        },
+    );
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path()).unwrap();
     let cid = cases(&store, 20);
@@ -117,9 +177,18 @@ fn permanent_failures_are_rows_with_their_error_and_are_retried_next_time() {
         assert!(row.text.is_none());
         assert_eq!(row.attempts, 3);
         let e = row.error.as_deref().unwrap();
-        assert!(e.contains("gave up after 3 attempts") && e.contains("500"), "{e}");
+        assert!(
+            e.contains("gave up after 3 attempts") && e.contains("500"),
+            "{e}"
+        );
     }
-    assert_eq!(broken.stats.requests.load(std::sync::atomic::Ordering::Relaxed), 60);
+    assert_eq!(
+        broken
+            .stats
+            .requests
+            .load(std::sync::atomic::Ordering::Relaxed),
+        60
+    );
     // The next run (server healthy again) retries them: not a cache hit.
     let healthy = mock(&rt, MockConfig::default());
     let r2 = generate(&store, &cid, &opts(&healthy, 3, None)).unwrap();
@@ -129,7 +198,11 @@ fn permanent_failures_are_rows_with_their_error_and_are_retried_next_time() {
 
 #[test]
 fn the_api_key_never_reaches_artifacts_logs_or_journals() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let server = mock(&rt, MockConfig::default());
     let secret = "sk-test-4f1c9e0d2b7a6358-never-print";
     // SAFETY: a variable only this test reads.
@@ -137,13 +210,28 @@ fn the_api_key_never_reaches_artifacts_logs_or_journals() {
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path()).unwrap();
     let cid = cases(&store, 5);
-    generate(&store, &cid, &opts(&server, 2, Some("RAGPROBE_TEST_SECRET_KEY"))).unwrap();
+    generate(
+        &store,
+        &cid,
+        &opts(&server, 2, Some("RAGPROBE_TEST_SECRET_KEY")),
+    )
+    .unwrap();
     for entry in walk(d.path()) {
         let bytes = std::fs::read(&entry).unwrap();
-        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "key found in {}", entry.display());
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "key found in {}",
+            entry.display()
+        );
     }
     // A missing variable is a clear error that names the variable, not a value.
-    let e = generate(&store, &cid, &opts(&server, 2, Some("RAGPROBE_TEST_UNSET_VAR"))).unwrap_err().to_string();
+    let e = generate(
+        &store,
+        &cid,
+        &opts(&server, 2, Some("RAGPROBE_TEST_UNSET_VAR")),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("RAGPROBE_TEST_UNSET_VAR"), "{e}");
 }
 
@@ -152,21 +240,45 @@ fn the_api_key_never_reaches_artifacts_logs_or_journals() {
 /// `error` column, the request journal and the logs.
 #[test]
 fn a_key_echoed_by_a_hostile_server_is_redacted_everywhere() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let server = mock(&rt, MockConfig { echo_auth: true, ..Default::default() });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = mock(
+        &rt,
+        MockConfig {
+            echo_auth: true,
+            ..Default::default()
+        },
+    );
     let secret = "sk-echo-9a8b7c6d5e4f-never-print";
     // SAFETY: a variable only this test reads.
     unsafe { std::env::set_var("RAGPROBE_TEST_ECHO_KEY", secret) };
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path()).unwrap();
     let cid = cases(&store, 3);
-    let r = generate(&store, &cid, &opts(&server, 2, Some("RAGPROBE_TEST_ECHO_KEY"))).unwrap();
+    let r = generate(
+        &store,
+        &cid,
+        &opts(&server, 2, Some("RAGPROBE_TEST_ECHO_KEY")),
+    )
+    .unwrap();
     assert_eq!(r.summary.failed, 3);
     let rows = read_responses(&store, &r.responses.id).unwrap();
-    assert!(rows.iter().all(|x| x.error.as_deref().is_some_and(|e| e.contains("[redacted]"))), "{:?}", rows[0].error);
+    assert!(
+        rows.iter()
+            .all(|x| x.error.as_deref().is_some_and(|e| e.contains("[redacted]"))),
+        "{:?}",
+        rows[0].error
+    );
     for entry in walk(d.path()) {
         let bytes = std::fs::read(&entry).unwrap();
-        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "key found in {}", entry.display());
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "key found in {}",
+            entry.display()
+        );
     }
 }
 

@@ -5,7 +5,11 @@ use ragprobe_artifact::ArtifactError;
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
     #[error("{file}:{line}: {message}")]
-    Record { file: String, line: u64, message: String },
+    Record {
+        file: String,
+        line: u64,
+        message: String,
+    },
     #[error("{file}: {message}")]
     File { file: String, message: String },
     #[error("{0}")]
@@ -30,7 +34,10 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError { field: field.into(), message: message.into() }
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
     }
     pub fn missing(field: impl Into<String>) -> Self {
         FieldError::new(field, "is missing")

@@ -26,8 +26,14 @@ pub struct Obj {
 impl Obj {
     pub fn new(value: Value, path: &str) -> Result<Obj, FieldError> {
         match value {
-            Value::Object(map) => Ok(Obj { map, path: path.to_string() }),
-            other => Err(FieldError::new(if path.is_empty() { "<record>" } else { path }, format!("must be a JSON object, found {}", type_of(&other)))),
+            Value::Object(map) => Ok(Obj {
+                map,
+                path: path.to_string(),
+            }),
+            other => Err(FieldError::new(
+                if path.is_empty() { "<record>" } else { path },
+                format!("must be a JSON object, found {}", type_of(&other)),
+            )),
         }
     }
 
@@ -74,7 +80,10 @@ impl Obj {
         match self.take(key) {
             None => Err(FieldError::missing(name)),
             Some(Value::String(s)) => Ok(s),
-            Some(other) => Err(FieldError::new(name, format!("must be a string, found {}", type_of(&other)))),
+            Some(other) => Err(FieldError::new(
+                name,
+                format!("must be a string, found {}", type_of(&other)),
+            )),
         }
     }
 
@@ -116,13 +125,26 @@ impl Obj {
         let v = match self.take(key) {
             None => return Ok(None),
             Some(Value::Number(n)) => n.as_f64(),
-            Some(Value::String(s)) => Some(s.trim().parse::<f64>().map_err(|_| FieldError::new(name.clone(), format!("must be a number, found the string {s:?}")))?),
-            Some(other) => return Err(FieldError::new(name, format!("must be a number, found {}", type_of(&other)))),
+            Some(Value::String(s)) => Some(s.trim().parse::<f64>().map_err(|_| {
+                FieldError::new(
+                    name.clone(),
+                    format!("must be a number, found the string {s:?}"),
+                )
+            })?),
+            Some(other) => {
+                return Err(FieldError::new(
+                    name,
+                    format!("must be a number, found {}", type_of(&other)),
+                ))
+            }
         };
         // "NaN", "inf" and numbers past f64's range are not scores.
         match v {
             Some(x) if x.is_finite() => Ok(Some(x)),
-            _ => Err(FieldError::new(name, "must be a finite number (NaN and infinities are refused)")),
+            _ => Err(FieldError::new(
+                name,
+                "must be a finite number (NaN and infinities are refused)",
+            )),
         }
     }
 
@@ -134,9 +156,18 @@ impl Obj {
                 let name = self.field_name(&k);
                 match v {
                     Value::Bool(b) => Ok(Some(b)),
-                    Value::Number(n) if n.as_i64() == Some(0) || n.as_i64() == Some(1) => Ok(Some(n.as_i64() == Some(1))),
-                    Value::String(s) if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") => Ok(Some(s.eq_ignore_ascii_case("true"))),
-                    other => Err(FieldError::new(name, format!("must be a boolean, found {}", type_of(&other)))),
+                    Value::Number(n) if n.as_i64() == Some(0) || n.as_i64() == Some(1) => {
+                        Ok(Some(n.as_i64() == Some(1)))
+                    }
+                    Value::String(s)
+                        if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") =>
+                    {
+                        Ok(Some(s.eq_ignore_ascii_case("true")))
+                    }
+                    other => Err(FieldError::new(
+                        name,
+                        format!("must be a boolean, found {}", type_of(&other)),
+                    )),
                 }
             }
         }
@@ -165,7 +196,10 @@ fn nonempty_string(v: Value, name: &str) -> Result<String, FieldError> {
     match v {
         Value::String(s) if s.trim().is_empty() => Err(FieldError::new(name, "is empty")),
         Value::String(s) => Ok(s),
-        other => Err(FieldError::new(name, format!("must be a string, found {}", type_of(&other)))),
+        other => Err(FieldError::new(
+            name,
+            format!("must be a string, found {}", type_of(&other)),
+        )),
     }
 }
 
@@ -173,7 +207,10 @@ fn scalar_string(v: Value, name: &str) -> Result<String, FieldError> {
     match v {
         Value::String(s) => Ok(s),
         Value::Number(n) => Ok(n.to_string()),
-        other => Err(FieldError::new(name, format!("must be a string or a number, found {}", type_of(&other)))),
+        other => Err(FieldError::new(
+            name,
+            format!("must be a string or a number, found {}", type_of(&other)),
+        )),
     }
 }
 
@@ -186,16 +223,29 @@ pub fn str_list(v: Value, name: &str) -> Result<Vec<String>, FieldError> {
             .map(|(i, item)| match item {
                 Value::String(s) => Ok(s),
                 Value::Number(n) => Ok(n.to_string()),
-                other => Err(FieldError::new(format!("{name}[{i}]"), format!("must be a string, found {}", type_of(&other)))),
+                other => Err(FieldError::new(
+                    format!("{name}[{i}]"),
+                    format!("must be a string, found {}", type_of(&other)),
+                )),
             })
             .collect(),
-        other => Err(FieldError::new(name, format!("must be a list of strings, found {}", type_of(&other)))),
+        other => Err(FieldError::new(
+            name,
+            format!("must be a list of strings, found {}", type_of(&other)),
+        )),
     }
 }
 
 fn obj_list(v: Value, name: &str) -> Result<Vec<Obj>, FieldError> {
     match v {
-        Value::Array(items) => items.into_iter().enumerate().map(|(i, item)| Obj::new(item, &format!("{name}[{i}]"))).collect(),
-        other => Err(FieldError::new(name, format!("must be a list of objects, found {}", type_of(&other)))),
+        Value::Array(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| Obj::new(item, &format!("{name}[{i}]")))
+            .collect(),
+        other => Err(FieldError::new(
+            name,
+            format!("must be a list of objects, found {}", type_of(&other)),
+        )),
     }
 }

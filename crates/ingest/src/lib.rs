@@ -177,7 +177,11 @@ pub(crate) struct Skipper {
 
 impl Skipper {
     fn new(policy: OnError) -> Self {
-        Skipper { policy, skipped: 0, examples: Vec::new() }
+        Skipper {
+            policy,
+            skipped: 0,
+            examples: Vec::new(),
+        }
     }
 
     /// Fail, or count and log a record-level error.
@@ -200,13 +204,19 @@ impl Skipper {
 
 fn basename_in_message(err: &IngestError) -> String {
     match err {
-        IngestError::Record { file, line, message } => format!("{}:{line}: {message}", basename(Path::new(file))),
+        IngestError::Record {
+            file,
+            line,
+            message,
+        } => format!("{}:{line}: {message}", basename(Path::new(file))),
         other => other.to_string(),
     }
 }
 
 pub(crate) fn basename(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
 }
 
 /// The file stem without compression and data extensions: `nq.jsonl.gz` -> `nq`.
@@ -230,10 +240,19 @@ pub(crate) struct QidAssigner {
 }
 
 impl QidAssigner {
-    pub(crate) fn assign(&mut self, dataset: &str, source_id: Option<&str>, question: &str) -> String {
+    pub(crate) fn assign(
+        &mut self,
+        dataset: &str,
+        source_id: Option<&str>,
+        question: &str,
+    ) -> String {
         let base = match source_id {
             Some(id) => id.to_string(),
-            None => format!("q{}", &ragprobe_artifact::sha256_hex(format!("{dataset}\u{1f}{question}").as_bytes())[..16]),
+            None => format!(
+                "q{}",
+                &ragprobe_artifact::sha256_hex(format!("{dataset}\u{1f}{question}").as_bytes())
+                    [..16]
+            ),
         };
         let n = self.seen.entry(base.clone()).or_insert(0);
         *n += 1;
@@ -249,7 +268,11 @@ impl QidAssigner {
 /// A content id for a passage without one: `h` + 16 hex digits of
 /// SHA-256(title, text).
 pub(crate) fn passage_id(title: Option<&str>, text: &str) -> String {
-    format!("h{}", &ragprobe_artifact::sha256_hex(format!("{}\u{1f}{text}", title.unwrap_or("")).as_bytes())[..16])
+    format!(
+        "h{}",
+        &ragprobe_artifact::sha256_hex(format!("{}\u{1f}{text}", title.unwrap_or("")).as_bytes())
+            [..16]
+    )
 }
 
 /// Language from the script of `text`, for inputs that do not say.
@@ -282,7 +305,10 @@ fn source_files(opts: &IngestOptions, format: Format) -> Result<Vec<PathBuf>, In
     let mut files = Vec::new();
     for p in &opts.paths {
         if !p.exists() {
-            return Err(IngestError::File { file: p.display().to_string(), message: "no such file or directory".into() });
+            return Err(IngestError::File {
+                file: p.display().to_string(),
+                message: "no such file or directory".into(),
+            });
         }
         if format == Format::Beir {
             files.extend(formats::beir::files(p)?.all());
@@ -293,7 +319,10 @@ fn source_files(opts: &IngestOptions, format: Format) -> Result<Vec<PathBuf>, In
             v.sort();
             files.extend(v);
         } else if p.is_dir() {
-            return Err(IngestError::File { file: p.display().to_string(), message: format!("is a directory; the `{}` format reads files", format.name()) });
+            return Err(IngestError::File {
+                file: p.display().to_string(),
+                message: format!("is a directory; the `{}` format reads files", format.name()),
+            });
         } else {
             files.push(p.clone());
         }
@@ -343,9 +372,17 @@ fn recipe(opts: &IngestOptions, format: Format, files: &[PathBuf]) -> Result<Rec
     let mut r = Recipe::new("ingest", STAGE_VERSION, params);
     let mut sources = BTreeMap::new();
     for (i, f) in files.iter().enumerate() {
-        let file = std::fs::File::open(f).map_err(|e| IngestError::File { file: f.display().to_string(), message: e.to_string() })?;
-        let digest = ragprobe_artifact::sha256_reader(std::io::BufReader::new(file))
-            .map_err(|e| IngestError::File { file: f.display().to_string(), message: e.to_string() })?;
+        let file = std::fs::File::open(f).map_err(|e| IngestError::File {
+            file: f.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let digest =
+            ragprobe_artifact::sha256_reader(std::io::BufReader::new(file)).map_err(|e| {
+                IngestError::File {
+                    file: f.display().to_string(),
+                    message: e.to_string(),
+                }
+            })?;
         sources.insert(format!("{i:03}:{}", basename(f)), digest);
     }
     r.sources = sources;
@@ -368,11 +405,18 @@ pub(crate) struct Run<'a> {
 
 impl Run<'_> {
     pub(crate) fn dataset_for(&self, path: &Path) -> String {
-        self.opts.dataset.clone().unwrap_or_else(|| dataset_stem(path))
+        self.opts
+            .dataset
+            .clone()
+            .unwrap_or_else(|| dataset_stem(path))
     }
 
     pub(crate) fn lang_for(&self, file_lang: Option<&str>, question: &str) -> String {
-        self.opts.lang.clone().or_else(|| file_lang.map(str::to_string)).unwrap_or_else(|| detect_lang(question).to_string())
+        self.opts
+            .lang
+            .clone()
+            .or_else(|| file_lang.map(str::to_string))
+            .unwrap_or_else(|| detect_lang(question).to_string())
     }
 
     /// Deterministic facts for the manifest.
@@ -395,7 +439,9 @@ impl Run<'_> {
         if text.trim().is_empty() && title.is_none_or(|t| t.trim().is_empty()) {
             self.empty_passages += 1;
             if self.empty_passages == 1 {
-                tracing::warn!("a passage with neither title nor text was kept (the count is in the manifest)");
+                tracing::warn!(
+                    "a passage with neither title nor text was kept (the count is in the manifest)"
+                );
             }
         }
     }
@@ -403,13 +449,31 @@ impl Run<'_> {
 
 /// Run ingest (or return the cached result of an identical earlier run).
 pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, IngestError> {
-    let format = opts.format.ok_or_else(|| IngestError::Usage("no --format given".into()))?;
+    let format = opts
+        .format
+        .ok_or_else(|| IngestError::Usage("no --format given".into()))?;
     let files = source_files(opts, format)?;
     let recipe = recipe(opts, format, &files)?;
     if let Some(record) = store.cached(&recipe)? {
-        tracing::info!("ingest: cached, not run (action {}); same recipe as an earlier run", &record.key[..12]);
-        let outputs = record.outputs.iter().map(|o| Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }).collect();
-        return Ok(IngestReport { outputs, cached: true, records: 0, skipped: 0 });
+        tracing::info!(
+            "ingest: cached, not run (action {}); same recipe as an earlier run",
+            &record.key[..12]
+        );
+        let outputs = record
+            .outputs
+            .iter()
+            .map(|o| Written {
+                kind: o.kind.clone(),
+                id: o.id.clone(),
+                rows: o.rows,
+            })
+            .collect();
+        return Ok(IngestReport {
+            outputs,
+            cached: true,
+            records: 0,
+            skipped: 0,
+        });
     }
     let started = std::time::Instant::now();
     let mut run = Run {
@@ -424,12 +488,22 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
         empty_passages: 0,
     };
     let outputs = match format {
-        Format::Dpr | Format::Selfrag | Format::Nomiracl | Format::Rgb | Format::Triviaqa | Format::Hotpotqa | Format::Searchqa | Format::Mcq => formats::qa::run(&mut run, format)?,
+        Format::Dpr
+        | Format::Selfrag
+        | Format::Nomiracl
+        | Format::Rgb
+        | Format::Triviaqa
+        | Format::Hotpotqa
+        | Format::Searchqa
+        | Format::Mcq => formats::qa::run(&mut run, format)?,
         Format::Beir => formats::beir::run(&mut run)?,
         Format::Table => formats::table::run(&mut run)?,
     };
     if run.skipper.skipped > 0 {
-        tracing::warn!("{} bad record(s) skipped (recorded in the manifest)", run.skipper.skipped);
+        tracing::warn!(
+            "{} bad record(s) skipped (recorded in the manifest)",
+            run.skipper.skipped
+        );
     }
     let record = store.record_action(&run.recipe, &outputs)?;
     store.log_run(json!({
@@ -438,5 +512,10 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
         "outputs": outputs.iter().map(|o| json!({"kind": o.kind, "id": o.id, "rows": o.rows})).collect::<Vec<_>>(),
         "records": run.records, "skipped": run.skipper.skipped, "seconds": started.elapsed().as_secs_f64(),
     }));
-    Ok(IngestReport { outputs, cached: false, records: run.records, skipped: run.skipper.skipped })
+    Ok(IngestReport {
+        outputs,
+        cached: false,
+        records: run.records,
+        skipped: run.skipper.skipped,
+    })
 }

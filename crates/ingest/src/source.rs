@@ -30,8 +30,14 @@ const PROGRESS_MIN_BYTES: u64 = 8 << 20;
 /// Open `path` for buffered reading, decompressing gzip (detected by its
 /// magic bytes, not the file name). Progress is drawn on stderr for large
 /// files when stderr is a terminal.
-pub fn open(path: &Path, show_progress: bool) -> Result<(Box<dyn BufRead>, ProgressBar), IngestError> {
-    let file_err = |e: std::io::Error| IngestError::File { file: path.display().to_string(), message: e.to_string() };
+pub fn open(
+    path: &Path,
+    show_progress: bool,
+) -> Result<(Box<dyn BufRead>, ProgressBar), IngestError> {
+    let file_err = |e: std::io::Error| IngestError::File {
+        file: path.display().to_string(),
+        message: e.to_string(),
+    };
     let file = File::open(path).map_err(file_err)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let bar = if show_progress && len >= PROGRESS_MIN_BYTES {
@@ -41,15 +47,32 @@ pub fn open(path: &Path, show_progress: bool) -> Result<(Box<dyn BufRead>, Progr
                 .expect("static template")
                 .progress_chars("=> "),
         );
-        bar.set_message(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        bar.set_message(
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
         bar
     } else {
         ProgressBar::hidden()
     };
-    let mut reader = BufReader::with_capacity(1 << 16, Counting { inner: file, bar: bar.clone() });
+    let mut reader = BufReader::with_capacity(
+        1 << 16,
+        Counting {
+            inner: file,
+            bar: bar.clone(),
+        },
+    );
     let head = reader.fill_buf().map_err(file_err)?;
     let gz = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-    let out: Box<dyn BufRead> = if gz { Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(reader))) } else { Box::new(reader) };
+    let out: Box<dyn BufRead> = if gz {
+        Box::new(BufReader::with_capacity(
+            1 << 16,
+            MultiGzDecoder::new(reader),
+        ))
+    } else {
+        Box::new(reader)
+    };
     Ok((out, bar))
 }
 
@@ -72,7 +95,10 @@ enum Mode {
 
 /// Walk a raw JSON array one element at a time, without holding a value
 /// tree of the whole list; `f` gets each element's index and value.
-pub fn for_each_element(raw: &serde_json::value::RawValue, mut f: impl FnMut(usize, serde_json::Value) -> Result<(), String>) -> Result<(), String> {
+pub fn for_each_element(
+    raw: &serde_json::value::RawValue,
+    mut f: impl FnMut(usize, serde_json::Value) -> Result<(), String>,
+) -> Result<(), String> {
     use serde::de::{Deserializer, SeqAccess, Visitor};
     struct Each<'f, F>(&'f mut F);
     impl<'de, F: FnMut(usize, serde_json::Value) -> Result<(), String>> Visitor<'de> for Each<'_, F> {
@@ -117,7 +143,17 @@ pub struct JsonRecords {
 
 impl JsonRecords {
     pub fn new(file: &Path, reader: Box<dyn BufRead>) -> Self {
-        JsonRecords { file: file.display().to_string(), reader, mode: Mode::Unknown, line: 1, buf: Vec::new(), fatal: false, saw_any: false, array_keys: None, lazy_keys: &[] }
+        JsonRecords {
+            file: file.display().to_string(),
+            reader,
+            mode: Mode::Unknown,
+            line: 1,
+            buf: Vec::new(),
+            fatal: false,
+            saw_any: false,
+            array_keys: None,
+            lazy_keys: &[],
+        }
     }
 
     /// Keep these top-level fields of each record as raw JSON: a list of a
@@ -129,7 +165,11 @@ impl JsonRecords {
     }
 
     /// Records from the array under one of `keys` in a top-level JSON object.
-    pub fn in_object_array(file: &Path, reader: Box<dyn BufRead>, keys: &'static [&'static str]) -> Self {
+    pub fn in_object_array(
+        file: &Path,
+        reader: Box<dyn BufRead>,
+        keys: &'static [&'static str],
+    ) -> Self {
         let mut r = JsonRecords::new(file, reader);
         r.array_keys = Some(keys);
         r
@@ -141,17 +181,31 @@ impl JsonRecords {
         loop {
             match self.skip_ws().map_err(|e| self.io_err(e))? {
                 Some(b'"') => {}
-                Some(b'}') | None => return Err(self.file_err(format!("no `{}` array in the top-level object", keys.join("` or `")))),
+                Some(b'}') | None => {
+                    return Err(self.file_err(format!(
+                        "no `{}` array in the top-level object",
+                        keys.join("` or `")
+                    )))
+                }
                 Some(b',') => {
                     let _ = self.byte();
                     continue;
                 }
-                Some(c) => return Err(self.file_err(format!("line {}: expected a key, found `{}`", self.line, c as char))),
+                Some(c) => {
+                    return Err(self.file_err(format!(
+                        "line {}: expected a key, found `{}`",
+                        self.line, c as char
+                    )))
+                }
             }
             self.scan_element()?; // the key, as a JSON string
-            let key: String = serde_json::from_slice(&self.buf).map_err(|e| self.file_err(format!("line {}: bad key: {e}", self.line)))?;
+            let key: String = serde_json::from_slice(&self.buf)
+                .map_err(|e| self.file_err(format!("line {}: bad key: {e}", self.line)))?;
             if self.skip_ws().map_err(|e| self.io_err(e))? != Some(b':') {
-                return Err(self.file_err(format!("line {}: expected `:` after key `{key}`", self.line)));
+                return Err(self.file_err(format!(
+                    "line {}: expected `:` after key `{key}`",
+                    self.line
+                )));
             }
             let _ = self.byte();
             let next = self.skip_ws().map_err(|e| self.io_err(e))?;
@@ -165,12 +219,19 @@ impl JsonRecords {
     }
 
     fn record_err(&self, line: u64, message: impl Into<String>) -> IngestError {
-        IngestError::Record { file: self.file.clone(), line, message: message.into() }
+        IngestError::Record {
+            file: self.file.clone(),
+            line,
+            message: message.into(),
+        }
     }
 
     fn file_err(&mut self, message: impl Into<String>) -> IngestError {
         self.fatal = true;
-        IngestError::File { file: self.file.clone(), message: message.into() }
+        IngestError::File {
+            file: self.file.clone(),
+            message: message.into(),
+        }
     }
 
     fn io_err(&mut self, e: std::io::Error) -> IngestError {
@@ -210,12 +271,28 @@ impl JsonRecords {
         if let Err(e) = std::str::from_utf8(bytes) {
             let upto = &bytes[..e.valid_up_to()];
             let extra_lines = upto.iter().filter(|&&b| b == b'\n').count() as u64;
-            let col = upto.len() - upto.iter().rposition(|&b| b == b'\n').map(|p| p + 1).unwrap_or(0) + 1;
-            return Err(self.record_err(line + extra_lines, format!("invalid UTF-8 at column {col}")));
+            let col = upto.len()
+                - upto
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map(|p| p + 1)
+                    .unwrap_or(0)
+                + 1;
+            return Err(
+                self.record_err(line + extra_lines, format!("invalid UTF-8 at column {col}"))
+            );
         }
-        let malformed = |e: serde_json::Error| self.record_err(line + e.line().saturating_sub(1) as u64, format!("malformed JSON: {e}"));
-        if !self.lazy_keys.is_empty() && bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
-            let raw: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> = serde_json::from_slice(bytes).map_err(malformed)?;
+        let malformed = |e: serde_json::Error| {
+            self.record_err(
+                line + e.line().saturating_sub(1) as u64,
+                format!("malformed JSON: {e}"),
+            )
+        };
+        if !self.lazy_keys.is_empty()
+            && bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+        {
+            let raw: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
+                serde_json::from_slice(bytes).map_err(malformed)?;
             let mut map = serde_json::Map::new();
             let mut lazy = Vec::new();
             for (k, v) in raw {
@@ -225,10 +302,18 @@ impl JsonRecords {
                     map.insert(k, serde_json::from_str(v.get()).map_err(malformed)?);
                 }
             }
-            return Ok(RawRecord { line, value: serde_json::Value::Object(map), lazy });
+            return Ok(RawRecord {
+                line,
+                value: serde_json::Value::Object(map),
+                lazy,
+            });
         }
         match serde_json::from_slice::<serde_json::Value>(bytes) {
-            Ok(value) => Ok(RawRecord { line, value, lazy: Vec::new() }),
+            Ok(value) => Ok(RawRecord {
+                line,
+                value,
+                lazy: Vec::new(),
+            }),
             Err(e) => Err(malformed(e)),
         }
     }
@@ -264,14 +349,25 @@ impl JsonRecords {
         loop {
             let b = match self.peek().map_err(|e| self.io_err(e))? {
                 Some(b) => b,
-                None => return Err(self.file_err(format!("line {}: the JSON array is not closed (missing `]`)", self.line))),
+                None => {
+                    return Err(self.file_err(format!(
+                        "line {}: the JSON array is not closed (missing `]`)",
+                        self.line
+                    )))
+                }
             };
-            if !in_str && depth == 0 && (b == b',' || b == b']' || b == b'}' || (b == b':' && !self.buf.is_empty())) {
+            if !in_str
+                && depth == 0
+                && (b == b',' || b == b']' || b == b'}' || (b == b':' && !self.buf.is_empty()))
+            {
                 if self.buf.is_empty() {
                     // Nothing between separators (`[}]`, `[,`, a stray `}`):
                     // a structural error, fatal even under --on-error skip,
                     // since no record boundary can be found after it.
-                    return Err(self.file_err(format!("line {}: unexpected `{}` where a record should start", self.line, b as char)));
+                    return Err(self.file_err(format!(
+                        "line {}: unexpected `{}` where a record should start",
+                        self.line, b as char
+                    )));
                 }
                 return Ok(());
             }
@@ -293,7 +389,9 @@ impl JsonRecords {
                     _ => {}
                 }
                 if depth < 0 {
-                    return Err(self.file_err(format!("line {}: unbalanced `{}`", self.line, b as char)));
+                    return Err(
+                        self.file_err(format!("line {}: unbalanced `{}`", self.line, b as char))
+                    );
                 }
             }
         }
@@ -306,7 +404,12 @@ impl JsonRecords {
                 Ok(b) => b,
             };
             match first {
-                None => return Some(Err(self.file_err(format!("line {}: the JSON array is not closed (missing `]`)", self.line)))),
+                None => {
+                    return Some(Err(self.file_err(format!(
+                        "line {}: the JSON array is not closed (missing `]`)",
+                        self.line
+                    ))))
+                }
                 Some(b']') => {
                     let _ = self.byte();
                     self.mode = Mode::Array { done: true };
@@ -315,7 +418,10 @@ impl JsonRecords {
                     }
                     return match self.skip_ws() {
                         Ok(None) => None,
-                        Ok(Some(_)) => Some(Err(self.file_err(format!("line {}: unexpected data after the closing `]`", self.line)))),
+                        Ok(Some(_)) => Some(Err(self.file_err(format!(
+                            "line {}: unexpected data after the closing `]`",
+                            self.line
+                        )))),
                         Err(e) => Some(Err(self.io_err(e))),
                     };
                 }
@@ -351,7 +457,10 @@ impl Iterator for JsonRecords {
                     Err(e) => return Some(Err(self.io_err(e))),
                     Ok(None) => {
                         self.fatal = true;
-                        return Some(Err(IngestError::File { file: self.file.clone(), message: "the file is empty (no records)".into() }));
+                        return Some(Err(IngestError::File {
+                            file: self.file.clone(),
+                            message: "the file is empty (no records)".into(),
+                        }));
                     }
                     Ok(Some(b'{')) if self.array_keys.is_some() => {
                         let keys = self.array_keys.expect("checked");
@@ -378,7 +487,11 @@ mod tests {
     use super::*;
 
     fn records(text: &[u8]) -> Vec<Result<RawRecord, IngestError>> {
-        JsonRecords::new(Path::new("t.json"), Box::new(std::io::Cursor::new(text.to_vec()))).collect()
+        JsonRecords::new(
+            Path::new("t.json"),
+            Box::new(std::io::Cursor::new(text.to_vec())),
+        )
+        .collect()
     }
 
     /// Regression (reliability #2): `[}]`, a stray `}` or a leading `,`
@@ -386,12 +499,25 @@ mod tests {
     /// the file.
     #[test]
     fn structural_damage_ends_the_file() {
-        for text in [&b"[}]"[..], b"[,{\"a\":1}]", b"[{\"a\":1},}]", b"[{\"a\":1}}]"] {
+        for text in [
+            &b"[}]"[..],
+            b"[,{\"a\":1}]",
+            b"[{\"a\":1},}]",
+            b"[{\"a\":1}}]",
+        ] {
             let r = records(text);
-            assert!(r.len() <= 3, "{}: {} items", String::from_utf8_lossy(text), r.len());
+            assert!(
+                r.len() <= 3,
+                "{}: {} items",
+                String::from_utf8_lossy(text),
+                r.len()
+            );
             let last = r.last().unwrap().as_ref().unwrap_err();
             assert!(matches!(last, IngestError::File { .. }), "{last}");
-            assert!(last.to_string().contains("t.json") && last.to_string().contains("line 1"), "{last}");
+            assert!(
+                last.to_string().contains("t.json") && last.to_string().contains("line 1"),
+                "{last}"
+            );
         }
     }
 
@@ -429,7 +555,9 @@ mod tests {
     #[test]
     fn empty_file_is_an_error() {
         let r = records(b"  \n ");
-        assert!(matches!(&r[..], [Err(IngestError::File { message, .. })] if message.contains("empty")));
+        assert!(
+            matches!(&r[..], [Err(IngestError::File { message, .. })] if message.contains("empty"))
+        );
     }
 
     #[test]

@@ -19,9 +19,17 @@ fn ingest_text(dir: &Path, text: &str) -> (Store, Vec<String>, bool) {
     let file = dir.join("mini.jsonl");
     std::fs::write(&file, text).unwrap();
     let store = Store::open(dir.join("store")).unwrap();
-    let opts = IngestOptions { format: Some(Format::Dpr), paths: vec![file], ..Default::default() };
+    let opts = IngestOptions {
+        format: Some(Format::Dpr),
+        paths: vec![file],
+        ..Default::default()
+    };
     let r = ingest(&store, &opts).unwrap();
-    (store, r.outputs.into_iter().map(|o| o.id).collect(), r.cached)
+    (
+        store,
+        r.outputs.into_iter().map(|o| o.id).collect(),
+        r.cached,
+    )
 }
 
 #[test]
@@ -31,7 +39,10 @@ fn two_fresh_stores_give_the_same_ids() {
     let (s2, ids2, _) = ingest_text(&d.path().join("two"), A);
     assert_eq!(ids1, ids2);
     for id in &ids1 {
-        assert_eq!(std::fs::read(s1.object_path(id)).unwrap(), std::fs::read(s2.object_path(id)).unwrap());
+        assert_eq!(
+            std::fs::read(s1.object_path(id)).unwrap(),
+            std::fs::read(s2.object_path(id)).unwrap()
+        );
     }
 }
 
@@ -71,7 +82,15 @@ fn gzip_is_read_transparently() {
     enc.write_all(A.as_bytes()).unwrap();
     std::fs::write(&file, enc.finish().unwrap()).unwrap();
     let store = Store::open(gz_dir.join("store")).unwrap();
-    let r = ingest(&store, &IngestOptions { format: Some(Format::Dpr), paths: vec![file], ..Default::default() }).unwrap();
+    let r = ingest(
+        &store,
+        &IngestOptions {
+            format: Some(Format::Dpr),
+            paths: vec![file],
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let ids_gz: Vec<String> = r.outputs.into_iter().map(|o| o.id).collect();
     assert_eq!(ids_plain, ids_gz);
     drop(s);

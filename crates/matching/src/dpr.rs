@@ -54,7 +54,10 @@ mod tests {
     #[test]
     fn tokenizer_splits_like_dpr() {
         let t = DprTokenizer.tokens("Hello, World! It's 3.5km.");
-        assert_eq!(t, vec!["hello", ",", "world", "!", "it", "'", "s", "3", ".", "5km", "."]);
+        assert_eq!(
+            t,
+            vec!["hello", ",", "world", "!", "it", "'", "s", "3", ".", "5km", "."]
+        );
     }
 
     #[test]

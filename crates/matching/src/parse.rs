@@ -62,9 +62,14 @@ impl ParseMode {
 /// [`ParseMode::Lenient`] first maps curly apostrophes and backticks to
 /// `'` and `\r` to a space (ragprobe's earlier normalisation).
 pub fn nomiracl_label_with(response: &str, mode: ParseMode) -> NomiraclLabel {
-    let mut t = response.replace('\n', " ").replace('\t', " ").to_lowercase();
+    let mut t = response
+        .replace('\n', " ")
+        .replace('\t', " ")
+        .to_lowercase();
     if mode == ParseMode::Lenient {
-        t = t.replace('\r', " ").replace(['\u{2019}', '\u{2018}', '`'], "'");
+        t = t
+            .replace('\r', " ")
+            .replace(['\u{2019}', '\u{2018}', '`'], "'");
     }
     let yes = t.contains("yes, answer is present");
     let idk = t.contains("i don't know");
@@ -165,7 +170,12 @@ pub fn rgb_correct(response: &str, parts: &[Vec<String>], zh: bool, mode: ParseM
 /// Every part matched (RGB `checkanswer` without the rejection rule).
 pub fn rgb_parts_matched(response: &str, parts: &[Vec<String>], zh: bool) -> bool {
     let p = rgb_prediction(response, zh).to_lowercase();
-    !parts.is_empty() && parts.iter().all(|aliases| aliases.iter().any(|a| !a.is_empty() && p.contains(&a.to_lowercase())))
+    !parts.is_empty()
+        && parts.iter().all(|aliases| {
+            aliases
+                .iter()
+                .any(|a| !a.is_empty() && p.contains(&a.to_lowercase()))
+        })
 }
 
 #[cfg(test)]
@@ -175,7 +185,10 @@ mod tests {
 
     #[test]
     fn nomiracl_rule_both_phrases_is_invalid() {
-        assert_eq!(nomiracl_label("Yes, answer is present. Actually I don't know."), Invalid);
+        assert_eq!(
+            nomiracl_label("Yes, answer is present. Actually I don't know."),
+            Invalid
+        );
     }
     #[test]
     fn nomiracl_rule_i_dont_know() {
@@ -186,8 +199,14 @@ mod tests {
     fn nomiracl_rule_curly_apostrophe_is_not_mapped_by_the_reference() {
         // The reference does not map U+2019: no phrase matches.
         assert_eq!(nomiracl_label("I don\u{2019}t know"), Invalid);
-        assert_eq!(nomiracl_label_with("I don\u{2019}t know", ParseMode::Lenient), IDontKnow);
-        assert_eq!(nomiracl_label_with("I don`t know", ParseMode::Lenient), IDontKnow);
+        assert_eq!(
+            nomiracl_label_with("I don\u{2019}t know", ParseMode::Lenient),
+            IDontKnow
+        );
+        assert_eq!(
+            nomiracl_label_with("I don`t know", ParseMode::Lenient),
+            IDontKnow
+        );
     }
     #[test]
     fn nomiracl_rule_tabs_become_spaces() {
@@ -197,7 +216,10 @@ mod tests {
     #[test]
     fn nomiracl_rule_carriage_return_is_kept_by_the_reference() {
         assert_eq!(nomiracl_label("I don't\r know"), Invalid);
-        assert_eq!(nomiracl_label_with("I don't\rknow", ParseMode::Lenient), IDontKnow);
+        assert_eq!(
+            nomiracl_label_with("I don't\rknow", ParseMode::Lenient),
+            IDontKnow
+        );
     }
     #[test]
     fn nomiracl_rule_bracketed_number_in_a_short_response() {
@@ -245,19 +267,37 @@ mod tests {
         assert!(!says_unanswerable("Paris"));
         assert!(says_conflict("Conflict"));
         let r = ParseMode::Reference;
-        assert!(rgb_rejection("I can not answer the question because of the insufficient information in documents.", false, r));
-        assert!(rgb_fact_error("There are factual errors in the provided documents.", false, r));
-        assert!(rgb_rejection("文档信息不足，因此我无法基于提供的文档回答该问题。", true, r));
+        assert!(rgb_rejection(
+            "I can not answer the question because of the insufficient information in documents.",
+            false,
+            r
+        ));
+        assert!(rgb_fact_error(
+            "There are factual errors in the provided documents.",
+            false,
+            r
+        ));
+        assert!(rgb_rejection(
+            "文档信息不足，因此我无法基于提供的文档回答该问题。",
+            true,
+            r
+        ));
     }
 
     #[test]
     fn rgb_multi_part_rule() {
-        let parts = vec![vec!["Neil Armstrong".to_string(), "Armstrong".into()], vec!["Buzz Aldrin".into(), "Aldrin".into()]];
+        let parts = vec![
+            vec!["Neil Armstrong".to_string(), "Armstrong".into()],
+            vec!["Buzz Aldrin".into(), "Aldrin".into()],
+        ];
         let r = ParseMode::Reference;
         assert!(rgb_correct("armstrong and aldrin", &parts, false, r));
         assert!(!rgb_correct("Neil Armstrong only", &parts, false, r));
         assert!(rgb_correct("答案是 北京", &[vec!["北京".into()]], true, r));
-        assert!(rgb_correct("答案是北 京", &[vec!["北京".into()]], true, r), "ASCII spaces removed for Chinese");
+        assert!(
+            rgb_correct("答案是北 京", &[vec!["北京".into()]], true, r),
+            "ASCII spaces removed for Chinese"
+        );
         assert!(!rgb_correct("anything", &[], false, r));
     }
 
@@ -265,9 +305,21 @@ mod tests {
     fn rgb_phrases_are_case_sensitive_as_in_evalue_py() {
         let (r, l) = (ParseMode::Reference, ParseMode::Lenient);
         // evalue.py: 'factual errors' in prediction -- on the raw text.
-        assert!(!rgb_fact_error("Factual errors exist in document 2.", false, r));
-        assert!(rgb_fact_error("Factual errors exist in document 2.", false, l));
-        assert!(rgb_fact_error("There are factual errors in the provided documents.", false, r));
+        assert!(!rgb_fact_error(
+            "Factual errors exist in document 2.",
+            false,
+            r
+        ));
+        assert!(rgb_fact_error(
+            "Factual errors exist in document 2.",
+            false,
+            l
+        ));
+        assert!(rgb_fact_error(
+            "There are factual errors in the provided documents.",
+            false,
+            r
+        ));
         assert!(!rgb_rejection("Insufficient information.", false, r));
         assert!(rgb_rejection("Insufficient information.", false, l));
         // Chinese: spaces removed before the check.
@@ -281,6 +333,11 @@ mod tests {
         assert!(!rgb_correct(resp, &parts, false, ParseMode::Reference));
         assert!(rgb_correct(resp, &parts, false, ParseMode::Lenient));
         // Chinese answers keep their spaces (RGB strips the prediction only).
-        assert!(!rgb_correct("纽约", &[vec!["纽 约".into()]], true, ParseMode::Reference));
+        assert!(!rgb_correct(
+            "纽约",
+            &[vec!["纽 约".into()]],
+            true,
+            ParseMode::Reference
+        ));
     }
 }

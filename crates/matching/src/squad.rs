@@ -116,7 +116,11 @@ pub fn token_f1(prediction: &str, gold: &str) -> f64 {
 /// one is.
 pub fn overlap_f1<T: PartialEq>(pred: &[T], gold: &[T]) -> f64 {
     if pred.is_empty() || gold.is_empty() {
-        return if pred.is_empty() && gold.is_empty() { 1.0 } else { 0.0 };
+        return if pred.is_empty() && gold.is_empty() {
+            1.0
+        } else {
+            0.0
+        };
     }
     let mut used = vec![false; gold.len()];
     let mut common = 0usize;
@@ -138,7 +142,10 @@ pub fn overlap_f1<T: PartialEq>(pred: &[T], gold: &[T]) -> f64 {
 /// (`metric_max_over_ground_truths` in the SQuAD script). Empty `golds`
 /// gives 0.0.
 pub fn f1(prediction: &str, golds: &[impl AsRef<str>]) -> f64 {
-    golds.iter().map(|g| token_f1(prediction, g.as_ref())).fold(0.0, f64::max)
+    golds
+        .iter()
+        .map(|g| token_f1(prediction, g.as_ref()))
+        .fold(0.0, f64::max)
 }
 
 /// The studies' accuracy (seed 000 §4.2, after Mallen et al. 2023): a
@@ -174,13 +181,35 @@ mod tests {
 
     #[test]
     fn one_pass_normalisation_equals_the_script_order() {
-        for s in ["The  Eiffel Tower!", "an apple, a pear", "Theatre of another", "U.S.A.", "«the» end", "a-the an_d", "ÀN Élan, THE", "x\u{a0}the\u{2003}y", "l'the", "straße a", "İstanbul"] {
+        for s in [
+            "The  Eiffel Tower!",
+            "an apple, a pear",
+            "Theatre of another",
+            "U.S.A.",
+            "«the» end",
+            "a-the an_d",
+            "ÀN Élan, THE",
+            "x\u{a0}the\u{2003}y",
+            "l'the",
+            "straße a",
+            "İstanbul",
+        ] {
             let lower = s.to_lowercase();
-            let no_punc: String = lower.chars().filter(|c| !PUNCTUATION.contains(*c)).collect();
-            let slow = articles().replace_all(&no_punc, " ").split_whitespace().collect::<Vec<_>>().join(" ");
+            let no_punc: String = lower
+                .chars()
+                .filter(|c| !PUNCTUATION.contains(*c))
+                .collect();
+            let slow = articles()
+                .replace_all(&no_punc, " ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
             assert_eq!(normalize_answer(s), slow, "{s:?}");
         }
-        let (a, e, f) = squad_scores("Barack Obama was president", &["Obama", "barack obama was president"]);
+        let (a, e, f) = squad_scores(
+            "Barack Obama was president",
+            &["Obama", "barack obama was president"],
+        );
         assert_eq!((a, e, f), (true, true, 1.0));
     }
 

@@ -9,7 +9,9 @@ fn main() {
     let doc = "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It is named after the engineer Gustave Eiffel, whose company designed and built the tower from 1887 to 1889. ";
     let user = format!("Documents:\n{}\nUse the above documents to answer the subsequent question.\nQuestion: When was the Eiffel Tower completed?\nAnswer:", doc.repeat(12));
     let prompt = m.render_chat(&[ChatMessage::new("user", user)]).unwrap();
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let _ = m.speed(&prompt, 4).unwrap(); // warm up
     let mut best = (0usize, f64::MAX, f64::MAX);
     for _ in 0..3 {

@@ -36,7 +36,10 @@ pub struct Embedder {
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Embedder").field("dir", &self.dir).field("model_sha256", &self.model_sha256).finish()
+        f.debug_struct("Embedder")
+            .field("dir", &self.dir)
+            .field("model_sha256", &self.model_sha256)
+            .finish()
     }
 }
 
@@ -60,20 +63,39 @@ impl Embedder {
         let weights = need(dir.join("model.safetensors"))?;
         let tok_path = need(dir.join("tokenizer.json"))?;
         let cfg_path = need(dir.join("config.json"))?;
-        let load_err = |path: &Path, message: String| ModelError::Load { path: path.to_path_buf(), message };
-        let cfg_text = std::fs::read_to_string(&cfg_path).map_err(|e| load_err(&cfg_path, e.to_string()))?;
-        let config: Config = serde_json::from_str(&cfg_text).map_err(|e| load_err(&cfg_path, e.to_string()))?;
-        let mut tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| load_err(&tok_path, e.to_string()))?;
-        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
+        let load_err = |path: &Path, message: String| ModelError::Load {
+            path: path.to_path_buf(),
+            message,
+        };
+        let cfg_text =
+            std::fs::read_to_string(&cfg_path).map_err(|e| load_err(&cfg_path, e.to_string()))?;
+        let config: Config =
+            serde_json::from_str(&cfg_text).map_err(|e| load_err(&cfg_path, e.to_string()))?;
+        let mut tokenizer =
+            Tokenizer::from_file(&tok_path).map_err(|e| load_err(&tok_path, e.to_string()))?;
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..Default::default()
+        }));
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: MAX_SEQ_LEN, ..Default::default() }))
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_SEQ_LEN,
+                ..Default::default()
+            }))
             .map_err(|e| load_err(&tok_path, e.to_string()))?;
         let device = Device::Cpu;
         // SAFETY: the file is mapped read-only and not modified while mapped.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }.map_err(|e| load_err(&weights, e.to_string()))?;
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
+            .map_err(|e| load_err(&weights, e.to_string()))?;
         let model = BertModel::load(vb, &config).map_err(|e| load_err(&weights, e.to_string()))?;
         let model_sha256 = file_sha256(&weights).map_err(|e| load_err(&weights, e.to_string()))?;
-        Ok(Embedder { model, tokenizer, device, model_sha256, dir: dir.to_path_buf() })
+        Ok(Embedder {
+            model,
+            tokenizer,
+            device,
+            model_sha256,
+            dir: dir.to_path_buf(),
+        })
     }
 
     /// SHA-256 of the weights file: the model's id in recipes and caches.
@@ -91,7 +113,10 @@ impl Embedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
         let seq = encodings[0].get_ids().len();
         let n = encodings.len();
         let mut ids = Vec::with_capacity(n * seq);
@@ -110,7 +135,11 @@ impl Embedder {
         let summed = hidden.broadcast_mul(&m)?.sum(1)?; // (n, 384)
         let counts = m.sum(1)?.clamp(1e-9f32, f32::MAX)?; // (n, 1)
         let mean = summed.broadcast_div(&counts)?;
-        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12f32, f32::MAX)?;
+        let norms = mean
+            .sqr()?
+            .sum_keepdim(1)?
+            .sqrt()?
+            .clamp(1e-12f32, f32::MAX)?;
         let normed = mean.broadcast_div(&norms)?;
         let rows: Vec<Vec<f32>> = normed.to_vec2()?;
         Ok(rows

@@ -24,7 +24,10 @@ pub enum ModelError {
     #[error("model file {path} is missing; run `bash scripts/fetch-models.sh` (or set RAGPROBE_MODELS to where the models are)")]
     Missing { path: std::path::PathBuf },
     #[error("{path}: {message}")]
-    Load { path: std::path::PathBuf, message: String },
+    Load {
+        path: std::path::PathBuf,
+        message: String,
+    },
     #[error("tokenizer: {0}")]
     Tokenizer(String),
     #[error("inference: {0}")]

@@ -7,7 +7,9 @@ pub fn models_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("RAGPROBE_MODELS").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache").join("ragprobe").join("models")
 }
 
@@ -18,7 +20,9 @@ pub fn minilm_dir() -> PathBuf {
 
 /// The embedded generator's GGUF file.
 pub fn smollm2_gguf() -> PathBuf {
-    models_dir().join("smollm2-135m-instruct").join("SmolLM2-135M-Instruct.Q4_1.gguf")
+    models_dir()
+        .join("smollm2-135m-instruct")
+        .join("SmolLM2-135M-Instruct.Q4_1.gguf")
 }
 
 /// SHA-256 of a file, streamed: the id of a model file in recipes.

@@ -21,14 +21,32 @@ pub struct TemplateError(pub String);
 type Result<T, E = TemplateError> = std::result::Result<T, E>;
 
 /// Placeholders a message may use.
-pub const PLACEHOLDERS: &[&str] = &["question", "documents", "answer", "sentence", "entities", "foil", "options"];
+pub const PLACEHOLDERS: &[&str] = &[
+    "question",
+    "documents",
+    "answer",
+    "sentence",
+    "entities",
+    "foil",
+    "options",
+];
 /// Roles a template may declare (design.md §3): what it does in its study.
 /// `closed-book`: the no-retrieval baseline (seed 000 closed QA; seed 002
 /// K/U strata); `normal`, `unans`, `conflict`: seed 000's three answer
 /// prompts (Table 9); `soft`, `strict`: seed 002's source-priority
 /// policies; `nomiracl`: seed 001 relevance assessment; `rgb`: RGB's
 /// answer prompt; `writer`: prompts that write passages (GenADV, conflict).
-pub const ROLES: &[&str] = &["closed-book", "normal", "unans", "conflict", "soft", "strict", "nomiracl", "rgb", "writer"];
+pub const ROLES: &[&str] = &[
+    "closed-book",
+    "normal",
+    "unans",
+    "conflict",
+    "soft",
+    "strict",
+    "nomiracl",
+    "rgb",
+    "writer",
+];
 /// Placeholders the per-document format may use.
 pub const DOC_PLACEHOLDERS: &[&str] = &["index", "title", "text"];
 
@@ -111,30 +129,59 @@ fn fill(s: &str, vars: &BTreeMap<&str, String>) -> String {
 impl Template {
     /// Parse and validate a template's TOML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Template> {
-        let t: Template = toml::from_str(text).map_err(|e| TemplateError(format!("{origin}: {e}")))?;
+        let t: Template =
+            toml::from_str(text).map_err(|e| TemplateError(format!("{origin}: {e}")))?;
         if !t.role.is_empty() && !ROLES.contains(&t.role.as_str()) {
-            return Err(TemplateError(format!("{origin}: role `{}` is not known (known: {})", t.role, ROLES.join(", "))));
+            return Err(TemplateError(format!(
+                "{origin}: role `{}` is not known (known: {})",
+                t.role,
+                ROLES.join(", ")
+            )));
         }
         if t.messages.is_empty() {
-            return Err(TemplateError(format!("{origin}: template `{}` has no [[messages]]", t.id)));
+            return Err(TemplateError(format!(
+                "{origin}: template `{}` has no [[messages]]",
+                t.id
+            )));
         }
         for (i, m) in t.messages.iter().enumerate() {
             if !matches!(m.role.as_str(), "system" | "user" | "assistant") {
-                return Err(TemplateError(format!("{origin}: messages[{i}].role `{}` must be system, user or assistant", m.role)));
+                return Err(TemplateError(format!(
+                    "{origin}: messages[{i}].role `{}` must be system, user or assistant",
+                    m.role
+                )));
             }
-            if let Some(p) = placeholders(&m.content).into_iter().find(|p| !PLACEHOLDERS.contains(p)) {
-                return Err(TemplateError(format!("{origin}: messages[{i}] uses unknown placeholder {{{{{p}}}}} (known: {})", PLACEHOLDERS.join(", "))));
+            if let Some(p) = placeholders(&m.content)
+                .into_iter()
+                .find(|p| !PLACEHOLDERS.contains(p))
+            {
+                return Err(TemplateError(format!(
+                    "{origin}: messages[{i}] uses unknown placeholder {{{{{p}}}}} (known: {})",
+                    PLACEHOLDERS.join(", ")
+                )));
             }
         }
-        if let Some(p) = placeholders(&t.document).into_iter().find(|p| !DOC_PLACEHOLDERS.contains(p)) {
-            return Err(TemplateError(format!("{origin}: `document` uses unknown placeholder {{{{{p}}}}} (known: {})", DOC_PLACEHOLDERS.join(", "))));
+        if let Some(p) = placeholders(&t.document)
+            .into_iter()
+            .find(|p| !DOC_PLACEHOLDERS.contains(p))
+        {
+            return Err(TemplateError(format!(
+                "{origin}: `document` uses unknown placeholder {{{{{p}}}}} (known: {})",
+                DOC_PLACEHOLDERS.join(", ")
+            )));
         }
         Ok(t)
     }
 
     /// Every built-in template, sorted by id.
     pub fn builtins() -> Vec<Template> {
-        crate::builtin_prompts::BUILTIN.iter().map(|(id, text)| Template::parse(text, &format!("built-in template {id}")).expect("built-in templates are valid")).collect()
+        crate::builtin_prompts::BUILTIN
+            .iter()
+            .map(|(id, text)| {
+                Template::parse(text, &format!("built-in template {id}"))
+                    .expect("built-in templates are valid")
+            })
+            .collect()
     }
 
     /// A template by id (built-in, or `<dir>/<id>.toml` when `dir` is
@@ -142,36 +189,62 @@ impl Template {
     pub fn load(spec: &str, dir: Option<&Path>) -> Result<Template> {
         let as_path = Path::new(spec);
         if spec.ends_with(".toml") || as_path.is_file() {
-            let text = std::fs::read_to_string(as_path).map_err(|e| TemplateError(format!("{spec}: {e}")))?;
+            let text = std::fs::read_to_string(as_path)
+                .map_err(|e| TemplateError(format!("{spec}: {e}")))?;
             return Template::parse(&text, spec);
         }
         if let Some(d) = dir {
             let p = d.join(format!("{spec}.toml"));
             if p.is_file() {
-                let text = std::fs::read_to_string(&p).map_err(|e| TemplateError(format!("{}: {e}", p.display())))?;
+                let text = std::fs::read_to_string(&p)
+                    .map_err(|e| TemplateError(format!("{}: {e}", p.display())))?;
                 return Template::parse(&text, &p.display().to_string());
             }
         }
-        match crate::builtin_prompts::BUILTIN.iter().find(|(id, _)| *id == spec) {
+        match crate::builtin_prompts::BUILTIN
+            .iter()
+            .find(|(id, _)| *id == spec)
+        {
             Some((id, text)) => Template::parse(text, &format!("built-in template {id}")),
             None => Err(TemplateError(format!(
                 "no template `{spec}`; built-in: {}",
-                crate::builtin_prompts::BUILTIN.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", ")
+                crate::builtin_prompts::BUILTIN
+                    .iter()
+                    .map(|(id, _)| *id)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))),
         }
     }
 
     /// Render with explicit variables (documents already rendered).
     pub fn render_vars(&self, vars: &BTreeMap<&str, String>) -> Vec<ChatMessage> {
-        self.messages.iter().map(|m| ChatMessage::new(&m.role, fill(&m.content, vars).trim_start_matches('\n').to_string())).collect()
+        self.messages
+            .iter()
+            .map(|m| {
+                ChatMessage::new(
+                    &m.role,
+                    fill(&m.content, vars).trim_start_matches('\n').to_string(),
+                )
+            })
+            .collect()
     }
 
     /// Render documents in the given order with the per-document format.
-    pub fn render_documents<'a>(&self, docs: impl IntoIterator<Item = (Option<&'a str>, &'a str)>) -> String {
+    pub fn render_documents<'a>(
+        &self,
+        docs: impl IntoIterator<Item = (Option<&'a str>, &'a str)>,
+    ) -> String {
         docs.into_iter()
             .enumerate()
             .map(|(i, (title, text))| {
-                let v: BTreeMap<&str, String> = [("index", (i + 1).to_string()), ("title", title.unwrap_or("").to_string()), ("text", text.to_string())].into_iter().collect();
+                let v: BTreeMap<&str, String> = [
+                    ("index", (i + 1).to_string()),
+                    ("title", title.unwrap_or("").to_string()),
+                    ("text", text.to_string()),
+                ]
+                .into_iter()
+                .collect();
                 fill(&self.document, &v)
             })
             .collect::<Vec<_>>()
@@ -181,13 +254,28 @@ impl Template {
     /// The messages for one case: its question, its documents in order, its
     /// first gold answer and its foil.
     pub fn render_case(&self, case: &CaseRow) -> Vec<ChatMessage> {
-        let documents = self.render_documents(case.docs.iter().map(|d| (d.title.as_deref(), d.text.as_str())));
+        let documents = self.render_documents(
+            case.docs
+                .iter()
+                .map(|d| (d.title.as_deref(), d.text.as_str())),
+        );
         let vars: BTreeMap<&str, String> = [
             ("question", case.question.clone()),
             ("documents", documents),
             ("answer", case.answers.first().cloned().unwrap_or_default()),
             ("foil", case.foil.clone().unwrap_or_default()),
-            ("options", case.options.as_ref().map(|o| o.iter().map(|(l, t)| format!("{l}. {t}")).collect::<Vec<_>>().join("\n")).unwrap_or_default()),
+            (
+                "options",
+                case.options
+                    .as_ref()
+                    .map(|o| {
+                        o.iter()
+                            .map(|(l, t)| format!("{l}. {t}"))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                    .unwrap_or_default(),
+            ),
         ]
         .into_iter()
         .collect();
@@ -203,9 +291,18 @@ mod tests {
     #[test]
     fn every_builtin_template_declares_a_known_role() {
         for t in Template::builtins() {
-            assert!(ROLES.contains(&t.role.as_str()), "{} declares role `{}`", t.id, t.role);
+            assert!(
+                ROLES.contains(&t.role.as_str()),
+                "{} declares role `{}`",
+                t.id,
+                t.role
+            );
             if matches!(t.role.as_str(), "soft" | "strict") {
-                assert!(!t.variant.is_empty(), "{}: Soft/Strict need a variant to be paired", t.id);
+                assert!(
+                    !t.variant.is_empty(),
+                    "{}: Soft/Strict need a variant to be paired",
+                    t.id
+                );
             }
         }
         let bad = "id = \"x\"\nversion = 1\nrole = \"judge\"\n[[messages]]\nrole = \"user\"\ncontent = \"hi\"\n";
@@ -217,7 +314,16 @@ mod tests {
     fn every_builtin_template_parses() {
         let all = Template::builtins();
         assert!(all.len() >= 20);
-        for id in ["imperfect-normal", "imperfect-unans", "imperfect-conflict", "imperfect-closed-book", "nomiracl-vanilla", "stress-soft", "stress-strict", "rgb-en"] {
+        for id in [
+            "imperfect-normal",
+            "imperfect-unans",
+            "imperfect-conflict",
+            "imperfect-closed-book",
+            "nomiracl-vanilla",
+            "stress-soft",
+            "stress-strict",
+            "rgb-en",
+        ] {
             assert!(all.iter().any(|t| t.id == id), "{id}");
         }
     }
@@ -235,8 +341,20 @@ mod tests {
         let case = CaseRow {
             question: "Q?".into(),
             docs: vec![
-                CaseDoc { doc_id: "b".into(), title: Some("B".into()), text: "second".into(), source: "judged".into(), has_answer: None },
-                CaseDoc { doc_id: "a".into(), title: Some("A".into()), text: "first".into(), source: "judged".into(), has_answer: None },
+                CaseDoc {
+                    doc_id: "b".into(),
+                    title: Some("B".into()),
+                    text: "second".into(),
+                    source: "judged".into(),
+                    has_answer: None,
+                },
+                CaseDoc {
+                    doc_id: "a".into(),
+                    title: Some("A".into()),
+                    text: "first".into(),
+                    source: "judged".into(),
+                    has_answer: None,
+                },
             ],
             ..Default::default()
         };
@@ -248,11 +366,21 @@ mod tests {
 
     #[test]
     fn soft_and_strict_differ_only_in_the_policy_clause() {
-        let (s, t) = (Template::load("stress-soft", None).unwrap(), Template::load("stress-strict", None).unwrap());
+        let (s, t) = (
+            Template::load("stress-soft", None).unwrap(),
+            Template::load("stress-strict", None).unwrap(),
+        );
         assert_eq!(s.messages.len(), t.messages.len());
         assert_eq!(s.messages[1], t.messages[1]);
-        let (a, b): (Vec<&str>, Vec<&str>) = (s.messages[0].content.lines().collect(), t.messages[0].content.lines().collect());
+        let (a, b): (Vec<&str>, Vec<&str>) = (
+            s.messages[0].content.lines().collect(),
+            t.messages[0].content.lines().collect(),
+        );
         assert_eq!(a.len(), b.len());
-        assert_eq!(a.iter().zip(&b).filter(|(x, y)| x != y).count(), 1, "exactly one line (the policy clause) differs");
+        assert_eq!(
+            a.iter().zip(&b).filter(|(x, y)| x != y).count(),
+            1,
+            "exactly one line (the policy clause) differs"
+        );
     }
 }

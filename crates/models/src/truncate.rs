@@ -23,7 +23,10 @@ pub struct PassageTruncator {
 
 impl std::fmt::Debug for PassageTruncator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PassageTruncator").field("max", &self.max).field("tokenizer_sha256", &self.sha256).finish()
+        f.debug_struct("PassageTruncator")
+            .field("max", &self.max)
+            .field("tokenizer_sha256", &self.sha256)
+            .finish()
     }
 }
 
@@ -31,16 +34,27 @@ impl PassageTruncator {
     /// From a `tokenizer.json` or a `.gguf` file.
     pub fn from_file(path: &Path, max: usize) -> Result<PassageTruncator> {
         if !path.is_file() {
-            return Err(ModelError::Missing { path: path.to_path_buf() });
+            return Err(ModelError::Missing {
+                path: path.to_path_buf(),
+            });
         }
-        let sha256 = crate::paths::file_sha256(path).map_err(|_| ModelError::Missing { path: path.to_path_buf() })?;
+        let sha256 = crate::paths::file_sha256(path).map_err(|_| ModelError::Missing {
+            path: path.to_path_buf(),
+        })?;
         let is_gguf = path.extension().is_some_and(|e| e == "gguf");
         let tokenizer = if is_gguf {
             crate::llm::local::gguf_tokenizer(path)?
         } else {
-            Tokenizer::from_file(path).map_err(|e| ModelError::Load { path: path.to_path_buf(), message: format!("not a tokenizer.json: {e}") })?
+            Tokenizer::from_file(path).map_err(|e| ModelError::Load {
+                path: path.to_path_buf(),
+                message: format!("not a tokenizer.json: {e}"),
+            })?
         };
-        Ok(PassageTruncator { tokenizer, max, sha256 })
+        Ok(PassageTruncator {
+            tokenizer,
+            max,
+            sha256,
+        })
     }
 
     pub fn max_tokens(&self) -> usize {
@@ -54,7 +68,10 @@ impl PassageTruncator {
     /// The first `max` tokens of `text`, decoded; `text` itself when it is
     /// no longer than that.
     pub fn truncate(&self, text: &str) -> Result<String> {
-        let enc = self.tokenizer.encode(text, false).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+        let enc = self
+            .tokenizer
+            .encode(text, false)
+            .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
         if enc.get_ids().len() <= self.max {
             return Ok(text.to_string());
         }
@@ -70,10 +87,15 @@ impl PassageTruncator {
     /// reference truncates; the title counts) holds at most `max` tokens.
     /// Without a title, the text alone.
     pub fn truncate_passage(&self, title: Option<&str>, text: &str) -> Result<String> {
-        let Some(title) = title else { return self.truncate(text) };
+        let Some(title) = title else {
+            return self.truncate(text);
+        };
         let prefix = format!("{title}: ");
         let cut = self.truncate(&format!("{prefix}{text}"))?;
-        Ok(cut.strip_prefix(&prefix).map(String::from).unwrap_or_default())
+        Ok(cut
+            .strip_prefix(&prefix)
+            .map(String::from)
+            .unwrap_or_default())
     }
 }
 
@@ -99,6 +121,9 @@ mod tests {
         assert!(PassageTruncator::from_file(Path::new("/no/such/tokenizer.json"), 8).is_err());
         // The title counts towards the limit, as in the reference.
         let with_title = t.truncate_passage(Some("Albert Einstein"), long).unwrap();
-        assert!(long.starts_with(&with_title) && with_title.len() < cut.len(), "{with_title} vs {cut}");
+        assert!(
+            long.starts_with(&with_title) && with_title.len() < cut.len(),
+            "{with_title} vs {cut}"
+        );
     }
 }

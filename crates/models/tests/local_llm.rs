@@ -7,7 +7,10 @@ use ragprobe_models::paths;
 fn model() -> Option<LocalLlm> {
     let p = paths::smollm2_gguf();
     if !p.is_file() {
-        eprintln!("SKIPPED: {} not found (run `bash scripts/fetch-models.sh`; `make test` does)", p.display());
+        eprintln!(
+            "SKIPPED: {} not found (run `bash scripts/fetch-models.sh`; `make test` does)",
+            p.display()
+        );
         return None;
     }
     Some(LocalLlm::load(&p).unwrap())
@@ -16,14 +19,20 @@ fn model() -> Option<LocalLlm> {
 #[test]
 fn answers_a_fixture_prompt_deterministically() {
     let Some(mut m) = model() else { return };
-    let msgs = vec![ChatMessage::new("user", "Answer the following question. Q: What is the capital of France? A:")];
+    let msgs = vec![ChatMessage::new(
+        "user",
+        "Answer the following question. Q: What is the capital of France? A:",
+    )];
     let prompt = m.render_chat(&msgs).unwrap();
     // The GGUF's own template adds SmolLM2's default system prompt.
     assert!(prompt.starts_with("<|im_start|>system\n"), "{prompt}");
     assert!(prompt.ends_with("<|im_start|>assistant\n"), "{prompt}");
     let ids = m.encode(&prompt).unwrap();
     assert_eq!(ids[0], 1, "<|im_start|> is one special token (id 1)");
-    let s = GenSettings { max_tokens: 16, ..Default::default() };
+    let s = GenSettings {
+        max_tokens: 16,
+        ..Default::default()
+    };
     let a = m.chat(&msgs, &s).unwrap();
     let b = m.chat(&msgs, &s).unwrap();
     assert_eq!(a, b, "greedy decoding is deterministic");
@@ -45,15 +54,43 @@ fn digits_are_split_and_text_round_trips() {
 #[test]
 fn stop_strings_and_max_tokens() {
     let Some(mut m) = model() else { return };
-    let msgs = vec![ChatMessage::new("user", "Count from one to twenty in words, separated by commas.")];
-    let g = m.chat(&msgs, &GenSettings { max_tokens: 5, ..Default::default() }).unwrap();
-    assert_eq!((g.finish_reason.as_str(), g.completion_tokens), ("length", Some(5)));
-    let g = m.chat(&msgs, &GenSettings { max_tokens: 40, stop: vec![",".into()], ..Default::default() }).unwrap();
+    let msgs = vec![ChatMessage::new(
+        "user",
+        "Count from one to twenty in words, separated by commas.",
+    )];
+    let g = m
+        .chat(
+            &msgs,
+            &GenSettings {
+                max_tokens: 5,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        (g.finish_reason.as_str(), g.completion_tokens),
+        ("length", Some(5))
+    );
+    let g = m
+        .chat(
+            &msgs,
+            &GenSettings {
+                max_tokens: 40,
+                stop: vec![",".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
     assert!(!g.text.contains(','), "{:?}", g.text);
 }
 
 #[test]
 fn a_missing_file_is_a_clear_error() {
-    let e = LocalLlm::load(std::path::Path::new("/nope/model.gguf")).unwrap_err().to_string();
-    assert!(e.contains("/nope/model.gguf") && e.contains("fetch-models.sh"), "{e}");
+    let e = LocalLlm::load(std::path::Path::new("/nope/model.gguf"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/nope/model.gguf") && e.contains("fetch-models.sh"),
+        "{e}"
+    );
 }

@@ -14,10 +14,10 @@
 //!    (0.6) is chosen (a plausible foil); else a random remaining one; without
 //!    the embedder, a random remaining one.
 
-use rand::seq::IndexedRandom;
-use rand::Rng;
 use ragprobe_artifact::tables::QuestionRow;
 use ragprobe_models::{cosine, Embedder, EMBEDDING_DIM};
+use rand::seq::IndexedRandom;
+use rand::Rng;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::text::{same_answer, shape, Shape};
@@ -50,15 +50,27 @@ impl<'a> FoilPicker<'a> {
         let mut pool: BTreeMap<(String, Shape), Vec<(String, String)>> = BTreeMap::new();
         for q in questions {
             if let Some(a) = q.answers.first().filter(|a| !a.trim().is_empty()) {
-                pool.entry((q.dataset.clone(), shape(a))).or_default().push((q.qid.clone(), a.clone()));
+                pool.entry((q.dataset.clone(), shape(a)))
+                    .or_default()
+                    .push((q.qid.clone(), a.clone()));
             }
         }
-        FoilPicker { pool, embedder, cache: HashMap::new(), reject_above: 0.8, prefer_above: 0.6 }
+        FoilPicker {
+            pool,
+            embedder,
+            cache: HashMap::new(),
+            reject_above: 0.8,
+            prefer_above: 0.6,
+        }
     }
 
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<[f32; EMBEDDING_DIM]>> {
         let e = self.embedder.expect("called with an embedder");
-        let missing: Vec<&str> = texts.iter().copied().filter(|t| !self.cache.contains_key(*t)).collect();
+        let missing: Vec<&str> = texts
+            .iter()
+            .copied()
+            .filter(|t| !self.cache.contains_key(*t))
+            .collect();
         if !missing.is_empty() {
             let mut uniq = missing.clone();
             uniq.sort();
@@ -73,31 +85,54 @@ impl<'a> FoilPicker<'a> {
     /// Choose a foil for `q`, or None when no candidate of the right shape
     /// survives.
     pub fn pick(&mut self, q: &QuestionRow, rng: &mut impl Rng) -> Result<Option<Foil>> {
-        let Some(gold) = q.answers.first() else { return Ok(None) };
+        let Some(gold) = q.answers.first() else {
+            return Ok(None);
+        };
         // Multiple choice (seed 002's MedQA): the foil is a distractor
         // option, chosen with the question's RNG.
         if let Some(options) = &q.options {
-            let distractors: Vec<&(String, String)> = options.iter().filter(|(_, t)| !same_answer(t, &q.answers)).collect();
-            return Ok(distractors.choose(rng).map(|(_, t)| Foil { text: t.clone(), shape: shape(t), how: "distractor-option", cosine: None }));
+            let distractors: Vec<&(String, String)> = options
+                .iter()
+                .filter(|(_, t)| !same_answer(t, &q.answers))
+                .collect();
+            return Ok(distractors.choose(rng).map(|(_, t)| Foil {
+                text: t.clone(),
+                shape: shape(t),
+                how: "distractor-option",
+                cosine: None,
+            }));
         }
         let gshape = shape(gold);
         if let Some(fakes) = &q.fake_answers {
             for f in fakes {
                 if !f.trim().is_empty() && !same_answer(f, &q.answers) {
-                    return Ok(Some(Foil { text: f.clone(), shape: shape(f), how: "dataset-fake-answer", cosine: None }));
+                    return Ok(Some(Foil {
+                        text: f.clone(),
+                        shape: shape(f),
+                        how: "dataset-fake-answer",
+                        cosine: None,
+                    }));
                 }
             }
         }
         let mut cands: Vec<String> = self
             .pool
             .get(&(q.dataset.clone(), gshape))
-            .map(|v| v.iter().filter(|(qid, _)| *qid != q.qid).map(|(_, a)| a.clone()).collect())
+            .map(|v| {
+                v.iter()
+                    .filter(|(qid, _)| *qid != q.qid)
+                    .map(|(_, a)| a.clone())
+                    .collect()
+            })
             .unwrap_or_default();
         cands.sort();
         cands.dedup();
         cands.retain(|c| !same_answer(c, &q.answers));
         if cands.len() > MAX_CANDIDATES {
-            cands = cands.choose_multiple(rng, MAX_CANDIDATES).cloned().collect();
+            cands = cands
+                .choose_multiple(rng, MAX_CANDIDATES)
+                .cloned()
+                .collect();
             cands.sort();
         }
         if cands.is_empty() {
@@ -105,21 +140,44 @@ impl<'a> FoilPicker<'a> {
         }
         if self.embedder.is_none() {
             let c = cands.choose(rng).expect("non-empty").clone();
-            return Ok(Some(Foil { text: c, shape: gshape, how: "random", cosine: None }));
+            return Ok(Some(Foil {
+                text: c,
+                shape: gshape,
+                how: "random",
+                cosine: None,
+            }));
         }
         let mut texts: Vec<&str> = vec![gold.as_str()];
         texts.extend(cands.iter().map(String::as_str));
         let embs = self.embed(&texts)?;
-        let scored: Vec<(f32, &String)> = cands.iter().zip(&embs[1..]).map(|(c, e)| (cosine(&embs[0], e), c)).filter(|(s, _)| *s <= self.reject_above).collect();
+        let scored: Vec<(f32, &String)> = cands
+            .iter()
+            .zip(&embs[1..])
+            .map(|(c, e)| (cosine(&embs[0], e), c))
+            .filter(|(s, _)| *s <= self.reject_above)
+            .collect();
         if scored.is_empty() {
             return Ok(None);
         }
-        let best = scored.iter().filter(|(s, _)| *s >= self.prefer_above).max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(a.1)));
+        let best = scored
+            .iter()
+            .filter(|(s, _)| *s >= self.prefer_above)
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(a.1)));
         Ok(Some(match best {
-            Some((s, c)) => Foil { text: (*c).clone(), shape: gshape, how: "similar", cosine: Some(*s) },
+            Some((s, c)) => Foil {
+                text: (*c).clone(),
+                shape: gshape,
+                how: "similar",
+                cosine: Some(*s),
+            },
             None => {
                 let (s, c) = scored.choose(rng).expect("non-empty");
-                Foil { text: (*c).clone(), shape: gshape, how: "random", cosine: Some(*s) }
+                Foil {
+                    text: (*c).clone(),
+                    shape: gshape,
+                    how: "random",
+                    cosine: Some(*s),
+                }
             }
         }))
     }

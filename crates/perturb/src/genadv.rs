@@ -40,7 +40,11 @@ pub struct WriterSettings {
 
 impl Default for WriterSettings {
     fn default() -> Self {
-        WriterSettings { max_cosine: 0.8, ner_model: false, max_tokens: 160 }
+        WriterSettings {
+            max_cosine: 0.8,
+            ner_model: false,
+            max_tokens: 160,
+        }
     }
 }
 
@@ -52,8 +56,15 @@ pub use ragprobe_artifact::genadv::GenAdvRow as Trail;
 /// Clean a one-sentence model answer: first non-empty line, quotes and a
 /// leading label ("Sentence:") removed.
 fn first_line(s: &str) -> String {
-    let line = s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").to_string();
-    let line = line.trim_start_matches(|c| c == '"' || c == '“').trim_end_matches(|c| c == '"' || c == '”');
+    let line = s
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string();
+    let line = line
+        .trim_start_matches(|c| c == '"' || c == '“')
+        .trim_end_matches(|c| c == '"' || c == '”');
     for label in ["Sentence:", "Revised sentence:", "Passage:", "Claim:"] {
         if let Some(x) = line.strip_prefix(label) {
             return x.trim().to_string();
@@ -80,8 +91,14 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    pub fn new(session: &'a mut ModelSession, settings: WriterSettings, embedder: Option<&'a Embedder>, ner: Ner) -> Result<Writer<'a>> {
-        let load = |id: &str| Template::load(id, None).map_err(|e| PerturbError::Invalid(e.to_string()));
+    pub fn new(
+        session: &'a mut ModelSession,
+        settings: WriterSettings,
+        embedder: Option<&'a Embedder>,
+        ner: Ner,
+    ) -> Result<Writer<'a>> {
+        let load =
+            |id: &str| Template::load(id, None).map_err(|e| PerturbError::Invalid(e.to_string()));
         Ok(Writer {
             session,
             settings,
@@ -94,32 +111,69 @@ impl<'a> Writer<'a> {
         })
     }
 
-    fn call(&mut self, t: &Template, vars: &[(&'static str, String)]) -> std::result::Result<String, String> {
+    fn call(
+        &mut self,
+        t: &Template,
+        vars: &[(&'static str, String)],
+    ) -> std::result::Result<String, String> {
         let vars: BTreeMap<&str, String> = vars.iter().cloned().collect();
         let messages = t.render_vars(&vars);
-        let settings = GenSettings { max_tokens: self.settings.max_tokens, ..Default::default() };
-        self.session.chat((&t.id, t.version), &messages, &settings).map(|g| g.text).map_err(|e| e.to_string())
+        let settings = GenSettings {
+            max_tokens: self.settings.max_tokens,
+            ..Default::default()
+        };
+        self.session
+            .chat((&t.id, t.version), &messages, &settings)
+            .map(|g| g.text)
+            .map_err(|e| e.to_string())
     }
 
-    fn answer_sentence(&mut self, question: &str, answer: &str) -> std::result::Result<String, String> {
+    fn answer_sentence(
+        &mut self,
+        question: &str,
+        answer: &str,
+    ) -> std::result::Result<String, String> {
         let t = self.t_answer.clone();
-        self.call(&t, &[("question", question.to_string()), ("answer", answer.to_string())]).map(|s| first_line(&s))
+        self.call(
+            &t,
+            &[
+                ("question", question.to_string()),
+                ("answer", answer.to_string()),
+            ],
+        )
+        .map(|s| first_line(&s))
     }
 
     fn entities(&mut self, sentence: &str) -> Vec<String> {
         if !self.settings.ner_model {
-            return self.ner.entities(sentence).into_iter().map(|e| e.text).collect();
+            return self
+                .ner
+                .entities(sentence)
+                .into_iter()
+                .map(|e| e.text)
+                .collect();
         }
         let messages = vec![ChatMessage::new(
             "user",
             format!("List the named entities (names, dates, numbers) in the sentence as a JSON array of strings, and nothing else.\nSentence: {sentence}\nEntities:"),
         )];
-        let settings = GenSettings { max_tokens: 96, ..Default::default() };
-        let text = self.session.chat(("ner-json", 1), &messages, &settings).map(|g| g.text).unwrap_or_default();
+        let settings = GenSettings {
+            max_tokens: 96,
+            ..Default::default()
+        };
+        let text = self
+            .session
+            .chat(("ner-json", 1), &messages, &settings)
+            .map(|g| g.text)
+            .unwrap_or_default();
         let start = text.find('[');
         let end = text.rfind(']');
         match (start, end) {
-            (Some(s), Some(e)) if e > s => serde_json::from_str::<Vec<String>>(&text[s..=e]).unwrap_or_default().into_iter().filter(|x| sentence.contains(x.as_str())).collect(),
+            (Some(s), Some(e)) if e > s => serde_json::from_str::<Vec<String>>(&text[s..=e])
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|x| sentence.contains(x.as_str()))
+                .collect(),
             _ => vec![],
         }
     }
@@ -127,7 +181,12 @@ impl<'a> Writer<'a> {
     /// Run GenADV for one question.
     pub fn genadv(&mut self, qid: &str, question: &str, answers: &[String]) -> Trail {
         let answer = answers.first().cloned().unwrap_or_default();
-        let mut t = Trail { qid: qid.into(), purpose: "genadv".into(), answer: answer.clone(), ..Default::default() };
+        let mut t = Trail {
+            qid: qid.into(),
+            purpose: "genadv".into(),
+            answer: answer.clone(),
+            ..Default::default()
+        };
         let fail = |mut t: Trail, status: &str, reason: String| {
             t.status = status.into();
             t.reason = Some(reason);
@@ -142,10 +201,20 @@ impl<'a> Writer<'a> {
         let ents = self.entities(&sentence);
         t.entities = Some(json!(ents).to_string());
         if ents.len() < 2 {
-            return fail(t, "dropped", "fewer than two entities in the answer sentence".into());
+            return fail(
+                t,
+                "dropped",
+                "fewer than two entities in the answer sentence".into(),
+            );
         }
         let tpl = self.t_rewrite.clone();
-        let rewritten = match self.call(&tpl, &[("sentence", sentence.clone()), ("entities", ents.join(", "))]) {
+        let rewritten = match self.call(
+            &tpl,
+            &[
+                ("sentence", sentence.clone()),
+                ("entities", ents.join(", ")),
+            ],
+        ) {
             Ok(s) => first_line(&s),
             Err(e) => return fail(t, "failed", format!("adversarial sentence: {e}")),
         };
@@ -154,14 +223,25 @@ impl<'a> Writer<'a> {
             return fail(t, "rejected", "empty adversarial sentence".into());
         }
         if has_answer(answers, &rewritten) {
-            return fail(t, "rejected", "answer leaked into the adversarial sentence".into());
+            return fail(
+                t,
+                "rejected",
+                "answer leaked into the adversarial sentence".into(),
+            );
         }
         if let Some(e) = self.embedder {
             match e.similarity(&rewritten, &sentence) {
                 Ok(c) => {
                     t.cosine = Some(c as f64);
                     if c >= self.settings.max_cosine {
-                        return fail(t, "rejected", format!("too similar to the answer sentence (cosine >= {})", self.settings.max_cosine));
+                        return fail(
+                            t,
+                            "rejected",
+                            format!(
+                                "too similar to the answer sentence (cosine >= {})",
+                                self.settings.max_cosine
+                            ),
+                        );
                     }
                 }
                 Err(err) => return fail(t, "failed", format!("similarity: {err}")),
@@ -186,7 +266,13 @@ impl<'a> Writer<'a> {
     /// A model-written passage supporting `foil`.
     pub fn conflict(&mut self, qid: &str, question: &str, answers: &[String], foil: &str) -> Trail {
         let answer = answers.first().cloned().unwrap_or_default();
-        let mut t = Trail { qid: qid.into(), purpose: "conflict".into(), answer: answer.clone(), foil: Some(foil.into()), ..Default::default() };
+        let mut t = Trail {
+            qid: qid.into(),
+            purpose: "conflict".into(),
+            answer: answer.clone(),
+            foil: Some(foil.into()),
+            ..Default::default()
+        };
         let fail = |mut t: Trail, status: &str, reason: String| {
             t.status = status.into();
             t.reason = Some(reason);
@@ -200,7 +286,11 @@ impl<'a> Writer<'a> {
         t.answer_sentence = Some(sentence.clone());
         let (conflicting, n) = replace_aliases(&sentence, answers, foil);
         if n == 0 {
-            return fail(t, "rejected", "the answer sentence does not contain the answer".into());
+            return fail(
+                t,
+                "rejected",
+                "the answer sentence does not contain the answer".into(),
+            );
         }
         t.rewritten_sentence = Some(conflicting.clone());
         let tpl = self.t_conflict.clone();
@@ -210,7 +300,11 @@ impl<'a> Writer<'a> {
         };
         t.passage = Some(passage.clone());
         if !has_answer(&[foil], &passage) {
-            return fail(t, "rejected", "the passage does not contain the foil".into());
+            return fail(
+                t,
+                "rejected",
+                "the passage does not contain the foil".into(),
+            );
         }
         if has_answer(answers, &passage) {
             return fail(t, "rejected", "answer leaked into the passage".into());
@@ -232,13 +326,20 @@ impl<'a> Writer<'a> {
         let (qe, pe) = (e.embed(&qs, 32).ok()?, e.embed(&ps, 32).ok()?);
         let n = kept.len();
         let own = (0..n).map(|i| cosine(&qe[i], &pe[i]) as f64).sum::<f64>() / n as f64;
-        let other = (0..n).map(|i| cosine(&qe[(i + 1) % n], &pe[i]) as f64).sum::<f64>() / n as f64;
+        let other = (0..n)
+            .map(|i| cosine(&qe[(i + 1) % n], &pe[i]) as f64)
+            .sum::<f64>()
+            / n as f64;
         Some((own, other))
     }
 }
 
 /// Acceptance figures of a set of trails.
-pub fn quality(trails: &[Trail], topicality: Option<(f64, f64)>, kept_leaks: usize) -> serde_json::Value {
+pub fn quality(
+    trails: &[Trail],
+    topicality: Option<(f64, f64)>,
+    kept_leaks: usize,
+) -> serde_json::Value {
     let mut by_status: BTreeMap<&str, usize> = BTreeMap::new();
     let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
     for t in trails {

@@ -14,15 +14,15 @@ pub mod ner;
 pub mod pyrandom;
 pub mod text;
 
-use rand::seq::{IndexedRandom, SliceRandom};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use ragprobe_artifact::cases::{write_cases, CaseDoc, CaseRow};
 use ragprobe_artifact::tables::{read_contexts, read_questions, ContextRow, QuestionRow};
 use ragprobe_artifact::{kinds, sha256_hex, ArtifactError, Recipe, Store, Written};
 use ragprobe_matching::has_answer;
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_models::Embedder;
+use rand::seq::{IndexedRandom, SliceRandom};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
@@ -191,11 +191,24 @@ pub fn rng_for(seed: u64, qid: &str, purpose: &str) -> ChaCha8Rng {
 }
 
 fn case_id(qid: &str, condition: &str, params: &Value) -> String {
-    sha256_hex(format!("{qid}\u{1f}{condition}\u{1f}{}", ragprobe_artifact::canonical_json(params)).as_bytes())[..24].to_string()
+    sha256_hex(
+        format!(
+            "{qid}\u{1f}{condition}\u{1f}{}",
+            ragprobe_artifact::canonical_json(params)
+        )
+        .as_bytes(),
+    )[..24]
+        .to_string()
 }
 
 fn doc(c: &ContextRow, source: &str) -> CaseDoc {
-    CaseDoc { doc_id: c.doc_id.clone(), title: c.title.clone(), text: c.text.clone(), source: source.into(), has_answer: c.has_answer }
+    CaseDoc {
+        doc_id: c.doc_id.clone(),
+        title: c.title.clone(),
+        text: c.text.clone(),
+        source: source.into(),
+        has_answer: c.has_answer,
+    }
 }
 
 /// Shared state of one run.
@@ -211,16 +224,40 @@ struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn skip(&mut self, s: Scenario, reason: &str) {
-        *self.summary.entry(s.name()).or_insert_with(|| ScenarioSummary { scenario: s.name().into(), ..Default::default() }).skipped.entry(reason.into()).or_default() += 1;
+        *self
+            .summary
+            .entry(s.name())
+            .or_insert_with(|| ScenarioSummary {
+                scenario: s.name().into(),
+                ..Default::default()
+            })
+            .skipped
+            .entry(reason.into())
+            .or_default() += 1;
     }
 
     /// Count a fact about built cases (not a skip) in the summary.
     fn note(&mut self, s: Scenario, what: &str) {
-        *self.summary.entry(s.name()).or_insert_with(|| ScenarioSummary { scenario: s.name().into(), ..Default::default() }).notes.entry(what.into()).or_default() += 1;
+        *self
+            .summary
+            .entry(s.name())
+            .or_insert_with(|| ScenarioSummary {
+                scenario: s.name().into(),
+                ..Default::default()
+            })
+            .notes
+            .entry(what.into())
+            .or_default() += 1;
     }
 
     fn made(&mut self, s: Scenario, n: u64) {
-        self.summary.entry(s.name()).or_insert_with(|| ScenarioSummary { scenario: s.name().into(), ..Default::default() }).cases += n;
+        self.summary
+            .entry(s.name())
+            .or_insert_with(|| ScenarioSummary {
+                scenario: s.name().into(),
+                ..Default::default()
+            })
+            .cases += n;
     }
 
     fn contexts(&self, qid: &str) -> &[&'a ContextRow] {
@@ -228,10 +265,21 @@ impl<'a> Builder<'a> {
     }
 
     fn topk(&self, qid: &str) -> Vec<&'a ContextRow> {
-        self.contexts(qid).iter().copied().filter(|c| c.rank as usize <= self.opts.k).collect()
+        self.contexts(qid)
+            .iter()
+            .copied()
+            .filter(|c| c.rank as usize <= self.opts.k)
+            .collect()
     }
 
-    fn base_case(&self, q: &QuestionRow, condition: &str, docs: Vec<CaseDoc>, expected: &str, params: Value) -> CaseRow {
+    fn base_case(
+        &self,
+        q: &QuestionRow,
+        condition: &str,
+        docs: Vec<CaseDoc>,
+        expected: &str,
+        params: Value,
+    ) -> CaseRow {
         CaseRow {
             case_id: case_id(&q.qid, condition, &params),
             qid: q.qid.clone(),
@@ -264,7 +312,14 @@ impl<'a> Builder<'a> {
     }
 
     /// Top-k plus one document at a seeded uniform slot among the k+1.
-    fn add_one(&self, q: &QuestionRow, s: Scenario, top: &[&ContextRow], extra: CaseDoc, extra_params: Value) -> CaseRow {
+    fn add_one(
+        &self,
+        q: &QuestionRow,
+        s: Scenario,
+        top: &[&ContextRow],
+        extra: CaseDoc,
+        extra_params: Value,
+    ) -> CaseRow {
         let mut rng = rng_for(self.opts.seed, &q.qid, &format!("{}:slot", s.name()));
         let mut docs: Vec<CaseDoc> = top.iter().map(|c| doc(c, "retrieved")).collect();
         let inserted_id = extra.doc_id.clone();
@@ -288,31 +343,61 @@ impl<'a> Builder<'a> {
         }
         let opts = self.opts;
         match s {
-            Scenario::ClosedBook => Ok(vec![self.base_case(q, s.name(), vec![], "answer", json!({}))]),
+            Scenario::ClosedBook => Ok(vec![self.base_case(
+                q,
+                s.name(),
+                vec![],
+                "answer",
+                json!({}),
+            )]),
             Scenario::Base => {
                 let docs = top.iter().map(|c| doc(c, "retrieved")).collect();
                 let params = json!({"k": opts.k, "relabel_unanswerable": opts.relabel_unanswerable, "retrieved": top.iter().map(|c| c.doc_id.as_str()).collect::<Vec<_>>()});
-                Ok(vec![self.base_case(q, s.name(), docs, self.expected_for(&top), params)])
+                Ok(vec![self.base_case(
+                    q,
+                    s.name(),
+                    docs,
+                    self.expected_for(&top),
+                    params,
+                )])
             }
             Scenario::AddRandom => {
                 let mut rng = rng_for(opts.seed, &q.qid, "add-random:source");
-                let others: Vec<&QuestionRow> = self.questions.iter().filter(|o| o.qid != q.qid && self.by_qid.contains_key(o.qid.as_str())).collect();
+                let others: Vec<&QuestionRow> = self
+                    .questions
+                    .iter()
+                    .filter(|o| o.qid != q.qid && self.by_qid.contains_key(o.qid.as_str()))
+                    .collect();
                 for _ in 0..20 {
-                    let Some(other) = others.choose(&mut rng) else { break };
+                    let Some(other) = others.choose(&mut rng) else {
+                        break;
+                    };
                     let pool = self.topk(&other.qid);
-                    let Some(c) = pool.choose(&mut rng) else { continue };
+                    let Some(c) = pool.choose(&mut rng) else {
+                        continue;
+                    };
                     if !q.answers.is_empty() && has_answer(&q.answers, &c.text) {
                         continue;
                     }
                     let mut d = doc(c, "random");
                     d.has_answer = (!q.answers.is_empty()).then_some(false);
-                    return Ok(vec![self.add_one(q, s, &top, d, json!({"from_qid": other.qid}))]);
+                    return Ok(vec![self.add_one(
+                        q,
+                        s,
+                        &top,
+                        d,
+                        json!({"from_qid": other.qid}),
+                    )]);
                 }
                 self.skip(s, "no passage of another question without the answer");
                 Ok(vec![])
             }
             Scenario::AddTopk => {
-                let Some(next) = self.contexts(&q.qid).iter().find(|c| c.rank as usize == opts.k + 1) else {
+                let Some(next) = self
+                    .contexts(&q.qid)
+                    .iter()
+                    .find(|c| c.rank as usize == opts.k + 1)
+                else {
                     self.skip(s, "no (k+1)-th passage (retrieve with --extra 1)");
                     return Ok(vec![]);
                 };
@@ -328,7 +413,11 @@ impl<'a> Builder<'a> {
                     self.skip(s, "no foil of the right shape");
                     return Ok(vec![]);
                 };
-                let (d, extra) = if let Some(w) = self.writer.as_mut().filter(|_| self.opts.conflict_writer_model) {
+                let (d, extra) = if let Some(w) = self
+                    .writer
+                    .as_mut()
+                    .filter(|_| self.opts.conflict_writer_model)
+                {
                     let trail = w.conflict(&q.qid, &q.question, &q.answers, &foil.text);
                     let ok = trail.status == "accepted";
                     let reason = trail.reason.clone().unwrap_or_default();
@@ -338,15 +427,31 @@ impl<'a> Builder<'a> {
                         self.skip(s, &format!("model-written conflict passage {reason}"));
                         return Ok(vec![]);
                     }
-                    (CaseDoc { doc_id: format!("{}#conflict-model", q.qid), title: None, text, source: "conflict".into(), has_answer: Some(false) }, json!({"writer": "model", "foil": foil_json(&foil)}))
+                    (
+                        CaseDoc {
+                            doc_id: format!("{}#conflict-model", q.qid),
+                            title: None,
+                            text,
+                            source: "conflict".into(),
+                            has_answer: Some(false),
+                        },
+                        json!({"writer": "model", "foil": foil_json(&foil)}),
+                    )
                 } else {
                     let (text, n) = replace_aliases(&src.text, &q.answers, &foil.text);
-                    if let Some(reason) = conflict_passage_problem(&text, n, &q.answers, &foil.text) {
+                    if let Some(reason) = conflict_passage_problem(&text, n, &q.answers, &foil.text)
+                    {
                         self.skip(s, reason);
                         return Ok(vec![]);
                     }
                     (
-                        CaseDoc { doc_id: format!("{}#conflict", src.doc_id), title: src.title.clone(), text, source: "conflict".into(), has_answer: Some(false) },
+                        CaseDoc {
+                            doc_id: format!("{}#conflict", src.doc_id),
+                            title: src.title.clone(),
+                            text,
+                            source: "conflict".into(),
+                            has_answer: Some(false),
+                        },
                         json!({"writer": "rule", "conflict_source": src.doc_id, "foil": foil_json(&foil), "replacements": n}),
                     )
                 };
@@ -363,15 +468,31 @@ impl<'a> Builder<'a> {
                 let w = self.writer.as_mut().expect("checked before the run");
                 let trail = w.genadv(&q.qid, &q.question, &q.answers);
                 let ok = trail.status == "accepted";
-                let reason = format!("{}: {}", trail.status, trail.reason.clone().unwrap_or_default());
+                let reason = format!(
+                    "{}: {}",
+                    trail.status,
+                    trail.reason.clone().unwrap_or_default()
+                );
                 let text = trail.passage.clone().unwrap_or_default();
                 self.trails.push(trail);
                 if !ok {
                     self.skip(s, &reason);
                     return Ok(vec![]);
                 }
-                let d = CaseDoc { doc_id: format!("{}#genadv", q.qid), title: None, text, source: "adversarial".into(), has_answer: Some(false) };
-                Ok(vec![self.add_one(q, s, &top, d, json!({"writer": "model"}))])
+                let d = CaseDoc {
+                    doc_id: format!("{}#genadv", q.qid),
+                    title: None,
+                    text,
+                    source: "adversarial".into(),
+                    has_answer: Some(false),
+                };
+                Ok(vec![self.add_one(
+                    q,
+                    s,
+                    &top,
+                    d,
+                    json!({"writer": "model"}),
+                )])
             }
             Scenario::EvidenceEdit => self.evidence_edit(q, &top),
             Scenario::Nomiracl => {
@@ -385,24 +506,46 @@ impl<'a> Builder<'a> {
                     return Ok(vec![]);
                 };
                 let judged = self.contexts(&q.qid).len();
-                let docs: Vec<CaseDoc> = self.contexts(&q.qid).iter().take(opts.k).map(|c| doc(c, "judged")).collect();
+                let docs: Vec<CaseDoc> = self
+                    .contexts(&q.qid)
+                    .iter()
+                    .take(opts.k)
+                    .map(|c| doc(c, "judged"))
+                    .collect();
                 if judged != opts.k {
                     self.note(s, &format!("{} judged passages than k = {} (the reference script uses only queries with exactly 10)", if judged < opts.k { "fewer" } else { "more" }, opts.k));
                 }
                 let params = json!({"k": opts.k, "order": "qrels", "passages": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
                 Ok(vec![self.base_case(q, s.name(), docs, subset, params)])
             }
-            Scenario::RgbNoise => Ok(opts.noise_rates.clone().into_iter().filter_map(|r| self.rgb_noise(q, r)).collect()),
+            Scenario::RgbNoise => Ok(opts
+                .noise_rates
+                .clone()
+                .into_iter()
+                .filter_map(|r| self.rgb_noise(q, r))
+                .collect()),
             Scenario::RgbCounterfactual => {
                 let all = self.contexts(&q.qid);
-                let wrong: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("counterfactual")).collect();
+                let wrong: Vec<&ContextRow> = all
+                    .iter()
+                    .copied()
+                    .filter(|c| c.relevance.as_deref() == Some("counterfactual"))
+                    .collect();
                 if wrong.is_empty() {
                     self.skip(s, "no counterfactual passages (positive_wrong)");
                     return Ok(vec![]);
                 }
                 let n = opts.rgb_passages;
-                let mut picked: Vec<CaseDoc> = wrong.iter().take(n).map(|c| doc(c, "counterfactual")).collect();
-                for c in all.iter().filter(|c| c.relevance.as_deref() == Some("non_relevant")).take(n.saturating_sub(picked.len())) {
+                let mut picked: Vec<CaseDoc> = wrong
+                    .iter()
+                    .take(n)
+                    .map(|c| doc(c, "counterfactual"))
+                    .collect();
+                for c in all
+                    .iter()
+                    .filter(|c| c.relevance.as_deref() == Some("non_relevant"))
+                    .take(n.saturating_sub(picked.len()))
+                {
                     picked.push(doc(c, "negative"));
                 }
                 picked.shuffle(&mut rng_for(opts.seed, &q.qid, "rgb-counterfactual:order"));
@@ -423,8 +566,16 @@ impl<'a> Builder<'a> {
         if all.iter().any(|c| answer_part(c).is_some()) {
             return self.rgb_integration(q, rate);
         }
-        let pos: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("relevant")).collect();
-        let neg: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("non_relevant")).collect();
+        let pos: Vec<&ContextRow> = all
+            .iter()
+            .copied()
+            .filter(|c| c.relevance.as_deref() == Some("relevant"))
+            .collect();
+        let neg: Vec<&ContextRow> = all
+            .iter()
+            .copied()
+            .filter(|c| c.relevance.as_deref() == Some("non_relevant"))
+            .collect();
         let n = self.opts.rgb_passages;
         let mut neg_num = (n as f64 * rate).ceil() as usize;
         let mut pos_num = n - neg_num.min(n);
@@ -440,13 +591,28 @@ impl<'a> Builder<'a> {
         }
         let condition = format!("rgb-noise-{}", fmt_rate(rate));
         if (rate < 1.0 && pos.is_empty()) || (rate >= 1.0 && neg.is_empty()) {
-            self.skip(Scenario::RgbNoise, "not enough positive or negative passages");
+            self.skip(
+                Scenario::RgbNoise,
+                "not enough positive or negative passages",
+            );
             return None;
         }
-        let mut docs: Vec<CaseDoc> = pos.iter().take(pos_num).map(|c| doc(c, "positive")).collect();
+        let mut docs: Vec<CaseDoc> = pos
+            .iter()
+            .take(pos_num)
+            .map(|c| doc(c, "positive"))
+            .collect();
         docs.extend(neg.iter().take(neg_num).map(|c| doc(c, "negative")));
-        docs.shuffle(&mut rng_for(self.opts.seed, &q.qid, &format!("{condition}:order")));
-        let expected = if docs.iter().any(|d| d.source == "positive") { "answer" } else { "unanswerable" };
+        docs.shuffle(&mut rng_for(
+            self.opts.seed,
+            &q.qid,
+            &format!("{condition}:order"),
+        ));
+        let expected = if docs.iter().any(|d| d.source == "positive") {
+            "answer"
+        } else {
+            "unanswerable"
+        };
         let params = json!({"seed": self.opts.seed, "noise_rate": rate, "passages": n, "positives": pos_num.min(pos.len()), "negatives": neg_num.min(neg.len()),
             "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
         Some(self.base_case(q, &condition, docs, expected, params))
@@ -470,7 +636,11 @@ impl<'a> Builder<'a> {
                 parts.entry(i).or_default().push(c);
             }
         }
-        let neg: Vec<&ContextRow> = all.iter().copied().filter(|c| c.relevance.as_deref() == Some("non_relevant")).collect();
+        let neg: Vec<&ContextRow> = all
+            .iter()
+            .copied()
+            .filter(|c| c.relevance.as_deref() == Some("non_relevant"))
+            .collect();
         let n = self.opts.rgb_passages;
         let pos_num = n - ((n as f64 * rate).ceil() as usize).min(n);
         let mut rng = rng_for(self.opts.seed, &q.qid, &format!("{condition}:parts"));
@@ -497,7 +667,11 @@ impl<'a> Builder<'a> {
         let neg_num = n.saturating_sub(positives);
         let mut docs: Vec<CaseDoc> = picked.into_iter().map(|c| doc(c, "positive")).collect();
         docs.extend(neg.iter().take(neg_num).map(|c| doc(c, "negative")));
-        docs.shuffle(&mut rng_for(self.opts.seed, &q.qid, &format!("{condition}:order")));
+        docs.shuffle(&mut rng_for(
+            self.opts.seed,
+            &q.qid,
+            &format!("{condition}:order"),
+        ));
         let params = json!({"seed": self.opts.seed, "noise_rate": rate, "passages": n, "positives": positives, "negatives": neg_num.min(neg.len()), "parts": lists.len(),
             "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
         Some(self.base_case(q, &condition, docs, "answer", params))
@@ -518,16 +692,51 @@ impl<'a> Builder<'a> {
         // HotpotQA passages carry their sentences and the supporting-fact
         // sentence ids (ingest `meta`): edit and move those sentences, and
         // prefer a supporting sentence as the answer-bearing assertion.
-        let meta: Option<Value> = src.meta.as_deref().and_then(|m| serde_json::from_str(m).ok());
-        let given: Option<Vec<String>> = meta.as_ref().and_then(|m| m["sentences"].as_array()).map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect());
-        let supporting: Vec<usize> = meta.as_ref().and_then(|m| m["supporting_sentences"].as_array()).map(|a| a.iter().filter_map(|x| x.as_u64().map(|n| n as usize)).collect()).unwrap_or_default();
-        let sentences = given.filter(|g| !g.is_empty()).unwrap_or_else(|| split_sentences(&src.text));
-        let mut with_answer: Vec<usize> = (0..sentences.len()).filter(|&i| has_answer(&q.answers, &sentences[i])).collect();
-        if with_answer.len() > 1 && with_answer.iter().filter(|i| supporting.contains(i)).count() == 1 {
+        let meta: Option<Value> = src
+            .meta
+            .as_deref()
+            .and_then(|m| serde_json::from_str(m).ok());
+        let given: Option<Vec<String>> =
+            meta.as_ref()
+                .and_then(|m| m["sentences"].as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                });
+        let supporting: Vec<usize> = meta
+            .as_ref()
+            .and_then(|m| m["supporting_sentences"].as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_u64().map(|n| n as usize))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let sentences = given
+            .filter(|g| !g.is_empty())
+            .unwrap_or_else(|| split_sentences(&src.text));
+        let mut with_answer: Vec<usize> = (0..sentences.len())
+            .filter(|&i| has_answer(&q.answers, &sentences[i]))
+            .collect();
+        if with_answer.len() > 1
+            && with_answer
+                .iter()
+                .filter(|i| supporting.contains(i))
+                .count()
+                == 1
+        {
             with_answer.retain(|i| supporting.contains(i));
         }
         if with_answer.len() != 1 {
-            self.skip(s, if with_answer.is_empty() { "answer spans a sentence boundary" } else { "answer in more than one sentence" });
+            self.skip(
+                s,
+                if with_answer.is_empty() {
+                    "answer spans a sentence boundary"
+                } else {
+                    "answer in more than one sentence"
+                },
+            );
             return Ok(vec![]);
         }
         let ai = with_answer[0];
@@ -541,8 +750,18 @@ impl<'a> Builder<'a> {
             self.skip(s, "answer still present after replacement");
             return Ok(vec![]);
         }
-        let others: Vec<String> = sentences.iter().enumerate().filter(|(i, _)| *i != ai).map(|(_, t)| t.clone()).collect();
-        let distractors: Vec<CaseDoc> = top.iter().filter(|c| c.has_answer != Some(true)).take(self.opts.distractors).map(|c| doc(c, "retrieved")).collect();
+        let others: Vec<String> = sentences
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != ai)
+            .map(|(_, t)| t.clone())
+            .collect();
+        let distractors: Vec<CaseDoc> = top
+            .iter()
+            .filter(|c| c.has_answer != Some(true))
+            .take(self.opts.distractors)
+            .map(|c| doc(c, "retrieved"))
+            .collect();
         let mut out = Vec::new();
         for position in ["beginning", "middle", "end"] {
             let slot = match position {
@@ -591,7 +810,12 @@ impl<'a> Builder<'a> {
 /// kept conflict passage must contain the foil and no gold alias, both by
 /// the DPR matcher (seed 000 §5.4.1: the passage supports the conflicting
 /// answer and not the original one). `n` is the number of replacements.
-pub fn conflict_passage_problem(text: &str, n: usize, answers: &[String], foil: &str) -> Option<&'static str> {
+pub fn conflict_passage_problem(
+    text: &str,
+    n: usize,
+    answers: &[String],
+    foil: &str,
+) -> Option<&'static str> {
     if n == 0 {
         Some("no gold alias to replace in the passage")
     } else if has_answer(answers, text) {
@@ -633,7 +857,14 @@ fn foil_json(f: &Foil) -> Value {
 
 /// Build the cases of every requested scenario. `contexts` may be None for
 /// closed-book only; `embedder` refines foil choice (see [`foil`]).
-pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &PerturbOptions, embedder: Option<&Embedder>, writer: Option<&mut ModelSession>) -> Result<PerturbReport> {
+pub fn perturb(
+    store: &Store,
+    questions: &str,
+    contexts: Option<&str>,
+    opts: &PerturbOptions,
+    embedder: Option<&Embedder>,
+    writer: Option<&mut ModelSession>,
+) -> Result<PerturbReport> {
     // A repeated scenario or noise rate would write duplicate case ids:
     // keep the first of each (so `-s base,base` is `-s base`).
     let mut deduped = opts.clone();
@@ -654,20 +885,33 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
         return Err(PerturbError::Invalid("no --scenario given".into()));
     }
     if opts.scenarios.iter().any(|s| *s != Scenario::ClosedBook) && contexts.is_none() {
-        return Err(PerturbError::Invalid("these scenarios need --contexts (only closed-book does not)".into()));
+        return Err(PerturbError::Invalid(
+            "these scenarios need --contexts (only closed-book does not)".into(),
+        ));
     }
     if let Some(r) = opts.noise_rates.iter().find(|r| !(0.0..=1.0).contains(*r)) {
-        return Err(PerturbError::Invalid(format!("noise rate {r} is outside [0, 1]")));
+        return Err(PerturbError::Invalid(format!(
+            "noise rate {r} is outside [0, 1]"
+        )));
     }
-    let needs_writer = opts.scenarios.contains(&Scenario::AddGenadv) || (opts.conflict_writer_model && opts.scenarios.contains(&Scenario::AddConflict));
+    let needs_writer = opts.scenarios.contains(&Scenario::AddGenadv)
+        || (opts.conflict_writer_model && opts.scenarios.contains(&Scenario::AddConflict));
     if needs_writer && writer.is_none() {
-        return Err(PerturbError::Invalid("add-genadv and add-conflict --writer model need a writer model".into()));
+        return Err(PerturbError::Invalid(
+            "add-genadv and add-conflict --writer model need a writer model".into(),
+        ));
     }
     let writer = if needs_writer { writer } else { None };
     let qid = store.resolve_kind(questions, kinds::QUESTIONS)?;
-    let cid = contexts.map(|c| store.resolve_kind(c, kinds::CONTEXTS)).transpose()?;
+    let cid = contexts
+        .map(|c| store.resolve_kind(c, kinds::CONTEXTS))
+        .transpose()?;
     let needs_foil = opts.scenarios.iter().any(|s| s.needs_foil());
-    let embedder = if needs_foil || needs_writer { embedder } else { None };
+    let embedder = if needs_foil || needs_writer {
+        embedder
+    } else {
+        None
+    };
     let mut recipe = Recipe::new(
         "perturb",
         STAGE_VERSION,
@@ -682,7 +926,10 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
     );
     recipe.inputs = std::iter::once(qid.clone()).chain(cid.clone()).collect();
     if let Some(e) = embedder {
-        recipe.resources.insert("embedder".into(), format!("{}:sha256:{}", e.model_name(), e.model_sha256()));
+        recipe.resources.insert(
+            "embedder".into(),
+            format!("{}:sha256:{}", e.model_name(), e.model_sha256()),
+        );
     }
     if let Some(w) = &writer {
         recipe.resources.insert("writer".into(), w.resource_id());
@@ -694,19 +941,41 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
         tracing::info!("perturb: cached, not run (action {})", &rec.key[..12]);
         let o = &rec.outputs[0];
         let m = store.manifest(&o.id)?;
-        let summary: Vec<ScenarioSummary> = serde_json::from_value::<Vec<Value>>(m.details["summary"].clone())
-            .unwrap_or_default()
-            .into_iter()
-            .map(|v| ScenarioSummary {
-                scenario: v["scenario"].as_str().unwrap_or("").into(),
-                cases: v["cases"].as_u64().unwrap_or(0),
-                skipped: serde_json::from_value(v["skipped"].clone()).unwrap_or_default(),
-                notes: serde_json::from_value(v["notes"].clone()).unwrap_or_default(),
-            })
-            .collect();
-        let genadv = rec.outputs.iter().find(|o| o.kind == kinds::GENADV).map(|o| Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows });
-        let quality = genadv.as_ref().and_then(|g| store.manifest(&g.id).ok()).map(|m| m.details["quality"].clone());
-        return Ok(PerturbReport { cases: Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }, genadv, quality, summary, cached: true });
+        let summary: Vec<ScenarioSummary> =
+            serde_json::from_value::<Vec<Value>>(m.details["summary"].clone())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| ScenarioSummary {
+                    scenario: v["scenario"].as_str().unwrap_or("").into(),
+                    cases: v["cases"].as_u64().unwrap_or(0),
+                    skipped: serde_json::from_value(v["skipped"].clone()).unwrap_or_default(),
+                    notes: serde_json::from_value(v["notes"].clone()).unwrap_or_default(),
+                })
+                .collect();
+        let genadv = rec
+            .outputs
+            .iter()
+            .find(|o| o.kind == kinds::GENADV)
+            .map(|o| Written {
+                kind: o.kind.clone(),
+                id: o.id.clone(),
+                rows: o.rows,
+            });
+        let quality = genadv
+            .as_ref()
+            .and_then(|g| store.manifest(&g.id).ok())
+            .map(|m| m.details["quality"].clone());
+        return Ok(PerturbReport {
+            cases: Written {
+                kind: o.kind.clone(),
+                id: o.id.clone(),
+                rows: o.rows,
+            },
+            genadv,
+            quality,
+            summary,
+            cached: true,
+        });
     }
     // All questions feed the foil and add-random pools; --limit only
     // chooses which questions get cases.
@@ -725,12 +994,40 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
     let selected = match opts.nomiracl_sample {
         None => selected,
         Some(ns) => {
-            let rel: Vec<&QuestionRow> = selected.iter().copied().filter(|q| q.subset.as_deref() == Some("relevant")).collect();
-            let non: Vec<&QuestionRow> = selected.iter().copied().filter(|q| q.subset.as_deref() == Some("non_relevant")).collect();
-            let (ri, ni) = pyrandom::nomiracl_sample(rel.len(), non.len(), ns.relevant_ratio, ns.non_relevant_ratio, ns.max_pool, ns.seed);
-            let keep: std::collections::HashSet<&str> = ri.iter().map(|&i| rel[i].qid.as_str()).chain(ni.iter().map(|&i| non[i].qid.as_str())).collect();
-            tracing::info!("NoMIRACL sample: {} of {} relevant and {} of {} non-relevant queries", ri.len(), rel.len(), ni.len(), non.len());
-            selected.into_iter().filter(|q| keep.contains(q.qid.as_str())).collect()
+            let rel: Vec<&QuestionRow> = selected
+                .iter()
+                .copied()
+                .filter(|q| q.subset.as_deref() == Some("relevant"))
+                .collect();
+            let non: Vec<&QuestionRow> = selected
+                .iter()
+                .copied()
+                .filter(|q| q.subset.as_deref() == Some("non_relevant"))
+                .collect();
+            let (ri, ni) = pyrandom::nomiracl_sample(
+                rel.len(),
+                non.len(),
+                ns.relevant_ratio,
+                ns.non_relevant_ratio,
+                ns.max_pool,
+                ns.seed,
+            );
+            let keep: std::collections::HashSet<&str> = ri
+                .iter()
+                .map(|&i| rel[i].qid.as_str())
+                .chain(ni.iter().map(|&i| non[i].qid.as_str()))
+                .collect();
+            tracing::info!(
+                "NoMIRACL sample: {} of {} relevant and {} of {} non-relevant queries",
+                ri.len(),
+                rel.len(),
+                ni.len(),
+                non.len()
+            );
+            selected
+                .into_iter()
+                .filter(|q| keep.contains(q.qid.as_str()))
+                .collect()
         }
     };
     let ctx = match &cid {
@@ -746,12 +1043,31 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
     }
     let titles: Vec<String> = ctx.iter().filter_map(|c| c.title.clone()).collect();
     let writer = match writer {
-        Some(session) => Some(genadv::Writer::new(session, opts.writer.clone(), embedder, ner::Ner::new(&titles))?),
+        Some(session) => Some(genadv::Writer::new(
+            session,
+            opts.writer.clone(),
+            embedder,
+            ner::Ner::new(&titles),
+        )?),
         None => None,
     };
-    let mut b = Builder { opts, questions: &qs, by_qid, foils: FoilPicker::new(&qs, embedder), summary: BTreeMap::new(), writer, trails: Vec::new() };
+    let mut b = Builder {
+        opts,
+        questions: &qs,
+        by_qid,
+        foils: FoilPicker::new(&qs, embedder),
+        summary: BTreeMap::new(),
+        writer,
+        trails: Vec::new(),
+    };
     for s in &opts.scenarios {
-        b.summary.insert(s.name(), ScenarioSummary { scenario: s.name().into(), ..Default::default() });
+        b.summary.insert(
+            s.name(),
+            ScenarioSummary {
+                scenario: s.name().into(),
+                ..Default::default()
+            },
+        );
     }
     let mut rows = Vec::new();
     for q in selected {
@@ -761,30 +1077,73 @@ pub fn perturb(store: &Store, questions: &str, contexts: Option<&str>, opts: &Pe
             rows.extend(cases);
         }
     }
-    let summary: Vec<ScenarioSummary> = opts.scenarios.iter().map(|s| b.summary[s.name()].clone()).collect();
+    let summary: Vec<ScenarioSummary> = opts
+        .scenarios
+        .iter()
+        .map(|s| b.summary[s.name()].clone())
+        .collect();
     let written = write_cases(store, &recipe, &rows, json!({"summary": summary}))?;
     let mut outputs = vec![written.clone()];
     let (mut genadv_out, mut quality) = (None, None);
     if let Some(w) = &b.writer {
-        let qtext: HashMap<&str, &str> = qs.iter().map(|q| (q.qid.as_str(), q.question.as_str())).collect();
-        let answers: HashMap<&str, &[String]> = qs.iter().map(|q| (q.qid.as_str(), q.answers.as_slice())).collect();
-        let kept: Vec<(String, String)> = b.trails.iter().filter(|t| t.status == "accepted").filter_map(|t| Some((qtext.get(t.qid.as_str())?.to_string(), t.passage.clone()?))).collect();
-        let leaks = b.trails.iter().filter(|t| t.status == "accepted").filter(|t| answers.get(t.qid.as_str()).is_some_and(|a| t.passage.as_deref().is_some_and(|p| has_answer(a, p)))).count();
+        let qtext: HashMap<&str, &str> = qs
+            .iter()
+            .map(|q| (q.qid.as_str(), q.question.as_str()))
+            .collect();
+        let answers: HashMap<&str, &[String]> = qs
+            .iter()
+            .map(|q| (q.qid.as_str(), q.answers.as_slice()))
+            .collect();
+        let kept: Vec<(String, String)> = b
+            .trails
+            .iter()
+            .filter(|t| t.status == "accepted")
+            .filter_map(|t| Some((qtext.get(t.qid.as_str())?.to_string(), t.passage.clone()?)))
+            .collect();
+        let leaks = b
+            .trails
+            .iter()
+            .filter(|t| t.status == "accepted")
+            .filter(|t| {
+                answers
+                    .get(t.qid.as_str())
+                    .is_some_and(|a| t.passage.as_deref().is_some_and(|p| has_answer(a, p)))
+            })
+            .count();
         let q = genadv::quality(&b.trails, w.topicality(&kept), leaks);
-        let g = ragprobe_artifact::genadv::write_genadv(store, &recipe, &b.trails, json!({"quality": q, "writer": w.session.name()}))?;
+        let g = ragprobe_artifact::genadv::write_genadv(
+            store,
+            &recipe,
+            &b.trails,
+            json!({"quality": q, "writer": w.session.name()}),
+        )?;
         outputs.push(g.clone());
         genadv_out = Some(g);
         quality = Some(q);
     }
     store.record_action(&recipe, &outputs)?;
-    Ok(PerturbReport { cases: written, genadv: genadv_out, quality, summary, cached: false })
+    Ok(PerturbReport {
+        cases: written,
+        genadv: genadv_out,
+        quality,
+        summary,
+        cached: false,
+    })
 }
 
 /// The summary as text: per scenario, cases made and skips by reason.
 pub fn summary_table(summary: &[ScenarioSummary]) -> String {
     let mut s = format!("{:<20} {:>7}  skipped\n", "scenario", "cases");
     for x in summary {
-        let skipped = if x.skipped.is_empty() { "-".to_string() } else { x.skipped.iter().map(|(r, n)| format!("{n} {r}")).collect::<Vec<_>>().join("; ") };
+        let skipped = if x.skipped.is_empty() {
+            "-".to_string()
+        } else {
+            x.skipped
+                .iter()
+                .map(|(r, n)| format!("{n} {r}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
         s.push_str(&format!("{:<20} {:>7}  {}\n", x.scenario, x.cases, skipped));
         for (what, n) in &x.notes {
             s.push_str(&format!("{:<20} {:>7}  note: {n} with {what}\n", "", ""));

@@ -68,8 +68,12 @@ fn date_res() -> Vec<&'static Regex> {
     static F: OnceLock<Regex> = OnceLock::new();
     static G: OnceLock<Regex> = OnceLock::new();
     vec![
-        re(&A, || format!(r"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{MONTHS})\s+\d{{3,4}}\b")),
-        re(&B, || format!(r"\b(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{3,4}}\b")),
+        re(&A, || {
+            format!(r"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{MONTHS})\s+\d{{3,4}}\b")
+        }),
+        re(&B, || {
+            format!(r"\b(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{3,4}}\b")
+        }),
         re(&C, || format!(r"\b(?:{MONTHS})\s+\d{{3,4}}\b")),
         re(&D, || r"\b\d{1,4}\s?(?:BC|BCE|AD|CE)\b".to_string()),
         re(&E, || r"\b(?:1\d{3}|20\d{2}|\d0)s\b".to_string()),
@@ -82,26 +86,199 @@ fn number_res() -> Vec<&'static Regex> {
     static A: OnceLock<Regex> = OnceLock::new();
     static B: OnceLock<Regex> = OnceLock::new();
     vec![
-        re(&A, || format!(r"(?:[$€£]\s?)?\b\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|trillion))?(?:\s?(?:{UNITS})\b|%)?")),
-        re(&B, || format!(r"(?i)\b(?:{NUMBER_WORDS})(?:[\s-]+(?:and\s+)?(?:{NUMBER_WORDS}|a half))*(?:\s+(?:{UNITS})\b)?")),
+        re(&A, || {
+            format!(
+                r"(?:[$€£]\s?)?\b\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|trillion))?(?:\s?(?:{UNITS})\b|%)?"
+            )
+        }),
+        re(&B, || {
+            format!(
+                r"(?i)\b(?:{NUMBER_WORDS})(?:[\s-]+(?:and\s+)?(?:{NUMBER_WORDS}|a half))*(?:\s+(?:{UNITS})\b)?"
+            )
+        }),
     ]
 }
 
-const CONNECTORS: &[&str] = &["of", "and", "the", "de", "von", "van", "da", "del", "du", "la", "le", "y", "on", "upon"];
+const CONNECTORS: &[&str] = &[
+    "of", "and", "the", "de", "von", "van", "da", "del", "du", "la", "le", "y", "on", "upon",
+];
 const FUNCTION_WORDS: &[&str] = &[
-    "The", "A", "An", "In", "On", "At", "It", "He", "She", "They", "We", "I", "You", "This", "That", "These", "Those", "His", "Her", "Its", "Their", "Our", "There", "When", "Where", "Who",
-    "What", "Which", "Why", "How", "After", "Before", "During", "By", "For", "From", "With", "As", "Although", "While", "Many", "Most", "Some", "Each", "Every", "Both", "Since", "Until",
-    "Today", "Later", "Also", "However", "Because", "If", "Once", "Over", "Under", "About", "Around", "Only", "All", "No", "Not", "One", "Two", "Three", "First", "Its", "To", "Of", "And",
-    "But", "Or", "Yes", "Her", "Him", "Its", "Then", "Now", "According", "Along", "Among", "Between", "Through", "Unlike", "Like", "Near", "Several", "Such", "Another", "Other",
+    "The",
+    "A",
+    "An",
+    "In",
+    "On",
+    "At",
+    "It",
+    "He",
+    "She",
+    "They",
+    "We",
+    "I",
+    "You",
+    "This",
+    "That",
+    "These",
+    "Those",
+    "His",
+    "Her",
+    "Its",
+    "Their",
+    "Our",
+    "There",
+    "When",
+    "Where",
+    "Who",
+    "What",
+    "Which",
+    "Why",
+    "How",
+    "After",
+    "Before",
+    "During",
+    "By",
+    "For",
+    "From",
+    "With",
+    "As",
+    "Although",
+    "While",
+    "Many",
+    "Most",
+    "Some",
+    "Each",
+    "Every",
+    "Both",
+    "Since",
+    "Until",
+    "Today",
+    "Later",
+    "Also",
+    "However",
+    "Because",
+    "If",
+    "Once",
+    "Over",
+    "Under",
+    "About",
+    "Around",
+    "Only",
+    "All",
+    "No",
+    "Not",
+    "One",
+    "Two",
+    "Three",
+    "First",
+    "Its",
+    "To",
+    "Of",
+    "And",
+    "But",
+    "Or",
+    "Yes",
+    "Her",
+    "Him",
+    "Its",
+    "Then",
+    "Now",
+    "According",
+    "Along",
+    "Among",
+    "Between",
+    "Through",
+    "Unlike",
+    "Like",
+    "Near",
+    "Several",
+    "Such",
+    "Another",
+    "Other",
 ];
 const DEMONYMS: &[&str] = &[
-    "French", "English", "German", "Roman", "Greek", "Italian", "Spanish", "Chinese", "Japanese", "American", "British", "European", "Russian", "Indian", "Egyptian", "Christian",
-    "Catholic", "Dutch", "Portuguese", "Swedish", "Norwegian", "Danish", "Polish", "Austrian", "Swiss", "Irish", "Scottish", "Welsh", "African", "Asian", "Arab", "Persian", "Latin",
-    "Mexican", "Canadian", "Australian", "Brazilian", "Korean", "Turkish", "Hungarian", "Czech", "Belgian", "Islamic", "Muslim", "Jewish", "Buddhist", "Hindu", "Soviet", "Viking",
-    "Victorian", "Renaissance", "Gothic", "Baroque", "Protestant", "Byzantine", "Ottoman", "Medieval", "Western", "Eastern", "Northern", "Southern", "Atlantic",
+    "French",
+    "English",
+    "German",
+    "Roman",
+    "Greek",
+    "Italian",
+    "Spanish",
+    "Chinese",
+    "Japanese",
+    "American",
+    "British",
+    "European",
+    "Russian",
+    "Indian",
+    "Egyptian",
+    "Christian",
+    "Catholic",
+    "Dutch",
+    "Portuguese",
+    "Swedish",
+    "Norwegian",
+    "Danish",
+    "Polish",
+    "Austrian",
+    "Swiss",
+    "Irish",
+    "Scottish",
+    "Welsh",
+    "African",
+    "Asian",
+    "Arab",
+    "Persian",
+    "Latin",
+    "Mexican",
+    "Canadian",
+    "Australian",
+    "Brazilian",
+    "Korean",
+    "Turkish",
+    "Hungarian",
+    "Czech",
+    "Belgian",
+    "Islamic",
+    "Muslim",
+    "Jewish",
+    "Buddhist",
+    "Hindu",
+    "Soviet",
+    "Viking",
+    "Victorian",
+    "Renaissance",
+    "Gothic",
+    "Baroque",
+    "Protestant",
+    "Byzantine",
+    "Ottoman",
+    "Medieval",
+    "Western",
+    "Eastern",
+    "Northern",
+    "Southern",
+    "Atlantic",
 ];
 const CALENDAR: &[&str] = &[
-    "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ];
 
 /// The detector, with an optional gazetteer of known titles.
@@ -114,12 +291,25 @@ pub struct Ner {
 impl Ner {
     /// `titles`: names known to be entities (e.g. the corpus's passage titles).
     pub fn new(titles: &[String]) -> Ner {
-        let mut t: Vec<String> = titles.iter().map(|s| s.trim().to_string()).filter(|s| s.chars().count() >= 3 && s.chars().next().is_some_and(char::is_uppercase)).collect();
+        let mut t: Vec<String> = titles
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| s.chars().count() >= 3 && s.chars().next().is_some_and(char::is_uppercase))
+            .collect();
         t.sort();
         t.dedup();
-        let gazetteer = (!t.is_empty()).then(|| AhoCorasickBuilder::new().match_kind(MatchKind::LeftmostLongest).build(&t).expect("gazetteer"));
+        let gazetteer = (!t.is_empty()).then(|| {
+            AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&t)
+                .expect("gazetteer")
+        });
         let known = t.iter().cloned().collect();
-        Ner { gazetteer, titles: t, known }
+        Ner {
+            gazetteer,
+            titles: t,
+            known,
+        }
     }
 
     /// Entities of `text`, in order of appearance.
@@ -127,16 +317,22 @@ impl Ner {
         let mut taken = vec![false; text.len() + 1];
         let mut out: Vec<Entity> = Vec::new();
         let free = |taken: &[bool], s: usize, e: usize| !taken[s..e].iter().any(|x| *x);
-        let claim = |out: &mut Vec<Entity>, taken: &mut Vec<bool>, s: usize, e: usize, kind: EntityType| {
-            let t = text[s..e].trim();
-            if t.is_empty() {
-                return;
-            }
-            for x in taken.iter_mut().take(e).skip(s) {
-                *x = true;
-            }
-            out.push(Entity { text: t.to_string(), kind, start: s, end: e });
-        };
+        let claim =
+            |out: &mut Vec<Entity>, taken: &mut Vec<bool>, s: usize, e: usize, kind: EntityType| {
+                let t = text[s..e].trim();
+                if t.is_empty() {
+                    return;
+                }
+                for x in taken.iter_mut().take(e).skip(s) {
+                    *x = true;
+                }
+                out.push(Entity {
+                    text: t.to_string(),
+                    kind,
+                    start: s,
+                    end: e,
+                });
+            };
         for r in date_res() {
             for m in r.find_iter(text) {
                 if free(&taken, m.start(), m.end()) {
@@ -153,8 +349,15 @@ impl Ner {
                 // A number inside a word or glued to a capitalised name ("Apollo 11") is not a quantity.
                 let before = text[..s].chars().last();
                 let prev_word = text[..s].trim_end().rsplit(' ').next().unwrap_or("");
-                let after_name = before == Some(' ') && prev_word.chars().next().is_some_and(char::is_uppercase) && !FUNCTION_WORDS.contains(&prev_word) && text[s..e].chars().all(|c| c.is_ascii_digit());
-                if e > s && free(&taken, s, e) && !before.is_some_and(char::is_alphanumeric) && !after_name {
+                let after_name = before == Some(' ')
+                    && prev_word.chars().next().is_some_and(char::is_uppercase)
+                    && !FUNCTION_WORDS.contains(&prev_word)
+                    && text[s..e].chars().all(|c| c.is_ascii_digit());
+                if e > s
+                    && free(&taken, s, e)
+                    && !before.is_some_and(char::is_alphanumeric)
+                    && !after_name
+                {
                     claim(&mut out, &mut taken, s, e, EntityType::Number);
                 }
             }
@@ -162,7 +365,8 @@ impl Ner {
         if let Some(ac) = &self.gazetteer {
             for m in ac.find_iter(text) {
                 let (s, e) = (m.start(), m.end());
-                let boundary_ok = !text[..s].chars().last().is_some_and(char::is_alphanumeric) && !text[e..].chars().next().is_some_and(char::is_alphanumeric);
+                let boundary_ok = !text[..s].chars().last().is_some_and(char::is_alphanumeric)
+                    && !text[e..].chars().next().is_some_and(char::is_alphanumeric);
                 if boundary_ok && free(&taken, s, e) {
                     let _ = &self.titles[m.pattern().as_usize()];
                     claim(&mut out, &mut taken, s, e, EntityType::Name);
@@ -181,7 +385,10 @@ impl Ner {
     fn capitalised_spans(&self, text: &str) -> Vec<(usize, usize)> {
         static WORD: OnceLock<Regex> = OnceLock::new();
         let word = re(&WORD, || r"[\p{L}\p{N}][\p{L}\p{N}'’\-\.]*".to_string());
-        let words: Vec<(usize, usize, &str)> = word.find_iter(text).map(|m| (m.start(), m.end(), m.as_str())).collect();
+        let words: Vec<(usize, usize, &str)> = word
+            .find_iter(text)
+            .map(|m| (m.start(), m.end(), m.as_str()))
+            .collect();
         let is_cap = |w: &str| w.chars().next().is_some_and(char::is_uppercase);
         let sentence_start = |i: usize| {
             if i == 0 {
@@ -189,7 +396,8 @@ impl Ner {
             }
             let between = &text[words[i - 1].1..words[i].0];
             let prev = words[i - 1].2;
-            between.contains(['.', '!', '?', ':', ';', '"', '“']) || prev.ends_with('.') && !prev.ends_with("St.")
+            between.contains(['.', '!', '?', ':', ';', '"', '“'])
+                || prev.ends_with('.') && !prev.ends_with("St.")
         };
         let mut spans = Vec::new();
         let mut i = 0;
@@ -210,7 +418,11 @@ impl Ner {
                 if is_cap(w) {
                     j = k;
                     k += 1;
-                } else if CONNECTORS.contains(&w) && k + 1 < words.len() && is_cap(words[k + 1].2) && text[words[k].1..words[k + 1].0].trim().is_empty() {
+                } else if CONNECTORS.contains(&w)
+                    && k + 1 < words.len()
+                    && is_cap(words[k + 1].2)
+                    && text[words[k].1..words[k + 1].0].trim().is_empty()
+                {
                     k += 1;
                 } else if w.chars().all(|c| c.is_ascii_digit()) && w.len() <= 3 && j == k - 1 {
                     j = k;
@@ -227,7 +439,10 @@ impl Ner {
                 if self.known.contains(span_text) {
                     break;
                 }
-                if (sentence_start(first) && FUNCTION_WORDS.contains(&w)) || w == "The" || (first == i && FUNCTION_WORDS.contains(&w) && sentence_start(i)) {
+                if (sentence_start(first) && FUNCTION_WORDS.contains(&w))
+                    || w == "The"
+                    || (first == i && FUNCTION_WORDS.contains(&w) && sentence_start(i))
+                {
                     first += 1;
                     while first <= j && CONNECTORS.contains(&words[first].2) {
                         first += 1;
@@ -241,14 +456,18 @@ impl Ner {
                 let mut t = &text[s..e];
                 for suffix in ["'s", "’s", "'", "."] {
                     if let Some(x) = t.strip_suffix(suffix) {
-                        if suffix != "." || !x.ends_with(|c: char| c.is_uppercase()) || x.len() > 3 {
+                        if suffix != "." || !x.ends_with(|c: char| c.is_uppercase()) || x.len() > 3
+                        {
                             e -= suffix.len();
                             t = x;
                         }
                     }
                 }
                 let single = first == j;
-                let lone_common = single && (DEMONYMS.contains(&t) || CALENDAR.contains(&t) || FUNCTION_WORDS.contains(&t));
+                let lone_common = single
+                    && (DEMONYMS.contains(&t)
+                        || CALENDAR.contains(&t)
+                        || FUNCTION_WORDS.contains(&t));
                 if !lone_common && !t.is_empty() {
                     spans.push((s, e));
                 }
@@ -278,28 +497,64 @@ mod tests {
     use super::*;
 
     fn ents(text: &str) -> Vec<(String, &'static str)> {
-        Ner::new(&[]).entities(text).into_iter().map(|e| (e.text, e.kind.name())).collect()
+        Ner::new(&[])
+            .entities(text)
+            .into_iter()
+            .map(|e| (e.text, e.kind.name()))
+            .collect()
     }
 
     #[test]
     fn dates_numbers_names() {
-        assert_eq!(ents("The Eiffel Tower was completed in 1889."), vec![("Eiffel Tower".into(), "NAME"), ("1889".into(), "DATE")]);
-        assert_eq!(ents("The storming of the Bastille took place on 14 July 1789."), vec![("Bastille".into(), "NAME"), ("14 July 1789".into(), "DATE")]);
-        assert_eq!(ents("Mount Everest rises 8,849 metres above sea level."), vec![("Mount Everest".into(), "NAME"), ("8,849 metres".into(), "NUMBER")]);
-        assert_eq!(ents("Pride and Prejudice was written by Jane Austen."), vec![("Pride and Prejudice".into(), "NAME"), ("Jane Austen".into(), "NAME")]);
-        assert_eq!(ents("In 1969 Apollo 11 landed on the Moon."), vec![("1969".into(), "DATE"), ("Apollo 11".into(), "NAME"), ("Moon".into(), "NAME")]);
+        assert_eq!(
+            ents("The Eiffel Tower was completed in 1889."),
+            vec![("Eiffel Tower".into(), "NAME"), ("1889".into(), "DATE")]
+        );
+        assert_eq!(
+            ents("The storming of the Bastille took place on 14 July 1789."),
+            vec![("Bastille".into(), "NAME"), ("14 July 1789".into(), "DATE")]
+        );
+        assert_eq!(
+            ents("Mount Everest rises 8,849 metres above sea level."),
+            vec![
+                ("Mount Everest".into(), "NAME"),
+                ("8,849 metres".into(), "NUMBER")
+            ]
+        );
+        assert_eq!(
+            ents("Pride and Prejudice was written by Jane Austen."),
+            vec![
+                ("Pride and Prejudice".into(), "NAME"),
+                ("Jane Austen".into(), "NAME")
+            ]
+        );
+        assert_eq!(
+            ents("In 1969 Apollo 11 landed on the Moon."),
+            vec![
+                ("1969".into(), "DATE"),
+                ("Apollo 11".into(), "NAME"),
+                ("Moon".into(), "NAME")
+            ]
+        );
     }
 
     #[test]
     fn gazetteer_keeps_known_titles_whole() {
         let ner = Ner::new(&["The Starry Night".to_string()]);
-        let e: Vec<String> = ner.entities("Van Gogh painted The Starry Night in June 1889.").into_iter().map(|e| e.text).collect();
+        let e: Vec<String> = ner
+            .entities("Van Gogh painted The Starry Night in June 1889.")
+            .into_iter()
+            .map(|e| e.text)
+            .collect();
         assert_eq!(e, vec!["Van Gogh", "The Starry Night", "June 1889"]);
     }
 
     #[test]
     fn demonyms_and_function_words_are_not_names() {
         assert!(ents("French engineers built it.").is_empty());
-        assert_eq!(ents("It was built by French engineers in Paris."), vec![("Paris".into(), "NAME")]);
+        assert_eq!(
+            ents("It was built by French engineers in Paris."),
+            vec![("Paris".into(), "NAME")]
+        );
     }
 }

@@ -14,8 +14,17 @@ pub struct PyRandom {
 impl PyRandom {
     /// `random.seed(seed)` for a non-negative integer seed.
     pub fn new(seed: u64) -> PyRandom {
-        let mut r = PyRandom { mt: [0; 624], index: 624 };
-        let key: Vec<u32> = if seed == 0 { vec![0] } else if seed >> 32 == 0 { vec![seed as u32] } else { vec![seed as u32, (seed >> 32) as u32] };
+        let mut r = PyRandom {
+            mt: [0; 624],
+            index: 624,
+        };
+        let key: Vec<u32> = if seed == 0 {
+            vec![0]
+        } else if seed >> 32 == 0 {
+            vec![seed as u32]
+        } else {
+            vec![seed as u32, (seed >> 32) as u32]
+        };
         r.init_by_array(&key);
         r
     }
@@ -23,7 +32,9 @@ impl PyRandom {
     fn init_genrand(&mut self, s: u32) {
         self.mt[0] = s;
         for i in 1..624 {
-            self.mt[i] = 1_812_433_253u32.wrapping_mul(self.mt[i - 1] ^ (self.mt[i - 1] >> 30)).wrapping_add(i as u32);
+            self.mt[i] = 1_812_433_253u32
+                .wrapping_mul(self.mt[i - 1] ^ (self.mt[i - 1] >> 30))
+                .wrapping_add(i as u32);
         }
         self.index = 624;
     }
@@ -32,7 +43,10 @@ impl PyRandom {
         self.init_genrand(19_650_218);
         let (mut i, mut j) = (1usize, 0usize);
         for _ in 0..624.max(key.len()) {
-            self.mt[i] = (self.mt[i] ^ (self.mt[i - 1] ^ (self.mt[i - 1] >> 30)).wrapping_mul(1_664_525)).wrapping_add(key[j]).wrapping_add(j as u32);
+            self.mt[i] = (self.mt[i]
+                ^ (self.mt[i - 1] ^ (self.mt[i - 1] >> 30)).wrapping_mul(1_664_525))
+            .wrapping_add(key[j])
+            .wrapping_add(j as u32);
             i += 1;
             j += 1;
             if i >= 624 {
@@ -44,7 +58,9 @@ impl PyRandom {
             }
         }
         for _ in 0..623 {
-            self.mt[i] = (self.mt[i] ^ (self.mt[i - 1] ^ (self.mt[i - 1] >> 30)).wrapping_mul(1_566_083_941)).wrapping_sub(i as u32);
+            self.mt[i] = (self.mt[i]
+                ^ (self.mt[i - 1] ^ (self.mt[i - 1] >> 30)).wrapping_mul(1_566_083_941))
+            .wrapping_sub(i as u32);
             i += 1;
             if i >= 624 {
                 self.mt[0] = self.mt[623];
@@ -59,7 +75,8 @@ impl PyRandom {
         if self.index >= 624 {
             for k in 0..624 {
                 let y = (self.mt[k] & 0x8000_0000) | (self.mt[(k + 1) % 624] & 0x7fff_ffff);
-                self.mt[k] = self.mt[(k + 397) % 624] ^ (y >> 1) ^ if y & 1 == 1 { 0x9908_b0df } else { 0 };
+                self.mt[k] =
+                    self.mt[(k + 397) % 624] ^ (y >> 1) ^ if y & 1 == 1 { 0x9908_b0df } else { 0 };
             }
             self.index = 0;
         }
@@ -122,7 +139,13 @@ impl PyRandom {
 /// many relevant and non-relevant queries to draw from pools of `n_rel`
 /// and `n_non`, for the two ratios and an optional cap, exactly as the
 /// reference computes them (Python `int()` truncation included).
-pub fn nomiracl_sample_counts(n_rel: usize, n_non: usize, rel_ratio: f64, non_ratio: f64, max_pool: Option<usize>) -> (usize, usize) {
+pub fn nomiracl_sample_counts(
+    n_rel: usize,
+    n_non: usize,
+    rel_ratio: f64,
+    non_ratio: f64,
+    max_pool: Option<usize>,
+) -> (usize, usize) {
     let (mut rel, mut non) = (n_rel, n_non);
     if rel_ratio == 0.0 || non_ratio == 0.0 {
         if rel_ratio == 0.0 {
@@ -158,7 +181,14 @@ pub fn nomiracl_sample_counts(n_rel: usize, n_non: usize, rel_ratio: f64, non_ra
 /// The reference's draw: `random.seed(seed)`, then `random.sample` of the
 /// relevant pool, then of the non-relevant pool, from one stream. Pools are
 /// in qrels order. Returns the chosen indices of each pool.
-pub fn nomiracl_sample(n_rel: usize, n_non: usize, rel_ratio: f64, non_ratio: f64, max_pool: Option<usize>, seed: u64) -> (Vec<usize>, Vec<usize>) {
+pub fn nomiracl_sample(
+    n_rel: usize,
+    n_non: usize,
+    rel_ratio: f64,
+    non_ratio: f64,
+    max_pool: Option<usize>,
+    seed: u64,
+) -> (Vec<usize>, Vec<usize>) {
     let (k_rel, k_non) = nomiracl_sample_counts(n_rel, n_non, rel_ratio, non_ratio, max_pool);
     let mut r = PyRandom::new(seed);
     let rel = r.sample_indices(n_rel, k_rel.min(n_rel));
@@ -174,12 +204,25 @@ mod tests {
     #[test]
     fn matches_cpython() {
         let mut r = PyRandom::new(42);
-        assert_eq!([r.next_u32(), r.next_u32(), r.next_u32()], [2746317213, 478163327, 107420369]);
+        assert_eq!(
+            [r.next_u32(), r.next_u32(), r.next_u32()],
+            [2746317213, 478163327, 107420369]
+        );
         assert_eq!(PyRandom::new(42).sample_indices(10, 4), [1, 0, 4, 9]);
         let mut r = PyRandom::new(42);
         let a = r.sample_indices(1000, 30);
-        assert_eq!(a, [654, 114, 25, 759, 281, 250, 228, 142, 754, 104, 692, 758, 913, 558, 89, 604, 432, 32, 30, 95, 223, 238, 517, 616, 27, 574, 203, 733, 665, 718]);
-        assert_eq!(r.sample_indices(700, 12), [558, 429, 225, 459, 603, 284, 6, 163, 432, 348, 159, 220], "the second sample continues the stream");
+        assert_eq!(
+            a,
+            [
+                654, 114, 25, 759, 281, 250, 228, 142, 754, 104, 692, 758, 913, 558, 89, 604, 432,
+                32, 30, 95, 223, 238, 517, 616, 27, 574, 203, 733, 665, 718
+            ]
+        );
+        assert_eq!(
+            r.sample_indices(700, 12),
+            [558, 429, 225, 459, 603, 284, 6, 163, 432, 348, 159, 220],
+            "the second sample continues the stream"
+        );
         assert_eq!(PyRandom::new(7).sample_indices(5, 5), [2, 1, 3, 0, 4]);
     }
 
@@ -193,14 +236,20 @@ mod tests {
         // rel = int(400 / 99) = 4; hyp_rel = int(400 / 99) = 4; 4 + 400 = 4 + 400
         // -> (4, 400).
         assert_eq!(nomiracl_sample_counts(300, 400, 0.01, 0.99, None), (4, 400));
-        assert_eq!(nomiracl_sample_counts(300, 400, 0.5, 0.5, Some(250)), (250, 250));
+        assert_eq!(
+            nomiracl_sample_counts(300, 400, 0.5, 0.5, Some(250)),
+            (250, 250)
+        );
         assert_eq!(nomiracl_sample_counts(300, 400, 0.0, 0.5, None), (0, 400));
         // The draw continues one stream: the non-relevant sample is the
         // second `random.sample` after `random.seed(42)` (see matches_cpython).
         // Counts (1000, 571) capped at 30 each; CPython: seed(42);
         // sample(range(1000), 30)[:3] = [654, 114, 25], then
         // sample(range(700), 30)[:3] = [558, 429, 225].
-        assert_eq!(nomiracl_sample_counts(1000, 700, 0.03, 12.0 / 700.0, None), (1000, 571));
+        assert_eq!(
+            nomiracl_sample_counts(1000, 700, 0.03, 12.0 / 700.0, None),
+            (1000, 571)
+        );
         let (rel, non) = nomiracl_sample(1000, 700, 0.03, 12.0 / 700.0, Some(30), 42);
         assert_eq!((rel.len(), non.len()), (30, 30));
         assert_eq!(&rel[..3], &[654, 114, 25]);

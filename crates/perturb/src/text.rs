@@ -5,7 +5,10 @@ use regex::Regex;
 use std::sync::OnceLock;
 
 /// Abbreviations after which a period does not end a sentence.
-const ABBREVIATIONS: &[&str] = &["mr", "mrs", "ms", "dr", "st", "mt", "jr", "sr", "prof", "vs", "etc", "e.g", "i.e", "no", "fig", "approx", "ca", "inc", "ltd", "co", "gen", "col", "lt", "sgt", "u.s", "u.k"];
+const ABBREVIATIONS: &[&str] = &[
+    "mr", "mrs", "ms", "dr", "st", "mt", "jr", "sr", "prof", "vs", "etc", "e.g", "i.e", "no",
+    "fig", "approx", "ca", "inc", "ltd", "co", "gen", "col", "lt", "sgt", "u.s", "u.k",
+];
 
 fn is_cjk_stop(c: char) -> bool {
     matches!(c, '。' | '！' | '？')
@@ -36,10 +39,19 @@ pub fn split_sentences(text: &str) -> Vec<String> {
             while k < chars.len() && chars[k].1.is_whitespace() {
                 k += 1;
             }
-            let next_ok = k < chars.len() && (chars[k].1.is_uppercase() || chars[k].1.is_ascii_digit() || matches!(chars[k].1, '"' | '“' | '\'' | '('));
+            let next_ok = k < chars.len()
+                && (chars[k].1.is_uppercase()
+                    || chars[k].1.is_ascii_digit()
+                    || matches!(chars[k].1, '"' | '“' | '\'' | '('));
             if ws && next_ok && c == '.' {
-                let word: String = text[start..pos].split_whitespace().last().unwrap_or("").trim_start_matches(['(', '"']).to_lowercase();
-                let single_initial = word.chars().count() == 1 && word.chars().all(char::is_alphabetic);
+                let word: String = text[start..pos]
+                    .split_whitespace()
+                    .last()
+                    .unwrap_or("")
+                    .trim_start_matches(['(', '"'])
+                    .to_lowercase();
+                let single_initial =
+                    word.chars().count() == 1 && word.chars().all(char::is_alphabetic);
                 !(ABBREVIATIONS.contains(&word.as_str()) || single_initial)
             } else {
                 ws && next_ok
@@ -99,19 +111,28 @@ fn is_cjk(c: char) -> bool {
 /// touch another letter or digit). Returns the new text and the number of
 /// replacements.
 pub fn replace_aliases(text: &str, aliases: &[String], foil: &str) -> (String, usize) {
-    let mut sorted: Vec<&str> = aliases.iter().map(|a| a.trim()).filter(|a| !a.is_empty()).collect();
+    let mut sorted: Vec<&str> = aliases
+        .iter()
+        .map(|a| a.trim())
+        .filter(|a| !a.is_empty())
+        .collect();
     sorted.sort_by_key(|a| std::cmp::Reverse(a.chars().count()));
     let mut out = text.to_string();
     let mut count = 0;
     for alias in sorted {
-        let re = Regex::new(&format!("(?i){}", regex::escape(alias))).expect("escaped alias is a valid regex");
-        let (first, last) = (alias.chars().next().expect("non-empty"), alias.chars().last().expect("non-empty"));
+        let re = Regex::new(&format!("(?i){}", regex::escape(alias)))
+            .expect("escaped alias is a valid regex");
+        let (first, last) = (
+            alias.chars().next().expect("non-empty"),
+            alias.chars().last().expect("non-empty"),
+        );
         let mut result = String::with_capacity(out.len());
         let mut prev_end = 0;
         for m in re.find_iter(&out) {
             let before = out[..m.start()].chars().last();
             let after = out[m.end()..].chars().next();
-            let inside_word = (is_word_char(first) && before.is_some_and(is_word_char)) || (is_word_char(last) && after.is_some_and(is_word_char));
+            let inside_word = (is_word_char(first) && before.is_some_and(is_word_char))
+                || (is_word_char(last) && after.is_some_and(is_word_char));
             if inside_word {
                 continue;
             }
@@ -191,17 +212,29 @@ pub fn shape(answer: &str) -> Shape {
     static DATE_NUM: OnceLock<Regex> = OnceLock::new();
     static NUMBER: OnceLock<Regex> = OnceLock::new();
     let a = answer.trim();
-    if re(&YEAR, r"^(?i)((ad|ce) ?\d{1,4}|\d{1,4} ?(ad|bc|bce|ce)|1\d{3}|20\d{2})$").is_match(a) {
+    if re(
+        &YEAR,
+        r"^(?i)((ad|ce) ?\d{1,4}|\d{1,4} ?(ad|bc|bce|ce)|1\d{3}|20\d{2})$",
+    )
+    .is_match(a)
+    {
         return Shape::Year;
     }
     let months = r"(?i)\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?)\b";
     if re(&DATE_WORDS, months).is_match(a) && a.chars().any(|c| c.is_ascii_digit()) {
         return Shape::Date;
     }
-    if re(&DATE_NUM, r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}$").is_match(a) || (a.contains('年') && a.chars().any(|c| c.is_ascii_digit())) {
+    if re(&DATE_NUM, r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}$").is_match(a)
+        || (a.contains('年') && a.chars().any(|c| c.is_ascii_digit()))
+    {
         return Shape::Date;
     }
-    if re(&NUMBER, r"^[~≈]?[-+]?\d[\d,.\s]*(%|[\p{L}°$€£]+\.?)?(\s+[\p{L}²³]+\.?){0,2}$").is_match(a) {
+    if re(
+        &NUMBER,
+        r"^[~≈]?[-+]?\d[\d,.\s]*(%|[\p{L}°$€£]+\.?)?(\s+[\p{L}²³]+\.?){0,2}$",
+    )
+    .is_match(a)
+    {
         return Shape::Number;
     }
     Shape::Text
@@ -220,16 +253,39 @@ mod tests {
     #[test]
     fn sentences_split_on_stops_but_not_abbreviations() {
         let s = split_sentences("Mt. Everest is tall. It was climbed in 1953 by Hillary and Tenzing Norgay. J. K. Rowling wrote books! Did she? Yes.");
-        assert_eq!(s, vec!["Mt. Everest is tall.", "It was climbed in 1953 by Hillary and Tenzing Norgay.", "J. K. Rowling wrote books!", "Did she?", "Yes."]);
-        assert_eq!(split_sentences("长江是中国最长的河流。它流经十一个省份！"), vec!["长江是中国最长的河流。", "它流经十一个省份！"]);
-        assert_eq!(split_sentences("Version 3.5 is out. Prices rose 2.5 percent."), vec!["Version 3.5 is out.", "Prices rose 2.5 percent."]);
+        assert_eq!(
+            s,
+            vec![
+                "Mt. Everest is tall.",
+                "It was climbed in 1953 by Hillary and Tenzing Norgay.",
+                "J. K. Rowling wrote books!",
+                "Did she?",
+                "Yes."
+            ]
+        );
+        assert_eq!(
+            split_sentences("长江是中国最长的河流。它流经十一个省份！"),
+            vec!["长江是中国最长的河流。", "它流经十一个省份！"]
+        );
+        assert_eq!(
+            split_sentences("Version 3.5 is out. Prices rose 2.5 percent."),
+            vec!["Version 3.5 is out.", "Prices rose 2.5 percent."]
+        );
     }
 
     #[test]
     fn replacement_respects_word_boundaries_and_case() {
-        let (t, n) = replace_aliases("Paris is big. PARIS, not Parisian.", &["Paris".into()], "Lyon");
+        let (t, n) = replace_aliases(
+            "Paris is big. PARIS, not Parisian.",
+            &["Paris".into()],
+            "Lyon",
+        );
         assert_eq!((t.as_str(), n), ("Lyon is big. Lyon, not Parisian.", 2));
-        let (t, n) = replace_aliases("Buzz Aldrin and Aldrin", &["Aldrin".into(), "Buzz Aldrin".into()], "Collins");
+        let (t, n) = replace_aliases(
+            "Buzz Aldrin and Aldrin",
+            &["Aldrin".into(), "Buzz Aldrin".into()],
+            "Collins",
+        );
         assert_eq!((t.as_str(), n), ("Collins and Collins", 2));
         let (t, _) = replace_aliases("长江长6300公里", &["6300公里".into()], "5000公里");
         assert_eq!(t, "长江长5000公里");
@@ -251,9 +307,18 @@ mod tests {
     #[test]
     fn span_positions() {
         let t = "aaaa bbbb cccc";
-        assert_eq!(position_of(span_centre(t, &["aaaa".into()]).unwrap()), "beginning");
-        assert_eq!(position_of(span_centre(t, &["BBBB".into()]).unwrap()), "middle");
-        assert_eq!(position_of(span_centre(t, &["cccc".into()]).unwrap()), "end");
+        assert_eq!(
+            position_of(span_centre(t, &["aaaa".into()]).unwrap()),
+            "beginning"
+        );
+        assert_eq!(
+            position_of(span_centre(t, &["BBBB".into()]).unwrap()),
+            "middle"
+        );
+        assert_eq!(
+            position_of(span_centre(t, &["cccc".into()]).unwrap()),
+            "end"
+        );
         assert_eq!(span_centre(t, &["zz".into()]), None);
     }
 }

@@ -21,12 +21,32 @@ fn setup(store: &Store) -> (String, String) {
         ("ok", "Which river flows through Vienna?", "Danube"),
     ];
     for (qid, q, a) in items {
-        qs.push(&QuestionRow { qid: qid.into(), dataset: "d".into(), lang: "en".into(), question: q.into(), answers: vec![a.into()], ..Default::default() }).unwrap();
+        qs.push(&QuestionRow {
+            qid: qid.into(),
+            dataset: "d".into(),
+            lang: "en".into(),
+            question: q.into(),
+            answers: vec![a.into()],
+            ..Default::default()
+        })
+        .unwrap();
         for rank in 1..=2 {
-            cs.push(&ContextRow { qid: qid.into(), rank, doc_id: format!("{qid}{rank}"), title: Some("T".into()), text: format!("{a} is mentioned here ({rank})."), has_answer: Some(true), ..Default::default() }).unwrap();
+            cs.push(&ContextRow {
+                qid: qid.into(),
+                rank,
+                doc_id: format!("{qid}{rank}"),
+                title: Some("T".into()),
+                text: format!("{a} is mentioned here ({rank})."),
+                has_answer: Some(true),
+                ..Default::default()
+            })
+            .unwrap();
         }
     }
-    (qs.finish(json!(null)).unwrap().id, cs.finish(json!(null)).unwrap().id)
+    (
+        qs.finish(json!(null)).unwrap().id,
+        cs.finish(json!(null)).unwrap().id,
+    )
 }
 
 /// Canned replies keyed by what the prompt contains.
@@ -35,16 +55,31 @@ fn script() -> Box<dyn FnMut(&[ChatMessage]) -> String + Send> {
         let p = &m.last().unwrap().content;
         let answer_sentence = [
             ("Answer: Paris", "It is Paris."),
-            ("Answer: 1889", "The Eiffel Tower in Paris was completed in 1889."),
-            ("Answer: William Shakespeare", "William Shakespeare wrote Hamlet in London."),
-            ("Answer: Danube", "The Danube flows through Vienna in Austria."),
+            (
+                "Answer: 1889",
+                "The Eiffel Tower in Paris was completed in 1889.",
+            ),
+            (
+                "Answer: William Shakespeare",
+                "William Shakespeare wrote Hamlet in London.",
+            ),
+            (
+                "Answer: Danube",
+                "The Danube flows through Vienna in Austria.",
+            ),
         ];
         if p.starts_with("Please write a single sentence") {
-            return answer_sentence.iter().find(|(k, _)| p.contains(k)).map(|x| x.1).unwrap_or("").to_string();
+            return answer_sentence
+                .iter()
+                .find(|(k, _)| p.contains(k))
+                .map(|x| x.1)
+                .unwrap_or("")
+                .to_string();
         }
         if p.starts_with("Rewrite the sentence") {
             if p.contains("Eiffel") {
-                return "The Eiffel Tower in Paris was completed in 1889, they say.".into(); // leaks the answer
+                return "The Eiffel Tower in Paris was completed in 1889, they say.".into();
+                // leaks the answer
             }
             if p.contains("Shakespeare") {
                 return "Christopher Marlowe wrote Doctor Faustus in Canterbury.".into();
@@ -53,12 +88,20 @@ fn script() -> Box<dyn FnMut(&[ChatMessage]) -> String + Send> {
         }
         if p.starts_with("Given a claim, write") {
             if p.contains("Marlowe") {
-                return "Doctor Faustus is a play. Some say William Shakespeare helped.".into(); // leaks into the passage
+                return "Doctor Faustus is a play. Some say William Shakespeare helped.".into();
+                // leaks into the passage
             }
             return "The Rhine is a major European river. It flows through Basel, Cologne and Rotterdam before reaching the North Sea.".into();
         }
         if p.starts_with("Given a claim that contradicts") {
-            return format!("Passage: {}", p.lines().find(|l| l.starts_with("Claim:")).unwrap_or("").trim_start_matches("Claim:").trim());
+            return format!(
+                "Passage: {}",
+                p.lines()
+                    .find(|l| l.starts_with("Claim:"))
+                    .unwrap_or("")
+                    .trim_start_matches("Claim:")
+                    .trim()
+            );
         }
         String::new()
     })
@@ -70,18 +113,41 @@ fn every_genadv_branch() {
     let store = Store::open(d.path()).unwrap();
     let (q, c) = setup(&store);
     let mut writer = ModelSession::scripted("script", script());
-    let opts = PerturbOptions { scenarios: vec![Scenario::AddGenadv], k: 2, seed: 3, ..Default::default() };
+    let opts = PerturbOptions {
+        scenarios: vec![Scenario::AddGenadv],
+        k: 2,
+        seed: 3,
+        ..Default::default()
+    };
     let r = perturb(&store, &q, Some(&c), &opts, None, Some(&mut writer)).unwrap();
     let cases = read_cases(&store, &r.cases.id).unwrap();
-    assert_eq!(cases.iter().map(|c| c.qid.as_str()).collect::<Vec<_>>(), ["ok"]);
+    assert_eq!(
+        cases.iter().map(|c| c.qid.as_str()).collect::<Vec<_>>(),
+        ["ok"]
+    );
     let ok = &cases[0];
     let inserted = &ok.docs[ok.inserted_at.unwrap() as usize];
-    assert_eq!((inserted.source.as_str(), ok.docs.len()), ("adversarial", 3));
+    assert_eq!(
+        (inserted.source.as_str(), ok.docs.len()),
+        ("adversarial", 3)
+    );
     assert!(inserted.text.starts_with("The Rhine"));
     let skipped = &r.summary[0].skipped;
-    assert_eq!(skipped.get("dropped: fewer than two entities in the answer sentence"), Some(&1), "{skipped:?}");
-    assert_eq!(skipped.get("rejected: answer leaked into the adversarial sentence"), Some(&1), "{skipped:?}");
-    assert_eq!(skipped.get("rejected: answer leaked into the passage"), Some(&1), "{skipped:?}");
+    assert_eq!(
+        skipped.get("dropped: fewer than two entities in the answer sentence"),
+        Some(&1),
+        "{skipped:?}"
+    );
+    assert_eq!(
+        skipped.get("rejected: answer leaked into the adversarial sentence"),
+        Some(&1),
+        "{skipped:?}"
+    );
+    assert_eq!(
+        skipped.get("rejected: answer leaked into the passage"),
+        Some(&1),
+        "{skipped:?}"
+    );
     // The trail artifact records every step.
     let g = r.genadv.as_ref().unwrap();
     assert_eq!(g.rows, 4);
@@ -89,13 +155,26 @@ fn every_genadv_branch() {
     assert_eq!(q["status"]["accepted"], 1);
     assert_eq!(q["answer_leakage_in_kept_passages"], 0);
     // Same inputs and seed: cached, same ids.
-    let again = perturb(&store, &r_q(&store), Some(&c), &opts, None, Some(&mut ModelSession::scripted("script", script()))).unwrap();
+    let again = perturb(
+        &store,
+        &r_q(&store),
+        Some(&c),
+        &opts,
+        None,
+        Some(&mut ModelSession::scripted("script", script())),
+    )
+    .unwrap();
     assert!(again.cached);
     assert_eq!(again.cases.id, r.cases.id);
 }
 
 fn r_q(store: &Store) -> String {
-    store.ids().unwrap().into_iter().find(|id| store.manifest(id).unwrap().kind == "questions").unwrap()
+    store
+        .ids()
+        .unwrap()
+        .into_iter()
+        .find(|id| store.manifest(id).unwrap().kind == "questions")
+        .unwrap()
 }
 
 #[test]
@@ -123,10 +202,18 @@ fn too_similar_sentences_are_rejected_with_the_embedder() {
             }
         }),
     );
-    let opts = PerturbOptions { scenarios: vec![Scenario::AddGenadv], k: 2, limit: Some(4), ..Default::default() };
+    let opts = PerturbOptions {
+        scenarios: vec![Scenario::AddGenadv],
+        k: 2,
+        limit: Some(4),
+        ..Default::default()
+    };
     let r = perturb(&store, &q, Some(&c), &opts, Some(&e), Some(&mut writer)).unwrap();
     let reasons: Vec<&String> = r.summary[0].skipped.keys().collect();
-    assert!(reasons.iter().any(|k| k.contains("too similar")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|k| k.contains("too similar")),
+        "{reasons:?}"
+    );
 }
 
 #[test]
@@ -135,7 +222,12 @@ fn model_written_conflict_passages_support_the_foil() {
     let store = Store::open(d.path()).unwrap();
     let (q, c) = setup(&store);
     let mut writer = ModelSession::scripted("script", script());
-    let opts = PerturbOptions { scenarios: vec![Scenario::AddConflict], k: 2, conflict_writer_model: true, ..Default::default() };
+    let opts = PerturbOptions {
+        scenarios: vec![Scenario::AddConflict],
+        k: 2,
+        conflict_writer_model: true,
+        ..Default::default()
+    };
     let r = perturb(&store, &q, Some(&c), &opts, None, Some(&mut writer)).unwrap();
     let cases = read_cases(&store, &r.cases.id).unwrap();
     assert!(!cases.is_empty());
@@ -143,7 +235,11 @@ fn model_written_conflict_passages_support_the_foil() {
         let foil = case.foil.as_deref().unwrap();
         let d = &case.docs[case.inserted_at.unwrap() as usize];
         assert_eq!(d.source, "conflict");
-        assert!(d.text.contains(foil) && !d.text.contains(&case.answers[0]), "{} / {foil}", d.text);
+        assert!(
+            d.text.contains(foil) && !d.text.contains(&case.answers[0]),
+            "{} / {foil}",
+            d.text
+        );
     }
     assert!(r.genadv.is_some());
 }
@@ -153,6 +249,17 @@ fn genadv_without_a_writer_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path()).unwrap();
     let (q, c) = setup(&store);
-    let e = perturb(&store, &q, Some(&c), &PerturbOptions { scenarios: vec![Scenario::AddGenadv], ..Default::default() }, None, None).unwrap_err();
+    let e = perturb(
+        &store,
+        &q,
+        Some(&c),
+        &PerturbOptions {
+            scenarios: vec![Scenario::AddGenadv],
+            ..Default::default()
+        },
+        None,
+        None,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("writer model"), "{e}");
 }

@@ -7,11 +7,26 @@ use ragprobe_perturb::{perturb, PerturbOptions, Scenario};
 use serde_json::json;
 
 fn q(qid: &str, question: &str, answers: &[&str]) -> QuestionRow {
-    QuestionRow { qid: qid.into(), dataset: "hand".into(), lang: "en".into(), question: question.into(), answers: answers.iter().map(|s| s.to_string()).collect(), ..Default::default() }
+    QuestionRow {
+        qid: qid.into(),
+        dataset: "hand".into(),
+        lang: "en".into(),
+        question: question.into(),
+        answers: answers.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
 }
 
 fn c(qid: &str, rank: i32, doc_id: &str, text: &str, has: bool) -> ContextRow {
-    ContextRow { qid: qid.into(), rank, doc_id: doc_id.into(), title: Some(format!("T-{doc_id}")), text: text.into(), has_answer: Some(has), ..Default::default() }
+    ContextRow {
+        qid: qid.into(),
+        rank,
+        doc_id: doc_id.into(),
+        title: Some(format!("T-{doc_id}")),
+        text: text.into(),
+        has_answer: Some(has),
+        ..Default::default()
+    }
 }
 
 const PARIS: &str = "France is a country in Europe. Its capital is Paris, on the Seine. The country has many regions.";
@@ -44,14 +59,27 @@ fn setup(store: &Store) -> (String, String) {
     for x in &contexts {
         cs.push(x).unwrap();
     }
-    (qs.finish(json!(null)).unwrap().id, cs.finish(json!(null)).unwrap().id)
+    (
+        qs.finish(json!(null)).unwrap().id,
+        cs.finish(json!(null)).unwrap().id,
+    )
 }
 
-fn run(scenarios: &[Scenario], relabel: bool, seed: u64) -> (Vec<CaseRow>, ragprobe_perturb::PerturbReport) {
+fn run(
+    scenarios: &[Scenario],
+    relabel: bool,
+    seed: u64,
+) -> (Vec<CaseRow>, ragprobe_perturb::PerturbReport) {
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path()).unwrap();
     let (qs, cs) = setup(&store);
-    let opts = PerturbOptions { scenarios: scenarios.to_vec(), k: 2, seed, relabel_unanswerable: relabel, ..Default::default() };
+    let opts = PerturbOptions {
+        scenarios: scenarios.to_vec(),
+        k: 2,
+        seed,
+        relabel_unanswerable: relabel,
+        ..Default::default()
+    };
     let r = perturb(&store, &qs, Some(&cs), &opts, None, None).unwrap();
     (read_cases(&store, &r.cases.id).unwrap(), r)
 }
@@ -63,16 +91,35 @@ fn ids(c: &CaseRow) -> Vec<&str> {
 #[test]
 fn base_and_relabel() {
     let (cases, _) = run(&[Scenario::Base, Scenario::ClosedBook], false, 1);
-    let a = cases.iter().find(|x| x.qid == "a" && x.condition == "base").unwrap();
+    let a = cases
+        .iter()
+        .find(|x| x.qid == "a" && x.condition == "base")
+        .unwrap();
     assert_eq!(ids(a), ["a1", "a2"]);
     assert_eq!(a.expected, "answer");
-    assert!(cases.iter().all(|x| x.condition != "base" || x.expected == "answer"));
-    let cb = cases.iter().find(|x| x.qid == "a" && x.condition == "closed-book").unwrap();
+    assert!(cases
+        .iter()
+        .all(|x| x.condition != "base" || x.expected == "answer"));
+    let cb = cases
+        .iter()
+        .find(|x| x.qid == "a" && x.condition == "closed-book")
+        .unwrap();
     assert!(cb.docs.is_empty());
     let (cases, _) = run(&[Scenario::Base], true, 1);
-    let expected: Vec<(&str, &str)> = cases.iter().map(|x| (x.qid.as_str(), x.expected.as_str())).collect();
+    let expected: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|x| (x.qid.as_str(), x.expected.as_str()))
+        .collect();
     // b's answer is only at rank 3, outside the top 2.
-    assert_eq!(expected, [("a", "answer"), ("b", "unanswerable"), ("c", "answer"), ("d", "answer")]);
+    assert_eq!(
+        expected,
+        [
+            ("a", "answer"),
+            ("b", "unanswerable"),
+            ("c", "answer"),
+            ("d", "answer")
+        ]
+    );
 }
 
 #[test]
@@ -83,36 +130,69 @@ fn add_one_conditions_insert_exactly_one_document() {
         assert!(slot <= 2);
         assert_eq!(x.docs.len(), 3);
         let inserted = &x.docs[slot];
-        let rest: Vec<&str> = x.docs.iter().enumerate().filter(|(i, _)| *i != slot).map(|(_, d)| d.doc_id.as_str()).collect();
-        assert_eq!(rest, [format!("{}1", x.qid), format!("{}2", x.qid)], "{}", x.case_id);
+        let rest: Vec<&str> = x
+            .docs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != slot)
+            .map(|(_, d)| d.doc_id.as_str())
+            .collect();
+        assert_eq!(
+            rest,
+            [format!("{}1", x.qid), format!("{}2", x.qid)],
+            "{}",
+            x.case_id
+        );
         match x.condition.as_str() {
-            "add-topk" => assert_eq!((inserted.doc_id.as_str(), inserted.source.as_str()), (format!("{}3", x.qid).as_str(), "topk")),
+            "add-topk" => assert_eq!(
+                (inserted.doc_id.as_str(), inserted.source.as_str()),
+                (format!("{}3", x.qid).as_str(), "topk")
+            ),
             "add-random" => {
                 assert_eq!(inserted.source, "random");
-                assert!(!inserted.doc_id.starts_with(&x.qid), "comes from another question");
+                assert!(
+                    !inserted.doc_id.starts_with(&x.qid),
+                    "comes from another question"
+                );
                 assert!(!inserted.text.contains(&x.answers[0]));
             }
             other => panic!("{other}"),
         }
     }
     // c and d have no rank-3 passage: add-topk skips them, counted.
-    assert_eq!(cases.iter().filter(|x| x.condition == "add-topk").count(), 2);
+    assert_eq!(
+        cases.iter().filter(|x| x.condition == "add-topk").count(),
+        2
+    );
 }
 
 #[test]
 fn add_conflict_replaces_the_answer_by_a_foil() {
     let (cases, report) = run(&[Scenario::AddConflict], false, 3);
     // b has no answer-bearing passage in its top 2.
-    assert_eq!(cases.iter().map(|x| x.qid.as_str()).collect::<Vec<_>>(), ["a", "c", "d"]);
+    assert_eq!(
+        cases.iter().map(|x| x.qid.as_str()).collect::<Vec<_>>(),
+        ["a", "c", "d"]
+    );
     let s = &report.summary[0];
-    assert_eq!((s.cases, s.skipped.get("no answer-bearing passage in the top k")), (3, Some(&1)));
+    assert_eq!(
+        (
+            s.cases,
+            s.skipped.get("no answer-bearing passage in the top k")
+        ),
+        (3, Some(&1))
+    );
     for x in &cases {
         assert_eq!(x.expected, "conflict");
         let foil = x.foil.as_deref().unwrap();
         assert!(!x.answers.contains(&foil.to_string()));
         let d = &x.docs[x.inserted_at.unwrap() as usize];
         assert_eq!(d.source, "conflict");
-        assert!(d.text.contains(foil) && !d.text.contains(&x.answers[0]), "{}", d.text);
+        assert!(
+            d.text.contains(foil) && !d.text.contains(&x.answers[0]),
+            "{}",
+            d.text
+        );
     }
     let a = &cases[0];
     let d = &a.docs[a.inserted_at.unwrap() as usize];
@@ -127,22 +207,46 @@ fn evidence_edit_moves_the_answer_sentence_and_edits_only_it() {
     assert_eq!(a.len(), 6, "3 positions x 2 arms");
     let foil = a[0].foil.clone().unwrap();
     for pos in ["beginning", "middle", "end"] {
-        let clean = a.iter().find(|x| x.condition == "evidence-clean" && x.answer_position.as_deref() == Some(pos)).unwrap();
-        let edited = a.iter().find(|x| x.condition == "evidence-edited" && x.answer_position.as_deref() == Some(pos)).unwrap();
-        assert_eq!(edited.docs[0].text, clean.docs[0].text.replace("Paris", &foil));
+        let clean = a
+            .iter()
+            .find(|x| x.condition == "evidence-clean" && x.answer_position.as_deref() == Some(pos))
+            .unwrap();
+        let edited = a
+            .iter()
+            .find(|x| x.condition == "evidence-edited" && x.answer_position.as_deref() == Some(pos))
+            .unwrap();
+        assert_eq!(
+            edited.docs[0].text,
+            clean.docs[0].text.replace("Paris", &foil)
+        );
         assert_eq!(clean.docs[0].source, "clean");
         assert_eq!(edited.docs[0].source, "edited");
     }
     let texts: Vec<&str> = ["beginning", "middle", "end"]
         .iter()
-        .map(|p| a.iter().find(|x| x.condition == "evidence-clean" && x.answer_position.as_deref() == Some(*p)).unwrap().docs[0].text.as_str())
+        .map(|p| {
+            a.iter()
+                .find(|x| {
+                    x.condition == "evidence-clean" && x.answer_position.as_deref() == Some(*p)
+                })
+                .unwrap()
+                .docs[0]
+                .text
+                .as_str()
+        })
         .collect();
     assert_eq!(texts[0], "Its capital is Paris, on the Seine. France is a country in Europe. The country has many regions.");
     assert_eq!(texts[1], "France is a country in Europe. Its capital is Paris, on the Seine. The country has many regions.");
     assert_eq!(texts[2], "France is a country in Europe. The country has many regions. Its capital is Paris, on the Seine.");
     // One-sentence passages cannot place the span in three positions.
     let summary = &report.summary[0];
-    assert!(summary.skipped.keys().any(|k| k.starts_with("position not realisable")), "{summary:?}");
+    assert!(
+        summary
+            .skipped
+            .keys()
+            .any(|k| k.starts_with("position not realisable")),
+        "{summary:?}"
+    );
 }
 
 #[test]
@@ -150,9 +254,18 @@ fn same_seed_same_artifact_other_seed_other_slots() {
     let (_, r1) = run(&[Scenario::AddRandom, Scenario::AddConflict], false, 11);
     let (_, r2) = run(&[Scenario::AddRandom, Scenario::AddConflict], false, 11);
     assert_eq!(r1.cases.id, r2.cases.id);
-    let slots = |seed| run(&[Scenario::AddRandom], false, seed).0.iter().map(|x| x.inserted_at.unwrap()).collect::<Vec<_>>();
+    let slots = |seed| {
+        run(&[Scenario::AddRandom], false, seed)
+            .0
+            .iter()
+            .map(|x| x.inserted_at.unwrap())
+            .collect::<Vec<_>>()
+    };
     let base = slots(11);
-    assert!((12..20).any(|s| slots(s) != base), "some other seed changes a slot");
+    assert!(
+        (12..20).any(|s| slots(s) != base),
+        "some other seed changes a slot"
+    );
 }
 
 #[test]
@@ -161,30 +274,86 @@ fn rgb_noise_mixes_positives_and_negatives_like_rgb() {
     let store = Store::open(d.path()).unwrap();
     let r = Recipe::new("hand", 1, json!({}));
     let mut qs = QuestionSink::new(&store, &r).unwrap();
-    qs.push(&q("r1", "Where was Super Bowl LV played?", &["Tampa"])).unwrap();
+    qs.push(&q("r1", "Where was Super Bowl LV played?", &["Tampa"]))
+        .unwrap();
     let mut cs = ContextSink::new(&store, &r).unwrap();
     let mut rank = 0;
     for (rel, n) in [("relevant", 3), ("non_relevant", 6), ("counterfactual", 2)] {
         for i in 0..n {
             rank += 1;
-            cs.push(&ContextRow { qid: "r1".into(), rank, doc_id: format!("{rel}-{i}"), text: format!("{rel} passage {i}"), relevance: Some(rel.into()), ..Default::default() }).unwrap();
+            cs.push(&ContextRow {
+                qid: "r1".into(),
+                rank,
+                doc_id: format!("{rel}-{i}"),
+                text: format!("{rel} passage {i}"),
+                relevance: Some(rel.into()),
+                ..Default::default()
+            })
+            .unwrap();
         }
     }
-    let (qid, cid) = (qs.finish(json!(null)).unwrap().id, cs.finish(json!(null)).unwrap().id);
-    let opts = PerturbOptions { scenarios: vec![Scenario::RgbNoise, Scenario::RgbCounterfactual], noise_rates: vec![0.0, 0.4, 0.8, 1.0], ..Default::default() };
+    let (qid, cid) = (
+        qs.finish(json!(null)).unwrap().id,
+        cs.finish(json!(null)).unwrap().id,
+    );
+    let opts = PerturbOptions {
+        scenarios: vec![Scenario::RgbNoise, Scenario::RgbCounterfactual],
+        noise_rates: vec![0.0, 0.4, 0.8, 1.0],
+        ..Default::default()
+    };
     let rep = perturb(&store, &qid, Some(&cid), &opts, None, None).unwrap();
     let cases = read_cases(&store, &rep.cases.id).unwrap();
-    let count = |cond: &str, src: &str| cases.iter().find(|c| c.condition == cond).unwrap().docs.iter().filter(|d| d.source == src).count();
+    let count = |cond: &str, src: &str| {
+        cases
+            .iter()
+            .find(|c| c.condition == cond)
+            .unwrap()
+            .docs
+            .iter()
+            .filter(|d| d.source == src)
+            .count()
+    };
     // n = 5: rate 0 -> ceil(0) = 0 negatives, 5 positives wanted but only 3 exist -> 3 + 2.
-    assert_eq!((count("rgb-noise-0", "positive"), count("rgb-noise-0", "negative")), (3, 2));
+    assert_eq!(
+        (
+            count("rgb-noise-0", "positive"),
+            count("rgb-noise-0", "negative")
+        ),
+        (3, 2)
+    );
     // rate 0.4 -> ceil(2.0) = 2 negatives, 3 positives.
-    assert_eq!((count("rgb-noise-0.4", "positive"), count("rgb-noise-0.4", "negative")), (3, 2));
+    assert_eq!(
+        (
+            count("rgb-noise-0.4", "positive"),
+            count("rgb-noise-0.4", "negative")
+        ),
+        (3, 2)
+    );
     // rate 0.8 -> 4 negatives, 1 positive.
-    assert_eq!((count("rgb-noise-0.8", "positive"), count("rgb-noise-0.8", "negative")), (1, 4));
+    assert_eq!(
+        (
+            count("rgb-noise-0.8", "positive"),
+            count("rgb-noise-0.8", "negative")
+        ),
+        (1, 4)
+    );
     let all_neg = cases.iter().find(|c| c.condition == "rgb-noise-1").unwrap();
-    assert_eq!((all_neg.docs.len(), all_neg.expected.as_str()), (5, "unanswerable"));
-    let cf = cases.iter().find(|c| c.condition == "rgb-counterfactual").unwrap();
-    assert_eq!((count("rgb-counterfactual", "counterfactual"), cf.docs.len(), cf.expected.as_str()), (2, 5, "conflict"));
+    assert_eq!(
+        (all_neg.docs.len(), all_neg.expected.as_str()),
+        (5, "unanswerable")
+    );
+    let cf = cases
+        .iter()
+        .find(|c| c.condition == "rgb-counterfactual")
+        .unwrap();
+    assert_eq!(
+        (
+            count("rgb-counterfactual", "counterfactual"),
+            cf.docs.len(),
+            cf.expected.as_str()
+        ),
+        (2, 5, "conflict")
+    );
 }
 
 #[test]
@@ -192,13 +361,38 @@ fn bad_options_are_refused() {
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path()).unwrap();
     let (qs, cs) = setup(&store);
-    let e = perturb(&store, &qs, Some(&cs), &PerturbOptions { k: 0, ..Default::default() }, None, None).unwrap_err().to_string();
+    let e = perturb(
+        &store,
+        &qs,
+        Some(&cs),
+        &PerturbOptions {
+            k: 0,
+            ..Default::default()
+        },
+        None,
+        None,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("-k"), "{e}");
-    let e = perturb(&store, &qs, None, &PerturbOptions::default(), None, None).unwrap_err().to_string();
-    assert!(e.contains("--contexts"), "{e}");
-    let e = perturb(&store, &qs, Some(&cs), &PerturbOptions { scenarios: vec![Scenario::RgbNoise], noise_rates: vec![1.5], ..Default::default() }, None, None)
+    let e = perturb(&store, &qs, None, &PerturbOptions::default(), None, None)
         .unwrap_err()
         .to_string();
+    assert!(e.contains("--contexts"), "{e}");
+    let e = perturb(
+        &store,
+        &qs,
+        Some(&cs),
+        &PerturbOptions {
+            scenarios: vec![Scenario::RgbNoise],
+            noise_rates: vec![1.5],
+            ..Default::default()
+        },
+        None,
+        None,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("1.5"), "{e}");
 }
 
@@ -247,9 +441,15 @@ fn a_rule_built_conflict_passage_must_hold_the_foil_and_no_gold_alias() {
     let kept = "reduced the main corporate tax rate from 28% in 2008-2010 to a flat rate of 10.5% as of April 2015.";
     assert_eq!(conflict_passage_problem(kept, 1, &gold, "10.5%"), None);
     // The foil glued into a word is not found by the DPR matcher: refused.
-    assert_eq!(conflict_passage_problem("a rate of 10.5percent today", 1, &gold, "10.5%"), Some("foil not found by the DPR matcher after replacement"));
+    assert_eq!(
+        conflict_passage_problem("a rate of 10.5percent today", 1, &gold, "10.5%"),
+        Some("foil not found by the DPR matcher after replacement")
+    );
     // The gold still there in another spelling (DPR tokens "20", "%").
-    assert_eq!(conflict_passage_problem("10.5% now, 20 % before", 1, &gold, "10.5%"), Some("answer still present after replacement"));
+    assert_eq!(
+        conflict_passage_problem("10.5% now, 20 % before", 1, &gold, "10.5%"),
+        Some("answer still present after replacement")
+    );
     assert!(conflict_passage_problem("nothing replaced", 0, &gold, "10.5%").is_some());
 }
 

@@ -22,11 +22,17 @@ fn color(i: usize) -> RGBColor {
 
 /// Bars: one group per label, one bar per series; optional interval whiskers.
 /// (The y axis runs to 128 so the legend sits above the 0–100 data.)
-pub fn grouped_bars(title: &str, y_desc: &str, groups: &[String], series: &[(String, Vec<Option<(f64, Option<(f64, f64)>)>>)]) -> String {
+pub fn grouped_bars(
+    title: &str,
+    y_desc: &str,
+    groups: &[String],
+    series: &[(String, Vec<Option<(f64, Option<(f64, f64)>)>>)],
+) -> String {
     let mut svg = String::new();
     // Each group is wide enough for its bars and for its label.
     let longest = groups.iter().map(|g| g.chars().count()).max().unwrap_or(0);
-    let width = (140 + groups.len() * (40 + 22 * series.len()).max(7 * longest + 20)).clamp(520, 2400) as u32;
+    let width = (140 + groups.len() * (40 + 22 * series.len()).max(7 * longest + 20))
+        .clamp(520, 2400) as u32;
     {
         let root = SVGBackend::with_string(&mut svg, (width, 420)).into_drawing_area();
         root.fill(&WHITE).expect("svg");
@@ -45,10 +51,20 @@ pub fn grouped_bars(title: &str, y_desc: &str, groups: &[String], series: &[(Str
             .x_labels(groups.len().max(1) * 2 + 1)
             .x_label_formatter(&|x| {
                 let i = (x - 0.5).round();
-                if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 { labels.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+                if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
+                    labels.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
             })
             .y_desc(y_desc)
-            .y_label_formatter(&|y| if *y <= 100.0 { format!("{y:.0}") } else { String::new() })
+            .y_label_formatter(&|y| {
+                if *y <= 100.0 {
+                    format!("{y:.0}")
+                } else {
+                    String::new()
+                }
+            })
             .draw()
             .expect("mesh");
         let k = series.len().max(1) as f64;
@@ -64,23 +80,48 @@ pub fn grouped_bars(title: &str, y_desc: &str, groups: &[String], series: &[(Str
                     Rectangle::new([(x0, 0.0), (x0 + bw * 0.92, y)], c.filled())
                 })
                 .collect();
-            chart.draw_series(rects).expect("bars").label(name.clone()).legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+            chart
+                .draw_series(rects)
+                .expect("bars")
+                .label(name.clone())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
             let whiskers: Vec<_> = vals
                 .iter()
                 .enumerate()
                 .filter_map(|(gi, v)| v.and_then(|(y, ci)| ci.map(|(lo, hi)| (gi, y, lo, hi))))
-                .map(|(gi, y, lo, hi)| ErrorBar::new_vertical(gi as f64 + 0.1 + si as f64 * bw + bw * 0.46, lo, y, hi, BLACK.stroke_width(1), 6))
+                .map(|(gi, y, lo, hi)| {
+                    ErrorBar::new_vertical(
+                        gi as f64 + 0.1 + si as f64 * bw + bw * 0.46,
+                        lo,
+                        y,
+                        hi,
+                        BLACK.stroke_width(1),
+                        6,
+                    )
+                })
                 .collect();
             chart.draw_series(whiskers).expect("whiskers");
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(SeriesLabelPosition::UpperRight).draw().expect("legend");
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .expect("legend");
         root.present().expect("svg");
     }
     svg
 }
 
 /// Lines over categorical x positions, with interval whiskers.
-pub fn lines(title: &str, x_desc: &str, y_desc: &str, xs: &[String], series: &[(String, Vec<Option<(f64, Option<(f64, f64)>)>>)]) -> String {
+pub fn lines(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    xs: &[String],
+    series: &[(String, Vec<Option<(f64, Option<(f64, f64)>)>>)],
+) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (640, 420)).into_drawing_area();
@@ -99,26 +140,67 @@ pub fn lines(title: &str, x_desc: &str, y_desc: &str, xs: &[String], series: &[(
             .x_labels(xs.len().max(1) * 2 + 1)
             .x_label_formatter(&|x| {
                 let i = x.round();
-                if (x - i).abs() < 1e-6 && i >= 0.0 { labels.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+                if (x - i).abs() < 1e-6 && i >= 0.0 {
+                    labels.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
             })
             .x_desc(x_desc)
             .y_desc(y_desc)
-            .y_label_formatter(&|y| if *y <= 100.0 { format!("{y:.0}") } else { String::new() })
+            .y_label_formatter(&|y| {
+                if *y <= 100.0 {
+                    format!("{y:.0}")
+                } else {
+                    String::new()
+                }
+            })
             .draw()
             .expect("mesh");
         for (si, (name, vals)) in series.iter().enumerate() {
             let c = color(si);
-            let pts: Vec<(f64, f64)> = vals.iter().enumerate().filter_map(|(i, v)| v.map(|(y, _)| (i as f64, y))).collect();
-            chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2))).expect("line").label(name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2)));
-            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled()))).expect("points");
+            let pts: Vec<(f64, f64)> = vals
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.map(|(y, _)| (i as f64, y)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .expect("line")
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled())))
+                .expect("points");
             let whiskers: Vec<_> = vals
                 .iter()
                 .enumerate()
-                .filter_map(|(i, v)| v.and_then(|(y, ci)| ci.map(|(lo, hi)| ErrorBar::new_vertical(i as f64 + 0.04 * si as f64, lo, y, hi, c.stroke_width(1), 8))))
+                .filter_map(|(i, v)| {
+                    v.and_then(|(y, ci)| {
+                        ci.map(|(lo, hi)| {
+                            ErrorBar::new_vertical(
+                                i as f64 + 0.04 * si as f64,
+                                lo,
+                                y,
+                                hi,
+                                c.stroke_width(1),
+                                8,
+                            )
+                        })
+                    })
+                })
                 .collect();
             chart.draw_series(whiskers).expect("whiskers");
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(SeriesLabelPosition::UpperRight).draw().expect("legend");
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .expect("legend");
         root.present().expect("svg");
     }
     svg
@@ -137,7 +219,19 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, points: &[(String, f64, 
             .y_label_area_size(50)
             .build_cartesian_2d(0f64..105f64, 0f64..128f64)
             .expect("chart");
-        chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).y_label_formatter(&|y| if *y <= 100.0 { format!("{y:.0}") } else { String::new() }).draw().expect("mesh");
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .y_label_formatter(&|y| {
+                if *y <= 100.0 {
+                    format!("{y:.0}")
+                } else {
+                    String::new()
+                }
+            })
+            .draw()
+            .expect("mesh");
         for (i, (label, x, y)) in points.iter().enumerate() {
             let c = color(i);
             chart
@@ -146,7 +240,13 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, points: &[(String, f64, 
                 .label(label.clone())
                 .legend(move |(px, py)| Circle::new((px + 6, py), 5, c.filled()));
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(SeriesLabelPosition::UpperRight).draw().expect("legend");
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .expect("legend");
         root.present().expect("svg");
     }
     svg
@@ -157,73 +257,237 @@ fn val(r: &MetricRow) -> Option<(f64, Option<(f64, f64)>)> {
 }
 
 fn label(r: &MetricRow) -> String {
-    let model = r.model.split('@').next().unwrap_or(&r.model).trim_end_matches(".gguf");
-    if r.prompt.is_empty() { model.to_string() } else { format!("{model} · {}", r.prompt) }
+    let model = r
+        .model
+        .split('@')
+        .next()
+        .unwrap_or(&r.model)
+        .trim_end_matches(".gguf");
+    if r.prompt.is_empty() {
+        model.to_string()
+    } else {
+        format!("{model} · {}", r.prompt)
+    }
 }
 
 /// Every chart that has data: (file name, SVG).
 pub fn all(rows: &[MetricRow]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     // Figure 2: Acc, Acc(ans), Acc(unans) per model.
-    let fig2: Vec<&MetricRow> = rows.iter().filter(|r| r.study == "imperfect" && r.condition == "base" && ["acc", "acc_ans", "acc_unans"].contains(&r.metric.as_str())).collect();
+    let fig2: Vec<&MetricRow> = rows
+        .iter()
+        .filter(|r| {
+            r.study == "imperfect"
+                && r.condition == "base"
+                && ["acc", "acc_ans", "acc_unans"].contains(&r.metric.as_str())
+        })
+        .collect();
     if !fig2.is_empty() {
-        let mut groups: Vec<String> = fig2.iter().map(|r| format!("{} ({})", label(r), r.dataset)).collect();
+        let mut groups: Vec<String> = fig2
+            .iter()
+            .map(|r| format!("{} ({})", label(r), r.dataset))
+            .collect();
         groups.sort();
         groups.dedup();
         let series = ["acc", "acc_ans", "acc_unans"]
             .iter()
-            .map(|m| (m.replace("acc_", "Acc(").replace("acc", "Acc") + if m.contains('_') { ")" } else { "" }, groups.iter().map(|g| fig2.iter().find(|r| r.metric == *m && format!("{} ({})", label(r), r.dataset) == *g).and_then(|r| val(r))).collect()))
+            .map(|m| {
+                (
+                    m.replace("acc_", "Acc(").replace("acc", "Acc")
+                        + if m.contains('_') { ")" } else { "" },
+                    groups
+                        .iter()
+                        .map(|g| {
+                            fig2.iter()
+                                .find(|r| {
+                                    r.metric == *m && format!("{} ({})", label(r), r.dataset) == *g
+                                })
+                                .and_then(|r| val(r))
+                        })
+                        .collect(),
+                )
+            })
             .collect::<Vec<_>>();
-        out.push(("fig2_unanswerable.svg".into(), grouped_bars("Unanswerable questions (Unans prompt)", "accuracy (%)", &groups, &series)));
+        out.push((
+            "fig2_unanswerable.svg".into(),
+            grouped_bars(
+                "Unanswerable questions (Unans prompt)",
+                "accuracy (%)",
+                &groups,
+                &series,
+            ),
+        ));
     }
     // Figure 3: RAD per added-document type.
-    let fig3: Vec<&MetricRow> = rows.iter().filter(|r| r.study == "imperfect" && r.metric == "rad").collect();
+    let fig3: Vec<&MetricRow> = rows
+        .iter()
+        .filter(|r| r.study == "imperfect" && r.metric == "rad")
+        .collect();
     if !fig3.is_empty() {
-        let mut groups: Vec<String> = fig3.iter().map(|r| format!("{} ({})", label(r), r.dataset)).collect();
+        let mut groups: Vec<String> = fig3
+            .iter()
+            .map(|r| format!("{} ({})", label(r), r.dataset))
+            .collect();
         groups.sort();
         groups.dedup();
         let mut types: Vec<&str> = fig3.iter().map(|r| r.condition.as_str()).collect();
         types.sort();
         types.dedup();
-        let series = types.iter().map(|t| (t.to_string(), groups.iter().map(|g| fig3.iter().find(|r| r.condition == *t && format!("{} ({})", label(r), r.dataset) == *g).and_then(|r| val(r))).collect())).collect::<Vec<_>>();
-        out.push(("fig3_rad.svg".into(), grouped_bars("RAD by added-document type", "RAD (%)", &groups, &series)));
+        let series = types
+            .iter()
+            .map(|t| {
+                (
+                    t.to_string(),
+                    groups
+                        .iter()
+                        .map(|g| {
+                            fig3.iter()
+                                .find(|r| {
+                                    r.condition == *t
+                                        && format!("{} ({})", label(r), r.dataset) == *g
+                                })
+                                .and_then(|r| val(r))
+                        })
+                        .collect(),
+                )
+            })
+            .collect::<Vec<_>>();
+        out.push((
+            "fig3_rad.svg".into(),
+            grouped_bars("RAD by added-document type", "RAD (%)", &groups, &series),
+        ));
     }
     // Seed 002: MR by position, one line per policy prompt.
-    let mr: Vec<&MetricRow> = rows.iter().filter(|r| r.study == "stress" && r.metric == "mr" && r.condition.starts_with("edited/") && r.condition != "edited/all").collect();
+    let mr: Vec<&MetricRow> = rows
+        .iter()
+        .filter(|r| {
+            r.study == "stress"
+                && r.metric == "mr"
+                && r.condition.starts_with("edited/")
+                && r.condition != "edited/all"
+        })
+        .collect();
     if !mr.is_empty() {
-        let xs: Vec<String> = ["beginning", "middle", "end"].iter().map(|s| s.to_string()).collect();
-        let mut keys: Vec<String> = mr.iter().map(|r| format!("{} ({})", label(r), r.dataset)).collect();
+        let xs: Vec<String> = ["beginning", "middle", "end"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut keys: Vec<String> = mr
+            .iter()
+            .map(|r| format!("{} ({})", label(r), r.dataset))
+            .collect();
         keys.sort();
         keys.dedup();
-        let series = keys.iter().map(|k| (k.clone(), xs.iter().map(|x| mr.iter().find(|r| format!("{} ({})", label(r), r.dataset) == *k && r.condition == format!("edited/{x}")).and_then(|r| val(r))).collect())).collect::<Vec<_>>();
-        out.push(("stress_mr_by_position.svg".into(), lines("Misleading rate by answer position (95% CI)", "answer-span position", "MR (%)", &xs, &series)));
+        let series = keys
+            .iter()
+            .map(|k| {
+                (
+                    k.clone(),
+                    xs.iter()
+                        .map(|x| {
+                            mr.iter()
+                                .find(|r| {
+                                    format!("{} ({})", label(r), r.dataset) == *k
+                                        && r.condition == format!("edited/{x}")
+                                })
+                                .and_then(|r| val(r))
+                        })
+                        .collect(),
+                )
+            })
+            .collect::<Vec<_>>();
+        out.push((
+            "stress_mr_by_position.svg".into(),
+            lines(
+                "Misleading rate by answer position (95% CI)",
+                "answer-span position",
+                "MR (%)",
+                &xs,
+                &series,
+            ),
+        ));
     }
     // NoMIRACL trade-off: hallucination (non-relevant) vs error (relevant).
     let mut pts: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.study == "nomiracl") {
-        let e = pts.entry(format!("{} [{}]", label(r), r.dataset)).or_default();
+        let e = pts
+            .entry(format!("{} [{}]", label(r), r.dataset))
+            .or_default();
         match r.metric.as_str() {
             "hallucination_rate" => e.0 = r.value,
             "error_rate" => e.1 = r.value,
             _ => {}
         }
     }
-    let pts: Vec<(String, f64, f64)> = pts.into_iter().filter_map(|(k, (h, e))| Some((k, h?, e?))).collect();
+    let pts: Vec<(String, f64, f64)> = pts
+        .into_iter()
+        .filter_map(|(k, (h, e))| Some((k, h?, e?)))
+        .collect();
     if !pts.is_empty() {
-        out.push(("nomiracl_tradeoff.svg".into(), scatter("NoMIRACL: hallucination vs error", "hallucination rate, non-relevant (%)", "error rate, relevant (%)", &pts)));
+        out.push((
+            "nomiracl_tradeoff.svg".into(),
+            scatter(
+                "NoMIRACL: hallucination vs error",
+                "hallucination rate, non-relevant (%)",
+                "error rate, relevant (%)",
+                &pts,
+            ),
+        ));
     }
     // RGB: accuracy against noise rate.
-    let rgb: Vec<&MetricRow> = rows.iter().filter(|r| r.study == "rgb" && r.metric == "acc" && r.condition.starts_with("rgb-noise-")).collect();
+    let rgb: Vec<&MetricRow> = rows
+        .iter()
+        .filter(|r| r.study == "rgb" && r.metric == "acc" && r.condition.starts_with("rgb-noise-"))
+        .collect();
     if !rgb.is_empty() {
-        let mut rates: Vec<(f64, String)> = rgb.iter().filter_map(|r| r.condition.trim_start_matches("rgb-noise-").parse::<f64>().ok().map(|x| (x, r.condition.clone()))).collect();
+        let mut rates: Vec<(f64, String)> = rgb
+            .iter()
+            .filter_map(|r| {
+                r.condition
+                    .trim_start_matches("rgb-noise-")
+                    .parse::<f64>()
+                    .ok()
+                    .map(|x| (x, r.condition.clone()))
+            })
+            .collect();
         rates.sort_by(|a, b| a.0.total_cmp(&b.0));
         rates.dedup();
         let xs: Vec<String> = rates.iter().map(|(x, _)| format!("{x}")).collect();
-        let mut keys: Vec<String> = rgb.iter().map(|r| format!("{} ({})", label(r), r.dataset)).collect();
+        let mut keys: Vec<String> = rgb
+            .iter()
+            .map(|r| format!("{} ({})", label(r), r.dataset))
+            .collect();
         keys.sort();
         keys.dedup();
-        let series = keys.iter().map(|k| (k.clone(), rates.iter().map(|(_, c)| rgb.iter().find(|r| format!("{} ({})", label(r), r.dataset) == *k && r.condition == *c).and_then(|r| val(r))).collect())).collect::<Vec<_>>();
-        out.push(("rgb_noise.svg".into(), lines("RGB: accuracy against noise rate", "noise rate", "accuracy (%)", &xs, &series)));
+        let series = keys
+            .iter()
+            .map(|k| {
+                (
+                    k.clone(),
+                    rates
+                        .iter()
+                        .map(|(_, c)| {
+                            rgb.iter()
+                                .find(|r| {
+                                    format!("{} ({})", label(r), r.dataset) == *k
+                                        && r.condition == *c
+                                })
+                                .and_then(|r| val(r))
+                        })
+                        .collect(),
+                )
+            })
+            .collect::<Vec<_>>();
+        out.push((
+            "rgb_noise.svg".into(),
+            lines(
+                "RGB: accuracy against noise rate",
+                "noise rate",
+                "accuracy (%)",
+                &xs,
+                &series,
+            ),
+        ));
     }
     out
 }

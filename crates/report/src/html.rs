@@ -25,7 +25,10 @@ pub fn script_safe_json(json: &str) -> String {
 }
 
 pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 const CSS: &str = r#"
@@ -74,28 +77,61 @@ const JS: &str = r#"
 "#;
 
 /// Assemble the page.
-pub fn page(title: &str, subtitle: &str, tables: &str, charts: &[(String, String)], cases: &Value, cases_note: &str, provenance: &str) -> String {
+pub fn page(
+    title: &str,
+    subtitle: &str,
+    tables: &str,
+    charts: &[(String, String)],
+    cases: &Value,
+    cases_note: &str,
+    provenance: &str,
+) -> String {
     let mut s = String::new();
     s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
-    s.push_str(&format!("<title>{}</title><style>{CSS}</style></head><body>\n", escape(title)));
-    s.push_str(&format!("<header><h1>{}</h1><p>{}</p></header>\n", escape(title), escape(subtitle)));
+    s.push_str(&format!(
+        "<title>{}</title><style>{CSS}</style></head><body>\n",
+        escape(title)
+    ));
+    s.push_str(&format!(
+        "<header><h1>{}</h1><p>{}</p></header>\n",
+        escape(title),
+        escape(subtitle)
+    ));
     s.push_str("<nav><a href=\"#tables\">Tables</a><a href=\"#charts\">Charts</a><a href=\"#cases\">Case browser</a><a href=\"#provenance\">Provenance</a></nav><main>\n");
-    s.push_str(&format!("<section id=\"tables\"><h2>Tables</h2>{}</section>\n", if tables.is_empty() { "<p class=\"muted\">No metrics of the studies' tables are present.</p>" } else { tables }));
+    s.push_str(&format!(
+        "<section id=\"tables\"><h2>Tables</h2>{}</section>\n",
+        if tables.is_empty() {
+            "<p class=\"muted\">No metrics of the studies' tables are present.</p>"
+        } else {
+            tables
+        }
+    ));
     s.push_str("<section id=\"charts\"><h2>Charts</h2><div class=\"charts\">");
     if charts.is_empty() {
         s.push_str("<p class=\"muted\">No chart has data.</p>");
     }
     for (name, svg) in charts {
-        let body = svg.trim_start_matches(|c| c != '<').replacen("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", "", 1);
-        s.push_str(&format!("<figure>{body}<figcaption>{}</figcaption></figure>", escape(name)));
+        let body = svg.trim_start_matches(|c| c != '<').replacen(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+            "",
+            1,
+        );
+        s.push_str(&format!(
+            "<figure>{body}<figcaption>{}</figcaption></figure>",
+            escape(name)
+        ));
     }
     s.push_str("</div></section>\n");
     s.push_str("<section id=\"cases\"><h2>Case browser</h2><div class=\"filters\">");
     s.push_str("<label>condition <select id=\"f-condition\"><option value=\"\">all</option></select></label>");
     s.push_str("<label>model · prompt <select id=\"f-model\"><option value=\"\">all</option></select></label>");
-    s.push_str("<label>outcome <select id=\"f-outcome\"><option value=\"\">all</option></select></label>");
+    s.push_str(
+        "<label>outcome <select id=\"f-outcome\"><option value=\"\">all</option></select></label>",
+    );
     s.push_str(&format!("<span id=\"case-count\" class=\"muted\"></span></div><p class=\"muted\">{}</p><div id=\"case-list\"></div></section>\n", escape(cases_note)));
-    s.push_str(&format!("<section id=\"provenance\"><h2>Provenance</h2>{provenance}</section>\n"));
+    s.push_str(&format!(
+        "<section id=\"provenance\"><h2>Provenance</h2>{provenance}</section>\n"
+    ));
     let json = script_safe_json(&serde_json::to_string(cases).expect("json"));
     s.push_str(&format!("</main><script type=\"application/json\" id=\"case-data\">{json}</script><script>{JS}</script></body></html>\n"));
     s
@@ -109,12 +145,18 @@ mod tests {
     /// page's JSON block swallow the case browser's script.
     #[test]
     fn embedded_json_cannot_open_markup() {
-        let raw = serde_json::to_string(&serde_json::json!({"q": "<!--<script> a & b </script> \u{2028}"})).unwrap();
+        let raw = serde_json::to_string(
+            &serde_json::json!({"q": "<!--<script> a & b </script> \u{2028}"}),
+        )
+        .unwrap();
         let safe = script_safe_json(&raw);
         for bad in ["<", ">", "&", "\u{2028}"] {
             assert!(!safe.contains(bad), "{bad} in {safe}");
         }
         let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
-        assert_eq!(back["q"], "<!--<script> a & b </script> \u{2028}", "the same data once parsed");
+        assert_eq!(
+            back["q"], "<!--<script> a & b </script> \u{2028}",
+            "the same data once parsed"
+        );
     }
 }

@@ -20,7 +20,10 @@ pub enum ReportError {
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
     #[error("{path}: {error}")]
-    Io { path: PathBuf, error: std::io::Error },
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
 }
 
 pub type Result<T, E = ReportError> = std::result::Result<T, E>;
@@ -39,8 +42,14 @@ pub struct ReportFiles {
 
 fn write(path: &Path, content: &str, files: &mut Vec<PathBuf>) -> Result<()> {
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, content).map_err(|error| ReportError::Io { path: tmp.clone(), error })?;
-    std::fs::rename(&tmp, path).map_err(|error| ReportError::Io { path: path.to_path_buf(), error })?;
+    std::fs::write(&tmp, content).map_err(|error| ReportError::Io {
+        path: tmp.clone(),
+        error,
+    })?;
+    std::fs::rename(&tmp, path).map_err(|error| ReportError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
     files.push(path.to_path_buf());
     Ok(())
 }
@@ -68,9 +77,23 @@ fn provenance(store: &Store, ids: &[String]) -> String {
     let mut s = format!("<p class=\"muted\">ragprobe {}; every artifact the report depends on, with the stage, parameters and resources that made it.</p>", ragprobe_artifact::RAGPROBE_VERSION);
     s.push_str("<table><thead><tr><th>kind</th><th>artifact id</th><th>rows</th><th>stage</th><th>parameters</th><th>resources / model</th></tr></thead><tbody>");
     for (id, m) in lineage(store, ids) {
-        let model = m.details.get("model").and_then(|v| v.as_str()).map(|s| format!(" model: {s}")).unwrap_or_default();
-        let settings = m.details.get("settings").map(|v| format!(" settings: {v}")).unwrap_or_default();
-        let res: Vec<String> = m.recipe.resources.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        let model = m
+            .details
+            .get("model")
+            .and_then(|v| v.as_str())
+            .map(|s| format!(" model: {s}"))
+            .unwrap_or_default();
+        let settings = m
+            .details
+            .get("settings")
+            .map(|v| format!(" settings: {v}"))
+            .unwrap_or_default();
+        let res: Vec<String> = m
+            .recipe
+            .resources
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
         s.push_str(&format!(
             "<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{} v{}</td><td><code>{}</code></td><td><code>{}{}{}</code></td></tr>",
             e(&m.kind),
@@ -97,13 +120,18 @@ fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
     }
     let ok = match r.expected.as_str() {
         "unanswerable" => r.says_unanswerable == Some(true),
-        "conflict" if r.condition != "rgb-counterfactual" => r.says_conflict == Some(true) || r.accuracy == Some(true),
+        "conflict" if r.condition != "rgb-counterfactual" => {
+            r.says_conflict == Some(true) || r.accuracy == Some(true)
+        }
         "relevant" => r.nomiracl_label.as_deref() == Some("yes"),
         "non_relevant" => r.nomiracl_label.as_deref() == Some("idk"),
         _ => r.accuracy == Some(true) || r.rgb_correct == Some(true),
     };
     t.push(if ok { "correct" } else { "wrong" }.to_string());
-    if r.expected == "unanswerable" && r.says_unanswerable != Some(true) && r.rgb_rejection != Some(true) {
+    if r.expected == "unanswerable"
+        && r.says_unanswerable != Some(true)
+        && r.rgb_rejection != Some(true)
+    {
         t.push("hallucinated unanswerable".into());
     }
     if r.foil_only == Some(true) {
@@ -113,9 +141,22 @@ fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
         t.push(format!("nomiracl: {l}"));
     }
     if r.condition == "add-conflict" && base_correct == Some(true) {
-        t.push(if r.accuracy == Some(true) { "A→A" } else if r.foil_any == Some(true) { "A→C" } else { "A→U" }.into());
+        t.push(
+            if r.accuracy == Some(true) {
+                "A→A"
+            } else if r.foil_any == Some(true) {
+                "A→C"
+            } else {
+                "A→U"
+            }
+            .into(),
+        );
     }
-    if r.condition.starts_with("add-") && base_correct == Some(true) && r.accuracy != Some(true) && r.expected != "unanswerable" {
+    if r.condition.starts_with("add-")
+        && base_correct == Some(true)
+        && r.accuracy != Some(true)
+        && r.expected != "unanswerable"
+    {
         t.push("lost by the added document".into());
     }
     t
@@ -136,7 +177,16 @@ fn browser(store: &Store, scores_id: &str) -> Result<(Value, String)> {
             }
         }
     }
-    let base: HashMap<(&str, &str, &str), bool> = rows.iter().filter(|r| r.condition == "base" && !r.failed).map(|r| ((r.qid.as_str(), r.model.as_str(), r.prompt.as_str()), r.accuracy == Some(true))).collect();
+    let base: HashMap<(&str, &str, &str), bool> = rows
+        .iter()
+        .filter(|r| r.condition == "base" && !r.failed)
+        .map(|r| {
+            (
+                (r.qid.as_str(), r.model.as_str(), r.prompt.as_str()),
+                r.accuracy == Some(true),
+            )
+        })
+        .collect();
     let total = rows.len();
     let records: Vec<Value> = rows
         .iter()
@@ -161,13 +211,23 @@ fn browser(store: &Store, scores_id: &str) -> Result<(Value, String)> {
             })
         })
         .collect();
-    let note = if total > MAX_BROWSER_CASES { format!("{total} scored responses; the first {MAX_BROWSER_CASES} are browsable here (all are in the scores artifact).") } else { format!("{total} scored responses.") };
+    let note = if total > MAX_BROWSER_CASES {
+        format!("{total} scored responses; the first {MAX_BROWSER_CASES} are browsable here (all are in the scores artifact).")
+    } else {
+        format!("{total} scored responses.")
+    };
     Ok((Value::Array(records), note))
 }
 
 /// Write the report for `metrics` (one or more artifacts) and optionally a
 /// `scores` artifact (for the case browser) into `out`.
-pub fn report(store: &Store, metrics: &[String], scores: Option<&str>, out: &Path, title: &str) -> Result<ReportFiles> {
+pub fn report(
+    store: &Store,
+    metrics: &[String],
+    scores: Option<&str>,
+    out: &Path,
+    title: &str,
+) -> Result<ReportFiles> {
     let mut ids = Vec::new();
     let mut rows: Vec<MetricRow> = Vec::new();
     for m in metrics {
@@ -175,18 +235,47 @@ pub fn report(store: &Store, metrics: &[String], scores: Option<&str>, out: &Pat
         rows.extend(read_metrics(store, &id)?);
         ids.push(id);
     }
-    let scores_id = scores.map(|s| store.resolve_kind(s, kinds::SCORES)).transpose()?;
+    let scores_id = scores
+        .map(|s| store.resolve_kind(s, kinds::SCORES))
+        .transpose()?;
     ids.extend(scores_id.iter().cloned());
-    rows.sort_by(|a, b| (&a.study, &a.dataset, &a.model, &a.prompt, &a.condition, &a.metric).cmp(&(&b.study, &b.dataset, &b.model, &b.prompt, &b.condition, &b.metric)));
+    rows.sort_by(|a, b| {
+        (
+            &a.study,
+            &a.dataset,
+            &a.model,
+            &a.prompt,
+            &a.condition,
+            &a.metric,
+        )
+            .cmp(&(
+                &b.study,
+                &b.dataset,
+                &b.model,
+                &b.prompt,
+                &b.condition,
+                &b.metric,
+            ))
+    });
     render(store, &rows, &ids, scores_id.as_deref(), out, title)
 }
 
 /// Render already-loaded metric rows (also used for comparisons).
-pub fn render(store: &Store, rows: &[MetricRow], ids: &[String], scores_id: Option<&str>, out: &Path, title: &str) -> Result<ReportFiles> {
+pub fn render(
+    store: &Store,
+    rows: &[MetricRow],
+    ids: &[String],
+    scores_id: Option<&str>,
+    out: &Path,
+    title: &str,
+) -> Result<ReportFiles> {
     let tdir = out.join("tables");
     let cdir = out.join("charts");
     for d in [out, &tdir, &cdir] {
-        std::fs::create_dir_all(d).map_err(|error| ReportError::Io { path: d.to_path_buf(), error })?;
+        std::fs::create_dir_all(d).map_err(|error| ReportError::Io {
+            path: d.to_path_buf(),
+            error,
+        })?;
     }
     let mut files = Vec::new();
     let tabs = tables::all(rows);
@@ -194,7 +283,11 @@ pub fn render(store: &Store, rows: &[MetricRow], ids: &[String], scores_id: Opti
     let mut text = String::new();
     let mut tables_html = String::new();
     for t in &tabs {
-        write(&tdir.join(format!("{}.md", t.id)), &t.markdown(), &mut files)?;
+        write(
+            &tdir.join(format!("{}.md", t.id)),
+            &t.markdown(),
+            &mut files,
+        )?;
         write(&tdir.join(format!("{}.csv", t.id)), &t.csv(), &mut files)?;
         write(&tdir.join(format!("{}.tex", t.id)), &t.latex(), &mut files)?;
         md.push_str(&t.markdown());
@@ -204,11 +297,30 @@ pub fn render(store: &Store, rows: &[MetricRow], ids: &[String], scores_id: Opti
         tables_html.push_str(&t.html());
     }
     // Every metric, long form, for anything the study tables do not show.
-    let mut all_csv = String::from("study,dataset,model,prompt,condition,metric,value,n,ci_low,ci_high\n");
+    let mut all_csv =
+        String::from("study,dataset,model,prompt,condition,metric,value,n,ci_low,ci_high\n");
     let o = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_default();
-    let q = |x: &str| if x.contains([',', '"']) { format!("\"{}\"", x.replace('"', "\"\"")) } else { x.to_string() };
+    let q = |x: &str| {
+        if x.contains([',', '"']) {
+            format!("\"{}\"", x.replace('"', "\"\""))
+        } else {
+            x.to_string()
+        }
+    };
     for r in rows {
-        all_csv.push_str(&format!("{},{},{},{},{},{},{},{},{},{}\n", q(&r.study), q(&r.dataset), q(&r.model), q(&r.prompt), q(&r.condition), q(&r.metric), o(r.value), r.n, o(r.ci_low), o(r.ci_high)));
+        all_csv.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            q(&r.study),
+            q(&r.dataset),
+            q(&r.model),
+            q(&r.prompt),
+            q(&r.condition),
+            q(&r.metric),
+            o(r.value),
+            r.n,
+            o(r.ci_low),
+            o(r.ci_high)
+        ));
     }
     write(&tdir.join("all_metrics.csv"), &all_csv, &mut files)?;
     write(&out.join("tables.md"), &md, &mut files)?;
@@ -218,12 +330,28 @@ pub fn render(store: &Store, rows: &[MetricRow], ids: &[String], scores_id: Opti
     }
     let (cases, note) = match scores_id {
         Some(s) => browser(store, s)?,
-        None => (json!([]), "No scores artifact given (--scores), so no cases to browse.".to_string()),
+        None => (
+            json!([]),
+            "No scores artifact given (--scores), so no cases to browse.".to_string(),
+        ),
     };
     let datasets: BTreeSet<&str> = rows.iter().map(|r| r.dataset.as_str()).collect();
     let models: BTreeSet<&str> = rows.iter().map(|r| r.model.as_str()).collect();
-    let subtitle = format!("{} metric(s) · datasets: {} · models: {}", rows.len(), datasets.into_iter().collect::<Vec<_>>().join(", "), models.into_iter().collect::<Vec<_>>().join(", "));
-    let page = html::page(title, &subtitle, &tables_html, &svgs, &cases, &note, &provenance(store, ids));
+    let subtitle = format!(
+        "{} metric(s) · datasets: {} · models: {}",
+        rows.len(),
+        datasets.into_iter().collect::<Vec<_>>().join(", "),
+        models.into_iter().collect::<Vec<_>>().join(", ")
+    );
+    let page = html::page(
+        title,
+        &subtitle,
+        &tables_html,
+        &svgs,
+        &cases,
+        &note,
+        &provenance(store, ids),
+    );
     let index = out.join("index.html");
     write(&index, &page, &mut files)?;
     Ok(ReportFiles { index, files, text })

@@ -52,7 +52,15 @@ pub struct Table {
     pub columns: Vec<String>,
     pub rows: Vec<(String, Vec<String>)>,
     /// Long form for CSV: (row, group, column, value, ci_low, ci_high, n).
-    pub long: Vec<(String, String, String, Option<f64>, Option<f64>, Option<f64>, i64)>,
+    pub long: Vec<(
+        String,
+        String,
+        String,
+        Option<f64>,
+        Option<f64>,
+        Option<f64>,
+        i64,
+    )>,
     /// Facts about the populations behind the numbers (from the metrics'
     /// details): Table 7's C share, the matcher that defines K, questions
     /// left out of a fixed population.
@@ -60,7 +68,11 @@ pub struct Table {
 }
 
 /// The population notes of the picked metric rows, deduplicated, in order.
-fn notes(spec: &TableSpec, picked: &[(&MetricRow, usize, usize)], label: &dyn Fn(&MetricRow) -> String) -> Vec<String> {
+fn notes(
+    spec: &TableSpec,
+    picked: &[(&MetricRow, usize, usize)],
+    label: &dyn Fn(&MetricRow) -> String,
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |n: String| {
         if !out.contains(&n) {
@@ -68,13 +80,31 @@ fn notes(spec: &TableSpec, picked: &[(&MetricRow, usize, usize)], label: &dyn Fn
         }
     };
     for (r, mi, _) in picked {
-        let Some(d) = r.details.as_deref().and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok()) else { continue };
-        if let (Some(share), Some(c), Some(nc)) = (d["c_share"].as_f64(), d["c"].as_f64(), d["nc"].as_f64()) {
-            let split = d["conflict_share"].as_f64().map(|p| format!(", seeded split P = {p}")).unwrap_or_default();
-            push(format!("{} · {}: C share {share:.3} (|C| = {c}, |NC| = {nc}{split})", label(r), r.dataset));
+        let Some(d) = r
+            .details
+            .as_deref()
+            .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+        else {
+            continue;
+        };
+        if let (Some(share), Some(c), Some(nc)) =
+            (d["c_share"].as_f64(), d["c"].as_f64(), d["nc"].as_f64())
+        {
+            let split = d["conflict_share"]
+                .as_f64()
+                .map(|p| format!(", seeded split P = {p}"))
+                .unwrap_or_default();
+            push(format!(
+                "{} · {}: C share {share:.3} (|C| = {c}, |NC| = {nc}{split})",
+                label(r),
+                r.dataset
+            ));
         }
         if let Some(m) = d["k_matcher"].as_str() {
-            push(format!("{}: {m} match (for K and for the reference)", spec.metrics[*mi].1));
+            push(format!(
+                "{}: {m} match (for K and for the reference)",
+                spec.metrics[*mi].1
+            ));
         }
         if let Some(x) = d["excluded"].as_u64().filter(|x| *x > 0) {
             let model = r.model.split("@sha256:").next().unwrap_or(&r.model);
@@ -85,7 +115,13 @@ fn notes(spec: &TableSpec, picked: &[(&MetricRow, usize, usize)], label: &dyn Fn
 }
 
 fn metric_index(spec: &TableSpec, metric: &str) -> Option<usize> {
-    spec.metrics.iter().position(|(m, _)| if let Some(p) = m.strip_suffix('@') { metric.starts_with(&format!("{p}@")) } else { *m == metric })
+    spec.metrics.iter().position(|(m, _)| {
+        if let Some(p) = m.strip_suffix('@') {
+            metric.starts_with(&format!("{p}@"))
+        } else {
+            *m == metric
+        }
+    })
 }
 
 fn fmt(v: Option<f64>) -> String {
@@ -94,25 +130,61 @@ fn fmt(v: Option<f64>) -> String {
 
 /// Fill a spec from metric rows; None when no row matches.
 pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
-    let cond_index = |c: &str| if spec.conditions.is_empty() { Some(0) } else { spec.conditions.iter().position(|x| *x == c) };
-    let picked: Vec<(&MetricRow, usize, usize)> =
-        rows.iter().filter(|r| r.study == spec.study).filter_map(|r| Some((r, metric_index(spec, &r.metric)?, cond_index(&r.condition)?))).collect();
+    let cond_index = |c: &str| {
+        if spec.conditions.is_empty() {
+            Some(0)
+        } else {
+            spec.conditions.iter().position(|x| *x == c)
+        }
+    };
+    let picked: Vec<(&MetricRow, usize, usize)> = rows
+        .iter()
+        .filter(|r| r.study == spec.study)
+        .filter_map(|r| Some((r, metric_index(spec, &r.metric)?, cond_index(&r.condition)?)))
+        .collect();
     if picked.is_empty() {
         return None;
     }
     // Column keys: (dataset, metric index, condition index, condition).
     type Col = (String, usize, usize, String);
-    let mut cols: Vec<Col> = picked.iter().map(|(r, mi, ci)| (r.dataset.clone(), *mi, if spec.condition_in_column { *ci } else { 0 }, if spec.condition_in_column { r.condition.clone() } else { String::new() })).collect();
+    let mut cols: Vec<Col> = picked
+        .iter()
+        .map(|(r, mi, ci)| {
+            (
+                r.dataset.clone(),
+                *mi,
+                if spec.condition_in_column { *ci } else { 0 },
+                if spec.condition_in_column {
+                    r.condition.clone()
+                } else {
+                    String::new()
+                },
+            )
+        })
+        .collect();
     cols.sort();
     cols.dedup();
     // The model's file hash is in the provenance; rows show its name.
     let row_label = |r: &MetricRow| {
         let model = r.model.split("@sha256:").next().unwrap_or(&r.model);
-        if r.prompt.is_empty() { model.to_string() } else { format!("{model} · {}", r.prompt) }
+        if r.prompt.is_empty() {
+            model.to_string()
+        } else {
+            format!("{model} · {}", r.prompt)
+        }
     };
     let mut cells: BTreeMap<String, BTreeMap<Col, &MetricRow>> = BTreeMap::new();
     for (r, mi, ci) in &picked {
-        let col = (r.dataset.clone(), *mi, if spec.condition_in_column { *ci } else { 0 }, if spec.condition_in_column { r.condition.clone() } else { String::new() });
+        let col = (
+            r.dataset.clone(),
+            *mi,
+            if spec.condition_in_column { *ci } else { 0 },
+            if spec.condition_in_column {
+                r.condition.clone()
+            } else {
+                String::new()
+            },
+        );
         cells.entry(row_label(r)).or_default().insert(col, r);
     }
     let header = |c: &Col| {
@@ -135,9 +207,19 @@ pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
                 .iter()
                 .map(|c| match byc.get(c) {
                     Some(r) => {
-                        long.push((label.clone(), c.0.clone(), header(c), r.value, r.ci_low, r.ci_high, r.n));
+                        long.push((
+                            label.clone(),
+                            c.0.clone(),
+                            header(c),
+                            r.value,
+                            r.ci_low,
+                            r.ci_high,
+                            r.n,
+                        ));
                         match (spec.intervals, r.ci_low, r.ci_high) {
-                            (true, Some(l), Some(h)) => format!("{} [{}, {}]", fmt(r.value), fmt(Some(l)), fmt(Some(h))),
+                            (true, Some(l), Some(h)) => {
+                                format!("{} [{}, {}]", fmt(r.value), fmt(Some(l)), fmt(Some(h)))
+                            }
                             _ => fmt(r.value),
                         }
                     }
@@ -148,7 +230,15 @@ pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
         })
         .collect();
     let notes = notes(spec, &picked, &row_label);
-    Some(Table { id: spec.id.into(), title: spec.title.into(), groups: cols.iter().map(|c| c.0.clone()).collect(), columns: cols.iter().map(header).collect(), rows: rows_out, long, notes })
+    Some(Table {
+        id: spec.id.into(),
+        title: spec.title.into(),
+        groups: cols.iter().map(|c| c.0.clone()).collect(),
+        columns: cols.iter().map(header).collect(),
+        rows: rows_out,
+        long,
+        notes,
+    })
 }
 
 /// Column groups as (label, span) runs.
@@ -191,11 +281,27 @@ impl Table {
 
     /// Long-form CSV: one value per line.
     pub fn csv(&self) -> String {
-        let q = |x: &str| if x.contains([',', '"', '\n']) { format!("\"{}\"", x.replace('"', "\"\"")) } else { x.to_string() };
+        let q = |x: &str| {
+            if x.contains([',', '"', '\n']) {
+                format!("\"{}\"", x.replace('"', "\"\""))
+            } else {
+                x.to_string()
+            }
+        };
         let o = |v: &Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_default();
         let mut s = String::from("table,row,dataset,column,value,ci_low,ci_high,n\n");
         for (row, group, col, v, lo, hi, n) in &self.long {
-            s.push_str(&format!("{},{},{},{},{},{},{},{}\n", self.id, q(row), q(group), q(col), o(v), o(lo), o(hi), n));
+            s.push_str(&format!(
+                "{},{},{},{},{},{},{},{}\n",
+                self.id,
+                q(row),
+                q(group),
+                q(col),
+                o(v),
+                o(lo),
+                o(hi),
+                n
+            ));
         }
         s
     }
@@ -203,10 +309,30 @@ impl Table {
     /// LaTeX with booktabs: datasets as \multicolumn groups.
     pub fn latex(&self) -> String {
         let esc = |x: &str| {
-            x.replace('\\', "\\textbackslash{}").replace('&', "\\&").replace('%', "\\%").replace('_', "\\_").replace('#', "\\#").replace('→', "$\\rightarrow$").replace('−', "$-$").replace('Δ', "$\\Delta$").replace('·', "/").replace('…', "...").replace('×', "$\\times$").replace('—', "---").replace('–', "--")
+            x.replace('\\', "\\textbackslash{}")
+                .replace('&', "\\&")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+                .replace('#', "\\#")
+                .replace('→', "$\\rightarrow$")
+                .replace('−', "$-$")
+                .replace('Δ', "$\\Delta$")
+                .replace('·', "/")
+                .replace('…', "...")
+                .replace('×', "$\\times$")
+                .replace('—', "---")
+                .replace('–', "--")
         };
-        let mut s = format!("% {}\n\\begin{{table}}[t]\n\\centering\n\\small\n\\caption{{{}}}\n\\label{{tab:{}}}\n", self.title, esc(&self.title), self.id);
-        s.push_str(&format!("\\begin{{tabular}}{{l{}}}\n\\toprule\n", "r".repeat(self.columns.len())));
+        let mut s = format!(
+            "% {}\n\\begin{{table}}[t]\n\\centering\n\\small\n\\caption{{{}}}\n\\label{{tab:{}}}\n",
+            self.title,
+            esc(&self.title),
+            self.id
+        );
+        s.push_str(&format!(
+            "\\begin{{tabular}}{{l{}}}\n\\toprule\n",
+            "r".repeat(self.columns.len())
+        ));
         let sp = spans(&self.groups);
         s.push_str(" ");
         for (g, n) in &sp {
@@ -214,11 +340,14 @@ impl Table {
         }
         s.push_str(" \\\\\n");
         let mut start = 2;
-        let rules: Vec<String> = sp.iter().map(|(_, n)| {
-            let r = format!("\\cmidrule(lr){{{}-{}}}", start, start + n - 1);
-            start += n;
-            r
-        }).collect();
+        let rules: Vec<String> = sp
+            .iter()
+            .map(|(_, n)| {
+                let r = format!("\\cmidrule(lr){{{}-{}}}", start, start + n - 1);
+                start += n;
+                r
+            })
+            .collect();
         s.push_str(&format!("{}\n", rules.join(" ")));
         s.push_str("Model");
         for c in &self.columns {
@@ -238,9 +367,22 @@ impl Table {
 
     /// Plain text for the terminal.
     pub fn text(&self) -> String {
-        let mut widths: Vec<usize> = std::iter::once("model".len().max(self.rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0)))
-            .chain(self.columns.iter().zip(&self.groups).map(|(c, g)| format!("{g}: {c}").chars().count()))
-            .collect();
+        let mut widths: Vec<usize> = std::iter::once(
+            "model".len().max(
+                self.rows
+                    .iter()
+                    .map(|r| r.0.chars().count())
+                    .max()
+                    .unwrap_or(0),
+            ),
+        )
+        .chain(
+            self.columns
+                .iter()
+                .zip(&self.groups)
+                .map(|(c, g)| format!("{g}: {c}").chars().count()),
+        )
+        .collect();
         for (_, vals) in &self.rows {
             for (i, v) in vals.iter().enumerate() {
                 widths[i + 1] = widths[i + 1].max(v.chars().count());
@@ -248,11 +390,18 @@ impl Table {
         }
         let pad = |x: &str, w: usize, right: bool| {
             let n = w.saturating_sub(x.chars().count());
-            if right { format!("{}{x}", " ".repeat(n)) } else { format!("{x}{}", " ".repeat(n)) }
+            if right {
+                format!("{}{x}", " ".repeat(n))
+            } else {
+                format!("{x}{}", " ".repeat(n))
+            }
         };
         let mut s = format!("{}\n{}", self.title, pad("model", widths[0], false));
         for (i, (c, g)) in self.columns.iter().zip(&self.groups).enumerate() {
-            s.push_str(&format!("  {}", pad(&format!("{g}: {c}"), widths[i + 1], true)));
+            s.push_str(&format!(
+                "  {}",
+                pad(&format!("{g}: {c}"), widths[i + 1], true)
+            ));
         }
         s.push('\n');
         for (label, vals) in &self.rows {
@@ -270,7 +419,11 @@ impl Table {
 
     pub fn html(&self) -> String {
         let e = crate::html::escape;
-        let mut s = format!("<h3 id=\"{}\">{}</h3>\n<table><thead><tr><th rowspan=\"2\">model</th>", self.id, e(&self.title));
+        let mut s = format!(
+            "<h3 id=\"{}\">{}</h3>\n<table><thead><tr><th rowspan=\"2\">model</th>",
+            self.id,
+            e(&self.title)
+        );
         for (g, n) in spans(&self.groups) {
             s.push_str(&format!("<th colspan=\"{n}\">{}</th>", e(&g)));
         }

@@ -7,14 +7,18 @@
 //! directory, and reused by every later run.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 use ragprobe_artifact::tables::corpus_rows;
 use ragprobe_artifact::{sha256_hex, ArtifactError, Store};
+use rayon::prelude::*;
 use std::path::PathBuf;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
-use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED};
-use tantivy::tokenizer::{Language, LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
+};
 use tantivy::{Index, IndexReader, TantivyDocument, Term};
 
 use crate::{sort_hits, Hit, Result, RetrieveError};
@@ -83,13 +87,21 @@ impl Analyzer {
                 .filter(LowerCaser)
                 .filter(Stemmer::new(Language::English))
                 .build(),
-            Analyzer::Stemmed(l) => {
-                TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).filter(Stemmer::new(l)).build()
-            }
-            Analyzer::Plain => TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).build(),
-            Analyzer::CjkBigram => {
-                TextAnalyzer::builder(NgramTokenizer::new(1, 2, false).map_err(|e| RetrieveError::Index(e.to_string()))?).filter(LowerCaser).build()
-            }
+            Analyzer::Stemmed(l) => TextAnalyzer::builder(SimpleTokenizer::default())
+                .filter(RemoveLongFilter::limit(40))
+                .filter(LowerCaser)
+                .filter(Stemmer::new(l))
+                .build(),
+            Analyzer::Plain => TextAnalyzer::builder(SimpleTokenizer::default())
+                .filter(RemoveLongFilter::limit(40))
+                .filter(LowerCaser)
+                .build(),
+            Analyzer::CjkBigram => TextAnalyzer::builder(
+                NgramTokenizer::new(1, 2, false)
+                    .map_err(|e| RetrieveError::Index(e.to_string()))?,
+            )
+            .filter(LowerCaser)
+            .build(),
         })
     }
 }
@@ -105,20 +117,34 @@ pub struct Bm25Index {
 
 fn schema() -> (Schema, Field, Field) {
     let mut sb = Schema::builder();
-    let indexing = TextFieldIndexing::default().set_tokenizer(TOKENIZER).set_index_option(IndexRecordOption::WithFreqs);
-    let body = sb.add_text_field("body", TextOptions::default().set_indexing_options(indexing));
+    let indexing = TextFieldIndexing::default()
+        .set_tokenizer(TOKENIZER)
+        .set_index_option(IndexRecordOption::WithFreqs);
+    let body = sb.add_text_field(
+        "body",
+        TextOptions::default().set_indexing_options(indexing),
+    );
     let row = sb.add_u64_field("row", STORED | FAST);
     (sb.build(), body, row)
 }
 
 impl Bm25Index {
     fn dir(store: &Store, corpus: &str, analyzer: Analyzer) -> PathBuf {
-        let key = sha256_hex(format!("bm25|v{INDEX_VERSION}|{corpus}|{}", analyzer.name()).as_bytes());
-        store.root().join("indexes").join(format!("bm25-{}", &key[..24]))
+        let key =
+            sha256_hex(format!("bm25|v{INDEX_VERSION}|{corpus}|{}", analyzer.name()).as_bytes());
+        store
+            .root()
+            .join("indexes")
+            .join(format!("bm25-{}", &key[..24]))
     }
 
     /// Open the index for `corpus`, building it first if needed.
-    pub fn open_or_build(store: &Store, corpus: &str, analyzer: Analyzer, progress: bool) -> Result<Bm25Index> {
+    pub fn open_or_build(
+        store: &Store,
+        corpus: &str,
+        analyzer: Analyzer,
+        progress: bool,
+    ) -> Result<Bm25Index> {
         let dir = Self::dir(store, corpus, analyzer);
         if dir.join(".complete").is_file() {
             tracing::info!("bm25: reusing index {}", dir.display());
@@ -129,20 +155,43 @@ impl Bm25Index {
         index.tokenizers().register(TOKENIZER, analyzer.build()?);
         let reader = index.reader()?;
         let (_, body, row) = schema();
-        Ok(Bm25Index { index, reader, body, row, analyzer })
+        Ok(Bm25Index {
+            index,
+            reader,
+            body,
+            row,
+            analyzer,
+        })
     }
 
-    fn build(store: &Store, corpus: &str, analyzer: Analyzer, dir: &std::path::Path, progress: bool) -> Result<()> {
+    fn build(
+        store: &Store,
+        corpus: &str,
+        analyzer: Analyzer,
+        dir: &std::path::Path,
+        progress: bool,
+    ) -> Result<()> {
         let rows = store.manifest(corpus)?.rows;
         let tmp = store.tmp_path(".index");
-        std::fs::create_dir_all(&tmp).map_err(|e| RetrieveError::Index(format!("{}: {e}", tmp.display())))?;
+        std::fs::create_dir_all(&tmp)
+            .map_err(|e| RetrieveError::Index(format!("{}: {e}", tmp.display())))?;
         let (schema, body, row) = schema();
         let index = Index::create_in_dir(&tmp, schema)?;
         index.tokenizers().register(TOKENIZER, analyzer.build()?);
         // One thread: a deterministic segment layout (design.md §7).
         let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 256 << 20)?;
-        let bar = if progress { ProgressBar::new(rows) } else { ProgressBar::hidden() };
-        bar.set_style(ProgressStyle::with_template("bm25 index [{bar:30}] {pos}/{len} passages ({per_sec}, eta {eta})").expect("static").progress_chars("=> "));
+        let bar = if progress {
+            ProgressBar::new(rows)
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "bm25 index [{bar:30}] {pos}/{len} passages ({per_sec}, eta {eta})",
+            )
+            .expect("static")
+            .progress_chars("=> "),
+        );
         let mut n = 0u64;
         for batch in store.open_batches(corpus, 4096)? {
             let batch = batch.map_err(ArtifactError::from)?;
@@ -161,7 +210,11 @@ impl Bm25Index {
         writer.commit()?;
         writer.wait_merging_threads()?;
         bar.finish_and_clear();
-        std::fs::write(tmp.join(".complete"), format!("{corpus}\n{}\n{n}\n", analyzer.name())).map_err(|e| RetrieveError::Index(e.to_string()))?;
+        std::fs::write(
+            tmp.join(".complete"),
+            format!("{corpus}\n{}\n{n}\n", analyzer.name()),
+        )
+        .map_err(|e| RetrieveError::Index(e.to_string()))?;
         match std::fs::rename(&tmp, dir) {
             Ok(()) => {}
             // Another process published the same index first: use theirs.
@@ -181,7 +234,10 @@ impl Bm25Index {
         let mut stream = analyzer.token_stream(text);
         while let Some(tok) = stream.next() {
             let term = Term::from_field_text(self.body, &tok.text);
-            clauses.push((Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))));
+            clauses.push((
+                Occur::Should,
+                Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
+            ));
         }
         BooleanQuery::new(clauses)
     }
@@ -195,8 +251,14 @@ impl Bm25Index {
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr)?;
-            let row = doc.get_first(self.row).and_then(|v| v.as_u64()).ok_or_else(|| RetrieveError::Index("document without row".into()))?;
-            hits.push(Hit { row, score: score as f64 });
+            let row = doc
+                .get_first(self.row)
+                .and_then(|v| v.as_u64())
+                .ok_or_else(|| RetrieveError::Index("document without row".into()))?;
+            hits.push(Hit {
+                row,
+                score: score as f64,
+            });
         }
         sort_hits(&mut hits);
         hits.truncate(n);
@@ -207,6 +269,9 @@ impl Bm25Index {
     pub fn search_all(&self, texts: &[&str], n: usize) -> Result<Vec<Vec<Hit>>> {
         let analyzer = self.analyzer.build()?;
         let _ = &self.index;
-        texts.par_iter().map_init(|| analyzer.clone(), |a, t| self.search(a, t, n)).collect()
+        texts
+            .par_iter()
+            .map_init(|| analyzer.clone(), |a, t| self.search(a, t, n))
+            .collect()
     }
 }

@@ -10,7 +10,9 @@ pub mod metrics;
 pub use bm25::Analyzer;
 pub use metrics::{recall_table, RecallRow};
 
-use ragprobe_artifact::tables::{corpus_rows, read_questions, ContextRow, ContextSink, QuestionRow};
+use ragprobe_artifact::tables::{
+    corpus_rows, read_questions, ContextRow, ContextSink, QuestionRow,
+};
 use ragprobe_artifact::{kinds, ArtifactError, Recipe, Store, Written};
 use ragprobe_matching::has_answer;
 use ragprobe_models::Embedder;
@@ -76,7 +78,14 @@ pub struct RetrieveOptions {
 
 impl Default for RetrieveOptions {
     fn default() -> Self {
-        RetrieveOptions { method: Method::Bm25, k: 5, extra: 0, analyzer: Analyzer::English, batch: 32, progress: false }
+        RetrieveOptions {
+            method: Method::Bm25,
+            k: 5,
+            extra: 0,
+            analyzer: Analyzer::English,
+            batch: 32,
+            progress: false,
+        }
     }
 }
 
@@ -110,7 +119,10 @@ pub(crate) fn rrf(rankings: &[Vec<Hit>], n: usize) -> Vec<Hit> {
             *acc.entry(h.row).or_default() += 1.0 / (60.0 + (i + 1) as f64);
         }
     }
-    let mut hits: Vec<Hit> = acc.into_iter().map(|(row, score)| Hit { row, score }).collect();
+    let mut hits: Vec<Hit> = acc
+        .into_iter()
+        .map(|(row, score)| Hit { row, score })
+        .collect();
     sort_hits(&mut hits);
     hits.truncate(n);
     hits
@@ -121,17 +133,28 @@ fn check(opts: &RetrieveOptions, questions: &[QuestionRow]) -> Result<()> {
         return Err(RetrieveError::Invalid("-k must be at least 1".into()));
     }
     if questions.is_empty() {
-        return Err(RetrieveError::Invalid("the questions artifact has no rows".into()));
+        return Err(RetrieveError::Invalid(
+            "the questions artifact has no rows".into(),
+        ));
     }
     if let Some(q) = questions.iter().find(|q| q.question.trim().is_empty()) {
-        return Err(RetrieveError::Invalid(format!("question `{}` has an empty question text; nothing to retrieve with", q.qid)));
+        return Err(RetrieveError::Invalid(format!(
+            "question `{}` has an empty question text; nothing to retrieve with",
+            q.qid
+        )));
     }
     Ok(())
 }
 
 /// Retrieve the top `k + extra` passages of `corpus` for every question.
 /// `embedder` is needed for dense and hybrid retrieval.
-pub fn retrieve(store: &Store, corpus: &str, questions: &str, opts: &RetrieveOptions, embedder: Option<&Embedder>) -> Result<RetrieveReport> {
+pub fn retrieve(
+    store: &Store,
+    corpus: &str,
+    questions: &str,
+    opts: &RetrieveOptions,
+    embedder: Option<&Embedder>,
+) -> Result<RetrieveReport> {
     let corpus = store.resolve_kind(corpus, kinds::CORPUS)?;
     let questions_id = store.resolve_kind(questions, kinds::QUESTIONS)?;
     let mut recipe = Recipe::new(
@@ -147,18 +170,40 @@ pub fn retrieve(store: &Store, corpus: &str, questions: &str, opts: &RetrieveOpt
     recipe.inputs = vec![corpus.clone(), questions_id.clone()];
     let needs_model = opts.method != Method::Bm25;
     let embedder = if needs_model {
-        let e = embedder.ok_or_else(|| RetrieveError::Invalid(format!("--method {} needs the MiniLM model", opts.method.name())))?;
-        recipe.resources.insert("embedder".into(), format!("{}:sha256:{}", e.model_name(), e.model_sha256()));
+        let e = embedder.ok_or_else(|| {
+            RetrieveError::Invalid(format!(
+                "--method {} needs the MiniLM model",
+                opts.method.name()
+            ))
+        })?;
+        recipe.resources.insert(
+            "embedder".into(),
+            format!("{}:sha256:{}", e.model_name(), e.model_sha256()),
+        );
         Some(e)
     } else {
         None
     };
     if let Some(rec) = store.cached(&recipe)? {
         tracing::info!("retrieve: cached, not run (action {})", &rec.key[..12]);
-        let get = |kind: &str| rec.outputs.iter().find(|o| o.kind == kind).map(|o| Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows });
+        let get = |kind: &str| {
+            rec.outputs
+                .iter()
+                .find(|o| o.kind == kind)
+                .map(|o| Written {
+                    kind: o.kind.clone(),
+                    id: o.id.clone(),
+                    rows: o.rows,
+                })
+        };
         if let (Some(contexts), Some(metrics)) = (get(kinds::CONTEXTS), get(kinds::METRICS)) {
             let recall = metrics::from_metrics(store, &metrics.id)?;
-            return Ok(RetrieveReport { contexts, metrics, recall, cached: true });
+            return Ok(RetrieveReport {
+                contexts,
+                metrics,
+                recall,
+                cached: true,
+            });
         }
     }
     let qs = read_questions(store, &questions_id)?;
@@ -167,17 +212,34 @@ pub fn retrieve(store: &Store, corpus: &str, questions: &str, opts: &RetrieveOpt
     let started = std::time::Instant::now();
     let texts: Vec<&str> = qs.iter().map(|q| q.question.as_str()).collect();
     let hits: Vec<Vec<Hit>> = match opts.method {
-        Method::Bm25 => bm25::Bm25Index::open_or_build(store, &corpus, opts.analyzer, opts.progress)?.search_all(&texts, n)?,
-        Method::Dense => dense::search(store, &corpus, embedder.expect("checked"), &texts, n, opts)?,
+        Method::Bm25 => {
+            bm25::Bm25Index::open_or_build(store, &corpus, opts.analyzer, opts.progress)?
+                .search_all(&texts, n)?
+        }
+        Method::Dense => {
+            dense::search(store, &corpus, embedder.expect("checked"), &texts, n, opts)?
+        }
         Method::Hybrid => {
             let depth = (n * 10).max(100);
-            let b = bm25::Bm25Index::open_or_build(store, &corpus, opts.analyzer, opts.progress)?.search_all(&texts, depth)?;
-            let d = dense::search(store, &corpus, embedder.expect("checked"), &texts, depth, opts)?;
+            let b = bm25::Bm25Index::open_or_build(store, &corpus, opts.analyzer, opts.progress)?
+                .search_all(&texts, depth)?;
+            let d = dense::search(
+                store,
+                &corpus,
+                embedder.expect("checked"),
+                &texts,
+                depth,
+                opts,
+            )?;
             b.into_iter().zip(d).map(|(b, d)| rrf(&[b, d], n)).collect()
         }
     };
     let contexts = write_contexts(store, &recipe, &corpus, &qs, &hits, opts)?;
-    let recall = metrics::recall_from_rows(&qs, &ragprobe_artifact::tables::read_contexts(store, &contexts.id)?, opts.k);
+    let recall = metrics::recall_from_rows(
+        &qs,
+        &ragprobe_artifact::tables::read_contexts(store, &contexts.id)?,
+        opts.k,
+    );
     let model = match opts.method {
         Method::Bm25 => format!("bm25/{}", opts.analyzer.name()),
         Method::Dense => "dense/all-MiniLM-L6-v2".to_string(),
@@ -186,12 +248,24 @@ pub fn retrieve(store: &Store, corpus: &str, questions: &str, opts: &RetrieveOpt
     let metrics = metrics::write(store, &recipe, &recall, &model, opts.k)?;
     let record = store.record_action(&recipe, &[contexts.clone(), metrics.clone()])?;
     store.log_run(json!({"stage": "retrieve", "action": record.key, "method": opts.method.name(), "questions": qs.len(), "seconds": started.elapsed().as_secs_f64()}));
-    Ok(RetrieveReport { contexts, metrics, recall, cached: false })
+    Ok(RetrieveReport {
+        contexts,
+        metrics,
+        recall,
+        cached: false,
+    })
 }
 
 /// Fetch the hit passages from the corpus in one streaming pass, then write
 /// the contexts in question order, then rank.
-fn write_contexts(store: &Store, recipe: &Recipe, corpus: &str, qs: &[QuestionRow], hits: &[Vec<Hit>], opts: &RetrieveOptions) -> Result<Written> {
+fn write_contexts(
+    store: &Store,
+    recipe: &Recipe,
+    corpus: &str,
+    qs: &[QuestionRow],
+    hits: &[Vec<Hit>],
+    opts: &RetrieveOptions,
+) -> Result<Written> {
     let mut wanted: std::collections::HashMap<u64, Option<ragprobe_artifact::tables::CorpusRow>> =
         hits.iter().flatten().map(|h| (h.row, None)).collect();
     let mut row = 0u64;
@@ -210,7 +284,10 @@ fn write_contexts(store: &Store, recipe: &Recipe, corpus: &str, qs: &[QuestionRo
     let mut sink = ContextSink::new(store, recipe)?;
     for (q, hs) in qs.iter().zip(hits) {
         for (rank, h) in hs.iter().enumerate() {
-            let c = wanted.get(&h.row).and_then(|c| c.as_ref()).ok_or_else(|| RetrieveError::Invalid(format!("corpus row {} not found", h.row)))?;
+            let c = wanted
+                .get(&h.row)
+                .and_then(|c| c.as_ref())
+                .ok_or_else(|| RetrieveError::Invalid(format!("corpus row {} not found", h.row)))?;
             let has = (!q.answers.is_empty()).then(|| has_answer(&q.answers, &c.text));
             sink.push(&ContextRow {
                 qid: q.qid.clone(),
@@ -231,7 +308,12 @@ fn write_contexts(store: &Store, recipe: &Recipe, corpus: &str, qs: &[QuestionRo
 
 /// Recall@k / Unans of contexts that came with a dataset (or any contexts
 /// artifact) for `questions`: pre-retrieved results need no retrieval run.
-pub fn evaluate(store: &Store, questions: &str, contexts: &str, k: usize) -> Result<(Written, Vec<RecallRow>, bool)> {
+pub fn evaluate(
+    store: &Store,
+    questions: &str,
+    contexts: &str,
+    k: usize,
+) -> Result<(Written, Vec<RecallRow>, bool)> {
     if k == 0 {
         return Err(RetrieveError::Invalid("-k must be at least 1".into()));
     }
@@ -242,9 +324,21 @@ pub fn evaluate(store: &Store, questions: &str, contexts: &str, k: usize) -> Res
     if let Some(rec) = store.cached(&recipe)? {
         tracing::info!("recall: cached, not run (action {})", &rec.key[..12]);
         let o = &rec.outputs[0];
-        return Ok((Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }, metrics::from_metrics(store, &o.id)?, true));
+        return Ok((
+            Written {
+                kind: o.kind.clone(),
+                id: o.id.clone(),
+                rows: o.rows,
+            },
+            metrics::from_metrics(store, &o.id)?,
+            true,
+        ));
     }
-    let rows = metrics::recall_from_rows(&read_questions(store, &q)?, &ragprobe_artifact::tables::read_contexts(store, &c)?, k);
+    let rows = metrics::recall_from_rows(
+        &read_questions(store, &q)?,
+        &ragprobe_artifact::tables::read_contexts(store, &c)?,
+        k,
+    );
     let written = metrics::write(store, &recipe, &rows, "given-contexts", k)?;
     store.record_action(&recipe, std::slice::from_ref(&written))?;
     Ok((written, rows, false))

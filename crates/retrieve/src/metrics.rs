@@ -40,7 +40,11 @@ impl RecallRow {
 }
 
 /// Recall@k per dataset from questions and their contexts (ranks > k ignored).
-pub fn recall_from_rows(questions: &[QuestionRow], contexts: &[ContextRow], k: usize) -> Vec<RecallRow> {
+pub fn recall_from_rows(
+    questions: &[QuestionRow],
+    contexts: &[ContextRow],
+    k: usize,
+) -> Vec<RecallRow> {
     let mut hit: HashMap<&str, bool> = HashMap::new();
     for c in contexts {
         if c.rank as usize <= k && c.has_answer == Some(true) {
@@ -49,7 +53,13 @@ pub fn recall_from_rows(questions: &[QuestionRow], contexts: &[ContextRow], k: u
     }
     let mut rows: BTreeMap<&str, RecallRow> = BTreeMap::new();
     for q in questions {
-        let r = rows.entry(q.dataset.as_str()).or_insert_with(|| RecallRow { dataset: q.dataset.clone(), size: 0, answerable: 0, no_gold: 0, k });
+        let r = rows.entry(q.dataset.as_str()).or_insert_with(|| RecallRow {
+            dataset: q.dataset.clone(),
+            size: 0,
+            answerable: 0,
+            no_gold: 0,
+            k,
+        });
         if q.answers.is_empty() {
             r.no_gold += 1;
             continue;
@@ -63,11 +73,20 @@ pub fn recall_from_rows(questions: &[QuestionRow], contexts: &[ContextRow], k: u
 }
 
 /// Recall rows as a `metrics` artifact.
-pub fn write(store: &Store, recipe: &Recipe, rows: &[RecallRow], model: &str, k: usize) -> Result<Written> {
+pub fn write(
+    store: &Store,
+    recipe: &Recipe,
+    rows: &[RecallRow],
+    model: &str,
+    k: usize,
+) -> Result<Written> {
     let mut out = Vec::new();
     for r in rows {
         let details = json!({"answerable": r.answerable, "no_gold_answers": r.no_gold}).to_string();
-        for (metric, value) in [(format!("recall@{k}"), r.recall()), (format!("unans@{k}"), r.unans())] {
+        for (metric, value) in [
+            (format!("recall@{k}"), r.recall()),
+            (format!("unans@{k}"), r.unans()),
+        ] {
             out.push(MetricRow {
                 study: "retrieval".into(),
                 dataset: r.dataset.clone(),
@@ -90,8 +109,18 @@ pub fn write(store: &Store, recipe: &Recipe, rows: &[RecallRow], model: &str, k:
 pub fn from_metrics(store: &Store, id: &str) -> Result<Vec<RecallRow>> {
     let mut rows: BTreeMap<String, RecallRow> = BTreeMap::new();
     for m in read_metrics(store, id)? {
-        let Some(k) = m.metric.strip_prefix("recall@").and_then(|k| k.parse().ok()) else { continue };
-        let d: serde_json::Value = m.details.as_deref().and_then(|d| serde_json::from_str(d).ok()).unwrap_or_default();
+        let Some(k) = m
+            .metric
+            .strip_prefix("recall@")
+            .and_then(|k| k.parse().ok())
+        else {
+            continue;
+        };
+        let d: serde_json::Value = m
+            .details
+            .as_deref()
+            .and_then(|d| serde_json::from_str(d).ok())
+            .unwrap_or_default();
         rows.insert(
             m.dataset.clone(),
             RecallRow {
@@ -110,12 +139,27 @@ pub fn from_metrics(store: &Store, id: &str) -> Result<Vec<RecallRow>> {
 pub fn recall_table(rows: &[RecallRow]) -> String {
     let mut s = String::new();
     let k = rows.first().map(|r| r.k).unwrap_or(0);
-    s.push_str(&format!("{:<24} {:>8} {:>10} {:>10}\n", "dataset", "size", format!("Recall@{k}"), "Unans"));
+    s.push_str(&format!(
+        "{:<24} {:>8} {:>10} {:>10}\n",
+        "dataset",
+        "size",
+        format!("Recall@{k}"),
+        "Unans"
+    ));
     for r in rows {
         let f = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
-        s.push_str(&format!("{:<24} {:>8} {:>10} {:>10}\n", r.dataset, r.size, f(r.recall()), f(r.unans())));
+        s.push_str(&format!(
+            "{:<24} {:>8} {:>10} {:>10}\n",
+            r.dataset,
+            r.size,
+            f(r.recall()),
+            f(r.unans())
+        ));
         if r.no_gold > 0 {
-            s.push_str(&format!("{:<24} ({} question(s) without gold answers left out)\n", "", r.no_gold));
+            s.push_str(&format!(
+                "{:<24} ({} question(s) without gold answers left out)\n",
+                "", r.no_gold
+            ));
         }
     }
     s

@@ -10,15 +10,27 @@ use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let n: usize = args
+        .get(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let dump = args.get(2);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let vocab: Vec<String> = (0..5000).map(|i| format!("w{i}")).collect();
     let word = |rng: &mut rand_chacha::ChaCha8Rng| vocab[rng.random_range(0..vocab.len())].clone();
     let rows: Vec<(String, Vec<String>)> = (0..n)
         .map(|_| {
-            let aliases: Vec<String> = (0..rng.random_range(1..=5)).map(|_| (0..rng.random_range(1..=3)).map(|_| word(&mut rng)).collect::<Vec<_>>().join(" ")).collect();
-            let mut pred: Vec<String> = (0..rng.random_range(1..=12)).map(|_| word(&mut rng)).collect();
+            let aliases: Vec<String> = (0..rng.random_range(1..=5))
+                .map(|_| {
+                    (0..rng.random_range(1..=3))
+                        .map(|_| word(&mut rng))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            let mut pred: Vec<String> = (0..rng.random_range(1..=12))
+                .map(|_| word(&mut rng))
+                .collect();
             if rng.random_bool(0.4) {
                 pred.insert(0, format!("The {}.", aliases[0]));
             }
@@ -31,7 +43,9 @@ fn main() {
             writeln!(f, "{}", serde_json::json!({"prediction": p, "answers": a})).unwrap();
         }
     }
-    let score = |(p, a): &(String, Vec<String>)| -> (bool, bool, f64) { ragprobe_matching::squad_scores(p, a) };
+    let score = |(p, a): &(String, Vec<String>)| -> (bool, bool, f64) {
+        ragprobe_matching::squad_scores(p, a)
+    };
     let t = Instant::now();
     let single: f64 = rows.iter().map(|r| score(r).2).sum();
     let s1 = t.elapsed().as_secs_f64();
@@ -40,5 +54,9 @@ fn main() {
     let s2 = t.elapsed().as_secs_f64();
     assert!((single - multi).abs() < 1e-6 * n as f64);
     println!("rust_single_rows_per_s {:.0}", n as f64 / s1);
-    println!("rust_parallel_rows_per_s {:.0} ({} threads)", n as f64 / s2, rayon::current_num_threads());
+    println!(
+        "rust_parallel_rows_per_s {:.0} ({} threads)",
+        n as f64 / s2,
+        rayon::current_num_threads()
+    );
 }

@@ -18,7 +18,9 @@ pub type Cluster = (f64, f64);
 
 /// Point estimate: sum of sums / sum of counts; None when there is no count.
 pub fn point(clusters: &[Cluster]) -> Option<f64> {
-    let (s, n) = clusters.iter().fold((0.0, 0.0), |a, c| (a.0 + c.0, a.1 + c.1));
+    let (s, n) = clusters
+        .iter()
+        .fold((0.0, 0.0), |a, c| (a.0 + c.0, a.1 + c.1));
     (n > 0.0).then(|| s / n)
 }
 
@@ -64,7 +66,9 @@ mod tests {
 
     #[test]
     fn fixed_seed_fixed_interval_and_it_covers_the_point() {
-        let c: Vec<Cluster> = (0..40).map(|i| (if i % 4 == 0 { 0.0 } else { 1.0 }, 1.0)).collect();
+        let c: Vec<Cluster> = (0..40)
+            .map(|i| (if i % 4 == 0 { 0.0 } else { 1.0 }, 1.0))
+            .collect();
         let a = interval(&c, 2000, 7).unwrap();
         let b = interval(&c, 2000, 7).unwrap();
         assert_eq!(a, b);
@@ -72,7 +76,11 @@ mod tests {
         assert_eq!(p, 0.75);
         assert!(a.0 < p && p < a.1, "{a:?}");
         assert!(a.0 > 0.5 && a.1 < 0.95, "{a:?}");
-        assert_ne!(interval(&c, 2000, 8).unwrap(), a, "another seed, other resamples");
+        assert_ne!(
+            interval(&c, 2000, 8).unwrap(),
+            a,
+            "another seed, other resamples"
+        );
     }
 
     #[test]

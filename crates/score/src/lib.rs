@@ -54,7 +54,13 @@ pub struct ScoreOptions {
 
 impl Default for ScoreOptions {
     fn default() -> Self {
-        ScoreOptions { bootstrap: 2000, seed: 0, parse: Default::default(), conflict_share: None, k_matcher: metrics::KMatcher::Paper }
+        ScoreOptions {
+            bootstrap: 2000,
+            seed: 0,
+            parse: Default::default(),
+            conflict_share: None,
+            k_matcher: metrics::KMatcher::Paper,
+        }
     }
 }
 
@@ -79,14 +85,22 @@ pub struct PromptInfo {
 impl PromptInfo {
     /// A prompt known only by its id (external predictions): no role.
     pub fn bare(id: &str) -> PromptInfo {
-        PromptInfo { id: id.into(), ..Default::default() }
+        PromptInfo {
+            id: id.into(),
+            ..Default::default()
+        }
     }
 
     /// The declarations in a responses manifest's `details.template`.
     pub fn from_details(template_id: &str, details: &serde_json::Value) -> PromptInfo {
         let t = &details["template"];
         let get = |k: &str| t[k].as_str().filter(|s| !s.is_empty()).map(String::from);
-        PromptInfo { id: template_id.into(), study: get("study"), role: get("role"), variant: get("variant") }
+        PromptInfo {
+            id: template_id.into(),
+            study: get("study"),
+            role: get("role"),
+            variant: get("variant"),
+        }
     }
 }
 
@@ -106,49 +120,93 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
     if responses.is_empty() {
         return Err(ScoreError::Invalid("no --responses given".into()));
     }
-    let mut ids: Vec<String> = responses.iter().map(|r| store.resolve_kind(r, kinds::RESPONSES)).collect::<Result<_, _>>()?;
+    let mut ids: Vec<String> = responses
+        .iter()
+        .map(|r| store.resolve_kind(r, kinds::RESPONSES))
+        .collect::<Result<_, _>>()?;
     ids.sort();
     ids.dedup();
     if let Some(p) = opts.conflict_share {
         if !(p > 0.0 && p <= 1.0) {
-            return Err(ScoreError::Invalid(format!("--conflict-share {p} must be in (0, 1]")));
+            return Err(ScoreError::Invalid(format!(
+                "--conflict-share {p} must be in (0, 1]"
+            )));
         }
     }
     let mut recipe = Recipe::new("score", STAGE_VERSION, opts.params());
     recipe.inputs = ids.clone();
     if let Some(rec) = store.cached(&recipe)? {
         tracing::info!("score: cached, not run (action {})", &rec.key[..12]);
-        let get = |k: &str| rec.outputs.iter().find(|o| o.kind == k).map(|o| Written { kind: o.kind.clone(), id: o.id.clone(), rows: o.rows }).expect("recorded");
+        let get = |k: &str| {
+            rec.outputs
+                .iter()
+                .find(|o| o.kind == k)
+                .map(|o| Written {
+                    kind: o.kind.clone(),
+                    id: o.id.clone(),
+                    rows: o.rows,
+                })
+                .expect("recorded")
+        };
         let metrics = get(kinds::METRICS);
         let rows = ragprobe_artifact::tables::read_metrics(store, &metrics.id)?;
-        return Ok(ScoreReport { scores: get(kinds::SCORES), metrics, rows, failed: 0, cached: true });
+        return Ok(ScoreReport {
+            scores: get(kinds::SCORES),
+            metrics,
+            rows,
+            failed: 0,
+            cached: true,
+        });
     }
     let mut case_cache: HashMap<String, HashMap<String, CaseRow>> = HashMap::new();
     let mut scored = Vec::new();
     for id in &ids {
         let m = store.manifest(id)?;
-        let cases_id = m.recipe.inputs.first().cloned().ok_or_else(|| ScoreError::Invalid(format!("responses {id} records no cases input")))?;
+        let cases_id =
+            m.recipe.inputs.first().cloned().ok_or_else(|| {
+                ScoreError::Invalid(format!("responses {id} records no cases input"))
+            })?;
         if !case_cache.contains_key(&cases_id) {
             let cases = read_cases(store, &cases_id)?;
-            case_cache.insert(cases_id.clone(), cases.into_iter().map(|c| (c.case_id.clone(), c)).collect());
+            case_cache.insert(
+                cases_id.clone(),
+                cases.into_iter().map(|c| (c.case_id.clone(), c)).collect(),
+            );
         }
         let cases = &case_cache[&cases_id];
         let mut warned = false;
         for r in read_responses(store, id)? {
-            let case = cases.get(&r.case_id).ok_or_else(|| ScoreError::Invalid(format!("responses {id}: case {} is not in cases {cases_id}", r.case_id)))?;
+            let case = cases.get(&r.case_id).ok_or_else(|| {
+                ScoreError::Invalid(format!(
+                    "responses {id}: case {} is not in cases {cases_id}",
+                    r.case_id
+                ))
+            })?;
             let prompt = PromptInfo::from_details(&r.template, &m.details);
             if prompt.role.is_none() && !warned {
                 warned = true;
                 tracing::warn!("responses {}: template `{}` declares no role (or the artifact was written by an older ragprobe): only accuracy/EM/F1 are computed for it; rerun generate (finished calls are cached) to record the role", &id[..12.min(id.len())], r.template);
             }
-            scored.push(row::score(case, &prompt, &r.model, &r.request_id, r.text.as_deref(), opts.parse));
+            scored.push(row::score(
+                case,
+                &prompt,
+                &r.model,
+                &r.request_id,
+                r.text.as_deref(),
+                opts.parse,
+            ));
         }
     }
     finish(store, &recipe, scored, opts)
 }
 
 /// Aggregate scored rows into metrics and write both artifacts.
-pub(crate) fn finish(store: &Store, recipe: &Recipe, scored: Vec<ScoreRow>, opts: &ScoreOptions) -> Result<ScoreReport> {
+pub(crate) fn finish(
+    store: &Store,
+    recipe: &Recipe,
+    scored: Vec<ScoreRow>,
+    opts: &ScoreOptions,
+) -> Result<ScoreReport> {
     let failed = scored.iter().filter(|r| r.failed).count();
     let mut out = metrics::Out::new(opts);
     metrics::all(&scored, &mut out);
@@ -158,8 +216,31 @@ pub(crate) fn finish(store: &Store, recipe: &Recipe, scored: Vec<ScoreRow>, opts
     let metrics = write_metrics(store, recipe, out.rows.clone(), details)?;
     store.record_action(recipe, &[scores.clone(), metrics.clone()])?;
     let mut rows = out.rows;
-    rows.sort_by(|a, b| (&a.study, &a.dataset, &a.model, &a.prompt, &a.condition, &a.metric).cmp(&(&b.study, &b.dataset, &b.model, &b.prompt, &b.condition, &b.metric)));
-    Ok(ScoreReport { scores, metrics, rows, failed, cached: false })
+    rows.sort_by(|a, b| {
+        (
+            &a.study,
+            &a.dataset,
+            &a.model,
+            &a.prompt,
+            &a.condition,
+            &a.metric,
+        )
+            .cmp(&(
+                &b.study,
+                &b.dataset,
+                &b.model,
+                &b.prompt,
+                &b.condition,
+                &b.metric,
+            ))
+    });
+    Ok(ScoreReport {
+        scores,
+        metrics,
+        rows,
+        failed,
+        cached: false,
+    })
 }
 
 /// One metric's value for A and B and their paired difference on shared questions.
@@ -193,7 +274,12 @@ pub fn row_value(metric: &str, r: &ScoreRow) -> Option<f64> {
 /// have: per question, the mean over its rows in A and in B; the statistic
 /// is the mean over shared questions of (B - A), x100; the interval is the
 /// question-level bootstrap of that mean.
-pub fn compare_rows(a: &[&ScoreRow], b: &[&ScoreRow], metric: &str, opts: &ScoreOptions) -> Result<Comparison> {
+pub fn compare_rows(
+    a: &[&ScoreRow],
+    b: &[&ScoreRow],
+    metric: &str,
+    opts: &ScoreOptions,
+) -> Result<Comparison> {
     let per_q = |rows: &[&ScoreRow]| -> Result<BTreeMap<String, (f64, f64)>> {
         let mut m: BTreeMap<String, (f64, f64)> = BTreeMap::new();
         for r in rows.iter().filter(|r| !r.failed) {
@@ -210,13 +296,17 @@ pub fn compare_rows(a: &[&ScoreRow], b: &[&ScoreRow], metric: &str, opts: &Score
         let v: Vec<f64> = shared.iter().map(|q| m[*q].0 / m[*q].1).collect();
         (!v.is_empty()).then(|| 100.0 * v.iter().sum::<f64>() / v.len() as f64)
     };
-    let diffs: Vec<bootstrap::Cluster> = shared.iter().map(|q| (mb[*q].0 / mb[*q].1 - ma[*q].0 / ma[*q].1, 1.0)).collect();
+    let diffs: Vec<bootstrap::Cluster> = shared
+        .iter()
+        .map(|q| (mb[*q].0 / mb[*q].1 - ma[*q].0 / ma[*q].1, 1.0))
+        .collect();
     Ok(Comparison {
         metric: metric.into(),
         a: mean(&ma),
         b: mean(&mb),
         diff: bootstrap::point(&diffs).map(|d| 100.0 * d),
-        ci: bootstrap::interval(&diffs, opts.bootstrap, opts.seed).map(|(l, h)| (100.0 * l, 100.0 * h)),
+        ci: bootstrap::interval(&diffs, opts.bootstrap, opts.seed)
+            .map(|(l, h)| (100.0 * l, 100.0 * h)),
         questions: shared.len(),
     })
 }
@@ -231,7 +321,13 @@ pub struct Side {
 }
 
 /// `score compare`: paired difference B - A on shared questions.
-pub fn compare(store: &Store, a: &Side, b: &Side, metric: &str, opts: &ScoreOptions) -> Result<Comparison> {
+pub fn compare(
+    store: &Store,
+    a: &Side,
+    b: &Side,
+    metric: &str,
+    opts: &ScoreOptions,
+) -> Result<Comparison> {
     let load = |s: &Side| -> Result<Vec<ScoreRow>> {
         let id = store.resolve_kind(&s.scores, kinds::SCORES)?;
         Ok(read_scores(store, &id)?
@@ -243,7 +339,12 @@ pub fn compare(store: &Store, a: &Side, b: &Side, metric: &str, opts: &ScoreOpti
     };
     let (ra, rb) = (load(a)?, load(b)?);
     if ra.is_empty() || rb.is_empty() {
-        return Err(ScoreError::Invalid(format!("no rows match side {} ({} rows in A, {} in B)", if ra.is_empty() { "A" } else { "B" }, ra.len(), rb.len())));
+        return Err(ScoreError::Invalid(format!(
+            "no rows match side {} ({} rows in A, {} in B)",
+            if ra.is_empty() { "A" } else { "B" },
+            ra.len(),
+            rb.len()
+        )));
     }
     let (va, vb): (Vec<&ScoreRow>, Vec<&ScoreRow>) = (ra.iter().collect(), rb.iter().collect());
     compare_rows(&va, &vb, metric, opts)
@@ -256,15 +357,36 @@ pub fn metrics_table(rows: &[MetricRow]) -> String {
     for r in rows {
         if r.study != study {
             study = &r.study;
-            s.push_str(&format!("\n== {study} ==\n{:<16} {:<24} {:<22} {:<22} {:<24} {:>8} {:>6}  95% CI\n", "dataset", "model", "prompt", "condition", "metric", "value", "n"));
+            s.push_str(&format!(
+                "\n== {study} ==\n{:<16} {:<24} {:<22} {:<22} {:<24} {:>8} {:>6}  95% CI\n",
+                "dataset", "model", "prompt", "condition", "metric", "value", "n"
+            ));
         }
-        let v = r.value.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+        let v = r
+            .value
+            .map(|v| format!("{v:.1}"))
+            .unwrap_or_else(|| "-".into());
         let ci = match (r.ci_low, r.ci_high) {
             (Some(l), Some(h)) => format!("[{l:.1}, {h:.1}]"),
             _ => String::new(),
         };
-        let cut = |x: &str, w: usize| if x.chars().count() > w { format!("{}…", x.chars().take(w - 1).collect::<String>()) } else { x.to_string() };
-        s.push_str(&format!("{:<16} {:<24} {:<22} {:<22} {:<24} {:>8} {:>6}  {ci}\n", cut(&r.dataset, 16), cut(&r.model, 24), cut(&r.prompt, 22), cut(&r.condition, 22), cut(&r.metric, 24), v, r.n));
+        let cut = |x: &str, w: usize| {
+            if x.chars().count() > w {
+                format!("{}…", x.chars().take(w - 1).collect::<String>())
+            } else {
+                x.to_string()
+            }
+        };
+        s.push_str(&format!(
+            "{:<16} {:<24} {:<22} {:<22} {:<24} {:>8} {:>6}  {ci}\n",
+            cut(&r.dataset, 16),
+            cut(&r.model, 24),
+            cut(&r.prompt, 22),
+            cut(&r.condition, 22),
+            cut(&r.metric, 24),
+            v,
+            r.n
+        ));
     }
     s
 }

@@ -91,7 +91,9 @@ impl KMatcher {
         }
     }
     pub fn parse(s: &str) -> Option<KMatcher> {
-        [KMatcher::Paper, KMatcher::Exact, KMatcher::Accuracy].into_iter().find(|m| m.name() == s)
+        [KMatcher::Paper, KMatcher::Exact, KMatcher::Accuracy]
+            .into_iter()
+            .find(|m| m.name() == s)
     }
     /// The matcher of the main MR tables.
     fn main(self) -> Matcher {
@@ -143,11 +145,26 @@ impl Matcher {
 impl Out {
     /// An empty collector for these options.
     pub fn new(opts: &crate::ScoreOptions) -> Out {
-        Out { rows: Vec::new(), bootstrap: opts.bootstrap, seed: opts.seed, conflict_share: opts.conflict_share, k_matcher: opts.k_matcher, parse: opts.parse }
+        Out {
+            rows: Vec::new(),
+            bootstrap: opts.bootstrap,
+            seed: opts.seed,
+            conflict_share: opts.conflict_share,
+            k_matcher: opts.k_matcher,
+            parse: opts.parse,
+        }
     }
 
     /// A sample-mean metric (x `scale`) with its interval.
-    pub fn mean(&mut self, k: &Key, condition: &str, metric: &str, c: &Clusters, scale: f64, details: Value) {
+    pub fn mean(
+        &mut self,
+        k: &Key,
+        condition: &str,
+        metric: &str,
+        c: &Clusters,
+        scale: f64,
+        details: Value,
+    ) {
         let vals = c.values();
         let p = point(&vals);
         let ci = interval(&vals, self.bootstrap, self.seed);
@@ -171,7 +188,15 @@ impl Out {
     }
 
     /// A plain count (no interval).
-    pub fn count(&mut self, k: &Key, condition: &str, metric: &str, value: usize, n: usize, details: Value) {
+    pub fn count(
+        &mut self,
+        k: &Key,
+        condition: &str,
+        metric: &str,
+        value: usize,
+        n: usize,
+        details: Value,
+    ) {
         self.rows.push(MetricRow {
             study: k.study.into(),
             dataset: k.dataset.clone(),
@@ -207,26 +232,39 @@ fn role_in(r: &ScoreRow, roles: &[&str]) -> bool {
 fn groups<'a>(rows: &'a [ScoreRow], pred: impl Fn(&ScoreRow) -> bool) -> Groups<'a> {
     let mut g: Groups = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.failed && pred(r)) {
-        g.entry((r.dataset.clone(), r.model.clone(), r.prompt.clone())).or_default().push(r);
+        g.entry((r.dataset.clone(), r.model.clone(), r.prompt.clone()))
+            .or_default()
+            .push(r);
     }
     g
 }
 
 fn key(study: &'static str, g: &(String, String, String)) -> Key {
-    Key { study, dataset: g.0.clone(), model: g.1.clone(), prompt: g.2.clone() }
+    Key {
+        study,
+        dataset: g.0.clone(),
+        model: g.1.clone(),
+        prompt: g.2.clone(),
+    }
 }
 
 /// Accuracy, EM and F1 per condition (seed 000 Appendix B Tables 11, 12),
 /// plus the count of failed requests.
 pub fn qa(rows: &[ScoreRow], out: &mut Out) {
-    for (g, rs) in groups(rows, |r| !r.condition.starts_with("nomiracl") && r.accuracy.is_some()) {
+    for (g, rs) in groups(rows, |r| {
+        !r.condition.starts_with("nomiracl") && r.accuracy.is_some()
+    }) {
         let k = key("qa", &g);
         let mut by_cond: BTreeMap<&str, Vec<&ScoreRow>> = BTreeMap::new();
         for r in rs {
             by_cond.entry(r.condition.as_str()).or_default().push(r);
         }
         for (cond, rs) in by_cond {
-            let (mut acc, mut em, mut f1) = (Clusters::default(), Clusters::default(), Clusters::default());
+            let (mut acc, mut em, mut f1) = (
+                Clusters::default(),
+                Clusters::default(),
+                Clusters::default(),
+            );
             for r in &rs {
                 acc.add(&r.qid, b(r.accuracy == Some(true)));
                 em.add(&r.qid, b(r.em == Some(true)));
@@ -238,14 +276,24 @@ pub fn qa(rows: &[ScoreRow], out: &mut Out) {
             out.mean(&k, cond, "f1", &f1, 100.0, def);
             let mcq: Vec<&&ScoreRow> = rs.iter().filter(|r| r.mcq_choice.is_some()).collect();
             if !mcq.is_empty() {
-                let several = mcq.iter().filter(|r| r.mcq_choice.as_deref() == Some("several")).count();
+                let several = mcq
+                    .iter()
+                    .filter(|r| r.mcq_choice.as_deref() == Some("several"))
+                    .count();
                 out.count(&k, cond, "mcq_several_options", several, mcq.len(), json!({"definition": "multiple-choice responses naming two or more options: neither reference nor foil"}));
             }
         }
     }
     let mut failed: BTreeMap<(String, String, String, String), (usize, usize)> = BTreeMap::new();
     for r in rows {
-        let e = failed.entry((r.dataset.clone(), r.model.clone(), r.prompt.clone(), r.condition.clone())).or_default();
+        let e = failed
+            .entry((
+                r.dataset.clone(),
+                r.model.clone(),
+                r.prompt.clone(),
+                r.condition.clone(),
+            ))
+            .or_default();
         e.1 += 1;
         if r.failed {
             e.0 += 1;
@@ -281,8 +329,16 @@ pub fn unanswerable(rows: &[ScoreRow], out: &mut Out) {
             continue;
         }
         let k = key("imperfect", &g);
-        let (mut all, mut ans, mut unans) = (Clusters::default(), Clusters::default(), Clusters::default());
-        let (mut cor, mut hallu, mut false_unans) = (Clusters::default(), Clusters::default(), Clusters::default());
+        let (mut all, mut ans, mut unans) = (
+            Clusters::default(),
+            Clusters::default(),
+            Clusters::default(),
+        );
+        let (mut cor, mut hallu, mut false_unans) = (
+            Clusters::default(),
+            Clusters::default(),
+            Clusters::default(),
+        );
         for r in &rs {
             let ok = correct_for(&r.expected, r);
             all.add(&r.qid, b(ok));
@@ -298,17 +354,55 @@ pub fn unanswerable(rows: &[ScoreRow], out: &mut Out) {
             }
         }
         let d = |s: &str| json!({"definition": s});
-        out.mean(&k, "base", "acc", &all, 100.0, d("answerable: gold answer; unanswerable: says 'unanswerable'"));
-        out.mean(&k, "base", "acc_ans", &ans, 100.0, d("answerable questions answered with the gold answer"));
-        out.mean(&k, "base", "acc_unans", &unans, 100.0, d("unanswerable questions: said 'unanswerable' (Table 4 Acc.)"));
+        out.mean(
+            &k,
+            "base",
+            "acc",
+            &all,
+            100.0,
+            d("answerable: gold answer; unanswerable: says 'unanswerable'"),
+        );
+        out.mean(
+            &k,
+            "base",
+            "acc_ans",
+            &ans,
+            100.0,
+            d("answerable questions answered with the gold answer"),
+        );
+        out.mean(
+            &k,
+            "base",
+            "acc_unans",
+            &unans,
+            100.0,
+            d("unanswerable questions: said 'unanswerable' (Table 4 Acc.)"),
+        );
         out.mean(&k, "base", "unans_cor", &cor, 100.0, d("unanswerable questions: did not say unanswerable and gave the original gold answer (Table 4 Cor.)"));
-        out.mean(&k, "base", "unans_hallu", &hallu, 100.0, d("unanswerable questions: neither (Table 4 Hallu.)"));
-        out.mean(&k, "base", "ans_called_unans", &false_unans, 100.0, d("answerable questions wrongly called unanswerable"));
+        out.mean(
+            &k,
+            "base",
+            "unans_hallu",
+            &hallu,
+            100.0,
+            d("unanswerable questions: neither (Table 4 Hallu.)"),
+        );
+        out.mean(
+            &k,
+            "base",
+            "ans_called_unans",
+            &false_unans,
+            100.0,
+            d("answerable questions wrongly called unanswerable"),
+        );
     }
 }
 
 fn by_qid<'a>(rs: &[&'a ScoreRow], cond: &str) -> BTreeMap<&'a str, &'a ScoreRow> {
-    rs.iter().filter(|r| r.condition == cond).map(|r| (r.qid.as_str(), *r)).collect()
+    rs.iter()
+        .filter(|r| r.condition == cond)
+        .map(|r| (r.qid.as_str(), *r))
+        .collect()
 }
 
 /// Seed 000 §5.3.2 (Figure 3) and Table 6: ARA = questions correct with the
@@ -325,11 +419,19 @@ pub fn rad(rows: &[ScoreRow], out: &mut Out) {
             continue;
         }
         let k = key("imperfect", &g);
-        let adds: BTreeSet<&str> = rs.iter().filter(|r| r.condition.starts_with("add-")).map(|r| r.condition.as_str()).collect();
+        let adds: BTreeSet<&str> = rs
+            .iter()
+            .filter(|r| r.condition.starts_with("add-"))
+            .map(|r| r.condition.as_str())
+            .collect();
         let labelled = base.values().any(|r| r.expected == "unanswerable");
         for add in adds {
             let added = by_qid(&rs, add);
-            let (mut all, mut ans, mut unans) = (Clusters::default(), Clusters::default(), Clusters::default());
+            let (mut all, mut ans, mut unans) = (
+                Clusters::default(),
+                Clusters::default(),
+                Clusters::default(),
+            );
             for (qid, br) in &base {
                 if !correct_for(&br.expected, br) {
                     continue;
@@ -383,7 +485,11 @@ pub fn conflict_detection(rows: &[ScoreRow], out: &mut Out) {
             None => true,
             Some(p) => share_draw(seed, qid) < p,
         };
-        let (mut c, mut nc, mut all) = (Clusters::default(), Clusters::default(), Clusters::default());
+        let (mut c, mut nc, mut all) = (
+            Clusters::default(),
+            Clusters::default(),
+            Clusters::default(),
+        );
         let mut c_qids = BTreeSet::new();
         for (qid, r) in &conflict {
             if r.answerable != Some(true) || !in_c(qid) {
@@ -408,13 +514,21 @@ pub fn conflict_detection(rows: &[ScoreRow], out: &mut Out) {
         let d = |s: &str| json!({"definition": s, "c": c_n, "nc": nc_n, "c_share": share, "conflict_share": cs});
         out.mean(&k, "add-conflict", "acc_c", &c, 100.0, d("C: answerable questions whose conflict passage was built (add-conflict case), answered 'conflict'"));
         out.mean(&k, "base", "acc_nc", &nc, 100.0, d("NC: the other answerable questions (top-k only), answered with the gold answer and not 'conflict'"));
-        out.mean(&k, "add-conflict+base", "acc_answerable", &all, 100.0, d("every answerable question once: C by its conflict case, NC by its base case"));
+        out.mean(
+            &k,
+            "add-conflict+base",
+            "acc_answerable",
+            &all,
+            100.0,
+            d("every answerable question once: C by its conflict case, NC by its base case"),
+        );
     }
 }
 
 /// A uniform draw in [0, 1) fixed by (seed, qid): the seeded C/NC split.
 pub fn share_draw(seed: u64, qid: &str) -> f64 {
-    let h = ragprobe_artifact::sha256_hex(format!("{seed}\u{1f}{qid}\u{1f}conflict-share").as_bytes());
+    let h =
+        ragprobe_artifact::sha256_hex(format!("{seed}\u{1f}{qid}\u{1f}conflict-share").as_bytes());
     u64::from_str_radix(&h[..16], 16).expect("hex") as f64 / 2f64.powi(64)
 }
 
@@ -429,21 +543,48 @@ pub fn stubbornness(rows: &[ScoreRow], out: &mut Out) {
             continue;
         }
         let k = key("imperfect", &g);
-        let (mut aa, mut ac, mut au) = (Clusters::default(), Clusters::default(), Clusters::default());
+        let (mut aa, mut ac, mut au) = (
+            Clusters::default(),
+            Clusters::default(),
+            Clusters::default(),
+        );
         for (qid, br) in &base {
             if br.accuracy != Some(true) {
                 continue;
             }
-            let Some(cr) = conflict.get(qid) else { continue };
+            let Some(cr) = conflict.get(qid) else {
+                continue;
+            };
             let keep = cr.accuracy == Some(true);
             let foil = !keep && cr.foil_any == Some(true);
             aa.add(qid, b(keep));
             ac.add(qid, b(foil));
             au.add(qid, b(!keep && !foil));
         }
-        out.mean(&k, "add-conflict", "a_to_a", &aa, 100.0, json!({"definition": "ARA questions still answered with the gold answer"}));
-        out.mean(&k, "add-conflict", "a_to_c", &ac, 100.0, json!({"definition": "ARA questions now answered with the foil"}));
-        out.mean(&k, "add-conflict", "a_to_u", &au, 100.0, json!({"definition": "ARA questions answered with neither"}));
+        out.mean(
+            &k,
+            "add-conflict",
+            "a_to_a",
+            &aa,
+            100.0,
+            json!({"definition": "ARA questions still answered with the gold answer"}),
+        );
+        out.mean(
+            &k,
+            "add-conflict",
+            "a_to_c",
+            &ac,
+            100.0,
+            json!({"definition": "ARA questions now answered with the foil"}),
+        );
+        out.mean(
+            &k,
+            "add-conflict",
+            "a_to_u",
+            &au,
+            100.0,
+            json!({"definition": "ARA questions answered with neither"}),
+        );
     }
 }
 
@@ -468,13 +609,25 @@ pub fn par(rows: &[ScoreRow], out: &mut Out) {
 /// on non-relevant, FN/(FN+TP) = idk/(idk+yes) on relevant.
 pub fn nomiracl(rows: &[ScoreRow], out: &mut Out) {
     let mut g: BTreeMap<(String, String, String), Vec<&ScoreRow>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| !r.failed && r.condition == "nomiracl") {
-        g.entry((r.lang.clone(), r.model.clone(), r.prompt.clone())).or_default().push(r);
+    for r in rows
+        .iter()
+        .filter(|r| !r.failed && r.condition == "nomiracl")
+    {
+        g.entry((r.lang.clone(), r.model.clone(), r.prompt.clone()))
+            .or_default()
+            .push(r);
     }
     for (gk, rs) in g {
         let k = key("nomiracl", &gk);
-        for (subset, main, main_label, other_label) in [("non_relevant", "hallucination_rate", "yes", "idk"), ("relevant", "error_rate", "idk", "yes")] {
-            let (mut rate, mut invalid, mut valid_rate) = (Clusters::default(), Clusters::default(), Clusters::default());
+        for (subset, main, main_label, other_label) in [
+            ("non_relevant", "hallucination_rate", "yes", "idk"),
+            ("relevant", "error_rate", "idk", "yes"),
+        ] {
+            let (mut rate, mut invalid, mut valid_rate) = (
+                Clusters::default(),
+                Clusters::default(),
+                Clusters::default(),
+            );
             for r in rs.iter().filter(|r| r.expected == subset) {
                 let l = r.nomiracl_label.as_deref().unwrap_or("invalid");
                 rate.add(&r.qid, b(l == main_label));
@@ -485,9 +638,27 @@ pub fn nomiracl(rows: &[ScoreRow], out: &mut Out) {
             }
             let datasets: BTreeSet<&str> = rs.iter().map(|r| r.dataset.as_str()).collect();
             out.mean(&k, subset, main, &rate, 100.0, json!({"definition": format!("#{main_label} / N over the {subset} subset (invalid outputs in the denominator)"), "datasets": datasets}));
-            out.mean(&k, subset, "invalid_rate", &invalid, 100.0, json!({"definition": "#invalid / N"}));
-            let v = if subset == "non_relevant" { "FP/(FP+TN) = yes/(yes+idk): invalid outputs left out" } else { "FN/(FN+TP) = idk/(idk+yes): invalid outputs left out" };
-            out.mean(&k, subset, &format!("{main}_valid_only"), &valid_rate, 100.0, json!({"definition": v}));
+            out.mean(
+                &k,
+                subset,
+                "invalid_rate",
+                &invalid,
+                100.0,
+                json!({"definition": "#invalid / N"}),
+            );
+            let v = if subset == "non_relevant" {
+                "FP/(FP+TN) = yes/(yes+idk): invalid outputs left out"
+            } else {
+                "FN/(FN+TP) = idk/(idk+yes): invalid outputs left out"
+            };
+            out.mean(
+                &k,
+                subset,
+                &format!("{main}_valid_only"),
+                &valid_rate,
+                100.0,
+                json!({"definition": v}),
+            );
         }
     }
 }
@@ -510,11 +681,17 @@ impl<'a> EvidencePrompt<'a> {
     }
     /// Both arms at all three positions are there.
     fn complete(&self, qid: &str) -> bool {
-        POSITIONS.iter().all(|p| self.cell("clean", p, qid).is_some() && self.cell("edited", p, qid).is_some())
+        POSITIONS
+            .iter()
+            .all(|p| self.cell("clean", p, qid).is_some() && self.cell("edited", p, qid).is_some())
     }
     /// Mean over the three positions of `f` on one arm (complete questions).
     fn avg(&self, arm: &str, qid: &str, f: impl Fn(&ScoreRow) -> bool) -> f64 {
-        POSITIONS.iter().map(|p| self.cell(arm, p, qid).map_or(0.0, |r| b(f(r)))).sum::<f64>() / POSITIONS.len() as f64
+        POSITIONS
+            .iter()
+            .map(|p| self.cell(arm, p, qid).map_or(0.0, |r| b(f(r))))
+            .sum::<f64>()
+            / POSITIONS.len() as f64
     }
 }
 
@@ -583,7 +760,10 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
     let (main_m, audit_m) = (out.k_matcher.main(), out.k_matcher.audit());
     let mut by_dm: BTreeMap<(&str, &str), Vec<&ScoreRow>> = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.failed) {
-        by_dm.entry((r.dataset.as_str(), r.model.as_str())).or_default().push(r);
+        by_dm
+            .entry((r.dataset.as_str(), r.model.as_str()))
+            .or_default()
+            .push(r);
     }
     // Per dataset: model -> (K, U) under the audit matcher on complete
     // questions, and each model's per-variant pairs, for §C.5.
@@ -592,21 +772,33 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
     for ((dataset, model), rs) in &by_dm {
         let mut prompts: BTreeMap<&str, EvidencePrompt> = BTreeMap::new();
         for r in rs.iter().filter(|r| role_in(r, &["soft", "strict"])) {
-            let (Some(arm), Some(pos)) = (r.condition.strip_prefix("evidence-"), r.answer_position.as_deref()) else { continue };
-            let e = prompts.entry(r.prompt.as_str()).or_insert_with(|| EvidencePrompt {
-                id: r.prompt.as_str(),
-                role: r.prompt_role.as_deref().unwrap_or(""),
-                variant: r.prompt_variant.as_deref().unwrap_or(""),
-                cells: BTreeMap::new(),
-                qids: BTreeSet::new(),
-            });
+            let (Some(arm), Some(pos)) = (
+                r.condition.strip_prefix("evidence-"),
+                r.answer_position.as_deref(),
+            ) else {
+                continue;
+            };
+            let e = prompts
+                .entry(r.prompt.as_str())
+                .or_insert_with(|| EvidencePrompt {
+                    id: r.prompt.as_str(),
+                    role: r.prompt_role.as_deref().unwrap_or(""),
+                    variant: r.prompt_variant.as_deref().unwrap_or(""),
+                    cells: BTreeMap::new(),
+                    qids: BTreeSet::new(),
+                });
             e.cells.insert((arm, pos, r.qid.as_str()), *r);
             e.qids.insert(r.qid.as_str());
         }
         if prompts.is_empty() {
             continue;
         }
-        let k = |p: &str| Key { study: "stress", dataset: dataset.to_string(), model: model.to_string(), prompt: p.to_string() };
+        let k = |p: &str| Key {
+            study: "stress",
+            dataset: dataset.to_string(),
+            model: model.to_string(),
+            prompt: p.to_string(),
+        };
         // Variant groups and their fixed populations.
         let mut variants: BTreeMap<&str, Vec<&EvidencePrompt>> = BTreeMap::new();
         for p in prompts.values() {
@@ -615,28 +807,64 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
         let mut population: BTreeMap<&str, (BTreeSet<&str>, usize)> = BTreeMap::new();
         for (v, ps) in &variants {
             let any: BTreeSet<&str> = ps.iter().flat_map(|p| p.qids.iter().copied()).collect();
-            let complete: BTreeSet<&str> = any.iter().copied().filter(|q| ps.iter().all(|p| p.complete(q))).collect();
+            let complete: BTreeSet<&str> = any
+                .iter()
+                .copied()
+                .filter(|q| ps.iter().all(|p| p.complete(q)))
+                .collect();
             population.insert(v, (complete.clone(), any.len() - complete.len()));
         }
         for (v, _) in &variants {
             let base = baseline(rs, v, main_m, audit_m);
             let (fixed, excluded) = &population[v];
-            let k_main: BTreeSet<&str> = fixed.iter().copied().filter(|q| base.main.get(q) == Some(&true)).collect();
-            let k_audit: BTreeSet<&str> = fixed.iter().copied().filter(|q| base.audit.get(q) == Some(&true)).collect();
-            let u_audit: BTreeSet<&str> = fixed.iter().copied().filter(|q| base.audit.get(q) == Some(&false)).collect();
+            let k_main: BTreeSet<&str> = fixed
+                .iter()
+                .copied()
+                .filter(|q| base.main.get(q) == Some(&true))
+                .collect();
+            let k_audit: BTreeSet<&str> = fixed
+                .iter()
+                .copied()
+                .filter(|q| base.audit.get(q) == Some(&true))
+                .collect();
+            let u_audit: BTreeSet<&str> = fixed
+                .iter()
+                .copied()
+                .filter(|q| base.audit.get(q) == Some(&false))
+                .collect();
             let d = |s: &str, m: Matcher, pop: &str| {
                 json!({"definition": s, "baseline_prompt": base.prompt, "k_matcher": m.name(), "population": pop,
                     "k": base.main.values().filter(|x| **x).count(), "k_audit": base.audit.values().filter(|x| **x).count(),
                     "fixed_population": fixed.len(), "excluded": excluded})
             };
             for p in &variants[v] {
-                stress_prompt(out, &k(p.id), p, &base, fixed, &k_main, &k_audit, &u_audit, main_m, audit_m, &d);
+                stress_prompt(
+                    out,
+                    &k(p.id),
+                    p,
+                    &base,
+                    fixed,
+                    &k_main,
+                    &k_audit,
+                    &u_audit,
+                    main_m,
+                    audit_m,
+                    &d,
+                );
             }
             // Strict - Soft of this variant.
-            let (Some(strict), Some(soft)) = (variants[v].iter().find(|p| p.role == "strict"), variants[v].iter().find(|p| p.role == "soft")) else { continue };
+            let (Some(strict), Some(soft)) = (
+                variants[v].iter().find(|p| p.role == "strict"),
+                variants[v].iter().find(|p| p.role == "soft"),
+            ) else {
+                continue;
+            };
             let pk = k(&format!("{} - {}", strict.id, soft.id));
             let diff = |qs: &BTreeSet<&'_ str>, arm: &str, f: &dyn Fn(&ScoreRow) -> bool| {
-                clusters_of(qs.iter().map(|q| (*q, strict.avg(arm, q, f) - soft.avg(arm, q, f))))
+                clusters_of(
+                    qs.iter()
+                        .map(|q| (*q, strict.avg(arm, q, f) - soft.avg(arm, q, f))),
+                )
             };
             out.mean(&pk, "edited/all", "mr_strict_minus_soft", &diff(&k_main, "edited", &|r| main_m.foil_only(r)), 100.0,
                 d("Strict MR - Soft MR on K, positions averaged within question before resampling (percentage points)", main_m, "K, fixed population"));
@@ -645,25 +873,50 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
             out.mean(&pk, "clean/all", "bcr_strict_minus_soft", &diff(&u_audit, "clean", &|r| audit_m.correct(r)), 100.0,
                 d("Strict BCR - Soft BCR on U (clean response gives the reference), paired within question", audit_m, "U, fixed population"));
             let em = |p: &EvidencePrompt, q: &str| {
-                let f = |pos: &str| p.cell("edited", pos, q).map_or(0.0, |r| b(main_m.foil_only(r)));
+                let f = |pos: &str| {
+                    p.cell("edited", pos, q)
+                        .map_or(0.0, |r| b(main_m.foil_only(r)))
+                };
                 f("end") - f("middle")
             };
             out.mean(&pk, "edited/end-middle", "interaction_end_minus_middle", &clusters_of(k_main.iter().map(|q| (*q, em(strict, q) - em(soft, q)))), 100.0,
                 d("instruction x position interaction: Strict(End - Middle) - Soft(End - Middle) MR on K, paired within question", main_m, "K, fixed population"));
-            common.entry(dataset).or_default().insert(model, (k_audit.clone(), u_audit.clone()));
+            common
+                .entry(dataset)
+                .or_default()
+                .insert(model, (k_audit.clone(), u_audit.clone()));
         }
         // §F.2: changes of each prompt version from v0, on K.
         let gap = |v: &str, q: &str| -> Option<f64> {
             let ps = variants.get(v)?;
-            let (s, t) = (ps.iter().find(|p| p.role == "strict")?, ps.iter().find(|p| p.role == "soft")?);
-            Some(s.avg("edited", q, |r| main_m.foil_only(r)) - t.avg("edited", q, |r| main_m.foil_only(r)))
+            let (s, t) = (
+                ps.iter().find(|p| p.role == "strict")?,
+                ps.iter().find(|p| p.role == "soft")?,
+            );
+            Some(
+                s.avg("edited", q, |r| main_m.foil_only(r))
+                    - t.avg("edited", q, |r| main_m.foil_only(r)),
+            )
         };
         if variants.contains_key("v0") {
             let base = baseline(rs, "v0", main_m, audit_m);
-            for v in variants.keys().filter(|v| v.starts_with('v') && **v != "v0") {
-                let both: BTreeSet<&str> = population[v].0.intersection(&population["v0"].0).copied().filter(|q| base.main.get(q) == Some(&true)).collect();
-                let c = clusters_of(both.iter().filter_map(|q| Some((*q, gap(v, q)? - gap("v0", q)?))));
-                if !(variants[v].iter().any(|p| p.role == "strict") && variants[v].iter().any(|p| p.role == "soft")) {
+            for v in variants
+                .keys()
+                .filter(|v| v.starts_with('v') && **v != "v0")
+            {
+                let both: BTreeSet<&str> = population[v]
+                    .0
+                    .intersection(&population["v0"].0)
+                    .copied()
+                    .filter(|q| base.main.get(q) == Some(&true))
+                    .collect();
+                let c = clusters_of(
+                    both.iter()
+                        .filter_map(|q| Some((*q, gap(v, q)? - gap("v0", q)?))),
+                );
+                if !(variants[v].iter().any(|p| p.role == "strict")
+                    && variants[v].iter().any(|p| p.role == "soft"))
+                {
                     continue;
                 }
                 out.mean(&k(&format!("{v} - v0")), "edited/all", "mr_gap_change_from_v0", &c, 100.0,
@@ -687,21 +940,76 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
             let rs = &by_dm[&(dataset, *model)];
             let mut prompts: BTreeMap<(&str, &str), EvidencePrompt> = BTreeMap::new();
             for r in rs.iter().filter(|r| role_in(r, &["soft", "strict"])) {
-                let (Some(arm), Some(pos)) = (r.condition.strip_prefix("evidence-"), r.answer_position.as_deref()) else { continue };
+                let (Some(arm), Some(pos)) = (
+                    r.condition.strip_prefix("evidence-"),
+                    r.answer_position.as_deref(),
+                ) else {
+                    continue;
+                };
                 let v = r.prompt_variant.as_deref().unwrap_or("");
                 let role = r.prompt_role.as_deref().unwrap_or("");
-                let e = prompts.entry((v, role)).or_insert_with(|| EvidencePrompt { id: r.prompt.as_str(), role, variant: v, cells: BTreeMap::new(), qids: BTreeSet::new() });
+                let e = prompts.entry((v, role)).or_insert_with(|| EvidencePrompt {
+                    id: r.prompt.as_str(),
+                    role,
+                    variant: v,
+                    cells: BTreeMap::new(),
+                    qids: BTreeSet::new(),
+                });
                 e.cells.insert((arm, pos, r.qid.as_str()), *r);
             }
             let vs: BTreeSet<&str> = prompts.keys().map(|k| k.0).collect();
             for v in vs {
-                let (Some(s), Some(t)) = (prompts.get(&(v, "strict")), prompts.get(&(v, "soft"))) else { continue };
-                let key = Key { study: "stress", dataset: dataset.to_string(), model: model.to_string(), prompt: format!("{} - {}", s.id, t.id) };
+                let (Some(s), Some(t)) = (prompts.get(&(v, "strict")), prompts.get(&(v, "soft")))
+                else {
+                    continue;
+                };
+                let key = Key {
+                    study: "stress",
+                    dataset: dataset.to_string(),
+                    model: model.to_string(),
+                    prompt: format!("{} - {}", s.id, t.id),
+                };
                 let d = |x: &str, n: usize| json!({"definition": x, "k_matcher": audit_m.name(), "models": models.keys().collect::<Vec<_>>(), "common_stratum": n});
-                let hor = clusters_of(kc.iter().filter(|q| s.complete(q) && t.complete(q)).map(|q| (*q, s.avg("edited", q, |r| !audit_m.correct(r)) - t.avg("edited", q, |r| !audit_m.correct(r)))));
-                out.mean(&key, "edited/all", "hor_strict_minus_soft_common", &hor, 100.0, d("Strict-Soft HOR on the questions in every model's K (seed 002 §C.5)", kc.len()));
-                let bcr = clusters_of(uc.iter().filter(|q| s.complete(q) && t.complete(q)).map(|q| (*q, s.avg("clean", q, |r| audit_m.correct(r)) - t.avg("clean", q, |r| audit_m.correct(r)))));
-                out.mean(&key, "clean/all", "bcr_strict_minus_soft_common", &bcr, 100.0, d("Strict-Soft BCR on the questions in every model's U (seed 002 §C.5)", uc.len()));
+                let hor = clusters_of(kc.iter().filter(|q| s.complete(q) && t.complete(q)).map(
+                    |q| {
+                        (
+                            *q,
+                            s.avg("edited", q, |r| !audit_m.correct(r))
+                                - t.avg("edited", q, |r| !audit_m.correct(r)),
+                        )
+                    },
+                ));
+                out.mean(
+                    &key,
+                    "edited/all",
+                    "hor_strict_minus_soft_common",
+                    &hor,
+                    100.0,
+                    d(
+                        "Strict-Soft HOR on the questions in every model's K (seed 002 §C.5)",
+                        kc.len(),
+                    ),
+                );
+                let bcr = clusters_of(uc.iter().filter(|q| s.complete(q) && t.complete(q)).map(
+                    |q| {
+                        (
+                            *q,
+                            s.avg("clean", q, |r| audit_m.correct(r))
+                                - t.avg("clean", q, |r| audit_m.correct(r)),
+                        )
+                    },
+                ));
+                out.mean(
+                    &key,
+                    "clean/all",
+                    "bcr_strict_minus_soft_common",
+                    &bcr,
+                    100.0,
+                    d(
+                        "Strict-Soft BCR on the questions in every model's U (seed 002 §C.5)",
+                        uc.len(),
+                    ),
+                );
             }
         }
     }
@@ -711,16 +1019,40 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
 /// response of study 002 (or of a template that declares no study); the
 /// template of the same variant when there is one, else one without a
 /// variant, else the first by id.
-fn baseline<'a>(rs: &[&'a ScoreRow], variant: &str, main_m: Matcher, audit_m: Matcher) -> Baseline<'a> {
-    let cb: Vec<&&ScoreRow> = rs.iter().filter(|r| r.condition == "closed-book" && role_in(r, &["closed-book"]) && r.prompt_study.as_deref().is_none_or(|s| s == "002")).collect();
-    let ids: BTreeSet<(&str, &str)> = cb.iter().map(|r| (r.prompt_variant.as_deref().unwrap_or(""), r.prompt.as_str())).collect();
-    let pick = ids.iter().find(|(v, _)| *v == variant).or_else(|| ids.iter().find(|(v, _)| v.is_empty())).or(ids.iter().next()).map(|x| x.1);
+fn baseline<'a>(
+    rs: &[&'a ScoreRow],
+    variant: &str,
+    main_m: Matcher,
+    audit_m: Matcher,
+) -> Baseline<'a> {
+    let cb: Vec<&&ScoreRow> = rs
+        .iter()
+        .filter(|r| {
+            r.condition == "closed-book"
+                && role_in(r, &["closed-book"])
+                && r.prompt_study.as_deref().is_none_or(|s| s == "002")
+        })
+        .collect();
+    let ids: BTreeSet<(&str, &str)> = cb
+        .iter()
+        .map(|r| (r.prompt_variant.as_deref().unwrap_or(""), r.prompt.as_str()))
+        .collect();
+    let pick = ids
+        .iter()
+        .find(|(v, _)| *v == variant)
+        .or_else(|| ids.iter().find(|(v, _)| v.is_empty()))
+        .or(ids.iter().next())
+        .map(|x| x.1);
     let (mut main, mut audit) = (BTreeMap::new(), BTreeMap::new());
     for r in cb.iter().filter(|r| Some(r.prompt.as_str()) == pick) {
         main.insert(r.qid.as_str(), main_m.correct(r));
         audit.insert(r.qid.as_str(), audit_m.correct(r));
     }
-    Baseline { prompt: pick, main, audit }
+    Baseline {
+        prompt: pick,
+        main,
+        audit,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -762,24 +1094,101 @@ fn stress_prompt(
         }
         t_total += transitions;
         pairs_total += pairs;
-        out.mean(k, &format!("clean/{pos}"), "clean_acc", &clean, 100.0, d("clean-evidence responses with the reference, all questions with this position", main_m, "all questions"));
-        out.mean(k, &format!("edited/{pos}"), "mr", &mr, 100.0, d("misleading rate: share of K whose edited-evidence response is foil-only", main_m, "K with this position realised"));
+        out.mean(
+            k,
+            &format!("clean/{pos}"),
+            "clean_acc",
+            &clean,
+            100.0,
+            d(
+                "clean-evidence responses with the reference, all questions with this position",
+                main_m,
+                "all questions",
+            ),
+        );
+        out.mean(
+            k,
+            &format!("edited/{pos}"),
+            "mr",
+            &mr,
+            100.0,
+            d(
+                "misleading rate: share of K whose edited-evidence response is foil-only",
+                main_m,
+                "K with this position realised",
+            ),
+        );
         out.count(k, pos, "clean_gold_to_edited_foil", transitions, pairs, d("of the clean/edited pairs whose clean response gives the reference (n), those whose edited response is foil-only", audit_m, "pairs with a correct clean response"));
     }
-    out.mean(k, "clean/all", "clean_acc", &clean_all, 100.0, d("clean-evidence accuracy over all questions and positions", main_m, "all questions"));
-    out.count(k, "all", "clean_gold_to_edited_foil", t_total, pairs_total, d("sum over positions: transitions / pairs with a correct clean response", audit_m, "pairs with a correct clean response"));
-    out.mean(k, "edited/all", "mr", &clusters_of(k_main.iter().map(|q| (*q, p.avg("edited", q, |r| main_m.foil_only(r))))), 100.0, d("MR with positions averaged within question", main_m, "K, fixed population"));
+    out.mean(
+        k,
+        "clean/all",
+        "clean_acc",
+        &clean_all,
+        100.0,
+        d(
+            "clean-evidence accuracy over all questions and positions",
+            main_m,
+            "all questions",
+        ),
+    );
+    out.count(
+        k,
+        "all",
+        "clean_gold_to_edited_foil",
+        t_total,
+        pairs_total,
+        d(
+            "sum over positions: transitions / pairs with a correct clean response",
+            audit_m,
+            "pairs with a correct clean response",
+        ),
+    );
+    out.mean(
+        k,
+        "edited/all",
+        "mr",
+        &clusters_of(
+            k_main
+                .iter()
+                .map(|q| (*q, p.avg("edited", q, |r| main_m.foil_only(r)))),
+        ),
+        100.0,
+        d(
+            "MR with positions averaged within question",
+            main_m,
+            "K, fixed population",
+        ),
+    );
     out.mean(k, "edited/all", "harmful_override", &clusters_of(k_audit.iter().map(|q| (*q, p.avg("edited", q, |r| !audit_m.correct(r))))), 100.0, d("HOR on K: edited-evidence response no longer gives the reference (positions averaged within question)", audit_m, "K, fixed population"));
     out.mean(k, "clean/all", "beneficial_correction", &clusters_of(u_audit.iter().map(|q| (*q, p.avg("clean", q, |r| audit_m.correct(r))))), 100.0, d("BCR on U (closed-book wrong): clean-evidence response gives the reference (positions averaged within question)", audit_m, "U, fixed population"));
     for arm in ["clean", "edited"] {
         out.mean(k, &format!("{arm}/all"), "foil_only_control", &clusters_of(k_audit.iter().map(|q| (*q, p.avg(arm, q, |r| audit_m.foil_only(r))))), 100.0, d("foil-only rate on K in this arm, positions averaged within question (seed 002 §C.4 clean-evidence control)", audit_m, "K, fixed population"));
     }
-    for (a, bb) in [("end", "middle"), ("beginning", "middle"), ("beginning", "end")] {
+    for (a, bb) in [
+        ("end", "middle"),
+        ("beginning", "middle"),
+        ("beginning", "end"),
+    ] {
         let c = clusters_of(k_main.iter().map(|q| {
-            let f = |pos: &str| p.cell("edited", pos, q).map_or(0.0, |r| b(main_m.foil_only(r)));
+            let f = |pos: &str| {
+                p.cell("edited", pos, q)
+                    .map_or(0.0, |r| b(main_m.foil_only(r)))
+            };
             (*q, f(a) - f(bb))
         }));
-        out.mean(k, &format!("edited/{a}-{bb}"), "mr_diff", &c, 100.0, d("paired within question on K, percentage points", main_m, "K, fixed population"));
+        out.mean(
+            k,
+            &format!("edited/{a}-{bb}"),
+            "mr_diff",
+            &c,
+            100.0,
+            d(
+                "paired within question on K, percentage points",
+                main_m,
+                "K, fixed population",
+            ),
+        );
     }
     let _ = fixed;
 }
@@ -809,7 +1218,10 @@ pub fn rgb(rows: &[ScoreRow], out: &mut Out) {
                     let detected = r.rgb_fact_error == Some(true);
                     ed.add(&r.qid, b(detected));
                     if detected {
-                        let corrected = r.rgb_correct == Some(true) || (reference && r.rgb_correct.is_some() && r.rgb_rejection == Some(true));
+                        let corrected = r.rgb_correct == Some(true)
+                            || (reference
+                                && r.rgb_correct.is_some()
+                                && r.rgb_rejection == Some(true));
                         cr.add(&r.qid, b(corrected));
                     }
                 }

@@ -32,7 +32,13 @@ pub struct PredictionColumns {
 
 impl Default for PredictionColumns {
     fn default() -> Self {
-        PredictionColumns { id: "id".into(), prediction: "prediction".into(), model: None, role: None, on_duplicate: OnDuplicate::Error }
+        PredictionColumns {
+            id: "id".into(),
+            prediction: "prediction".into(),
+            model: None,
+            role: None,
+            on_duplicate: OnDuplicate::Error,
+        }
     }
 }
 
@@ -46,7 +52,11 @@ pub enum OnDuplicate {
 }
 
 /// Apply the duplicate policy; rows keep their file order.
-fn dedup(file: &Path, rows: Vec<(u64, String, String, String)>, policy: OnDuplicate) -> Result<Vec<(u64, String, String, String)>> {
+fn dedup(
+    file: &Path,
+    rows: Vec<(u64, String, String, String)>,
+    policy: OnDuplicate,
+) -> Result<Vec<(u64, String, String, String)>> {
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
     let mut out: Vec<(u64, String, String, String)> = Vec::with_capacity(rows.len());
     for r in rows {
@@ -74,17 +84,24 @@ fn dedup(file: &Path, rows: Vec<(u64, String, String, String)>, policy: OnDuplic
 fn read_file(path: &Path, cols: &PredictionColumns) -> Result<Vec<(u64, String, String, String)>> {
     let file = path.display().to_string();
     let bad = |line: u64, m: String| ScoreError::Invalid(format!("{file}:{line}: {m}"));
-    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
     let mut records: Vec<(u64, serde_json::Map<String, Value>)> = Vec::new();
     if name.ends_with(".parquet") {
         let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(f).and_then(|b| b.build()).map_err(|e| bad(0, e.to_string()))?;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+            .and_then(|b| b.build())
+            .map_err(|e| bad(0, e.to_string()))?;
         let mut n = 0;
         for batch in reader {
             let batch = batch.map_err(|e| bad(n, e.to_string()))?;
             let mut buf = Vec::new();
             let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
-            w.write(&batch).and_then(|_| w.finish()).map_err(|e| bad(n, e.to_string()))?;
+            w.write(&batch)
+                .and_then(|_| w.finish())
+                .map_err(|e| bad(n, e.to_string()))?;
             let _ = batch.column(0).len();
             for l in buf.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
                 n += 1;
@@ -96,12 +113,23 @@ fn read_file(path: &Path, cols: &PredictionColumns) -> Result<Vec<(u64, String, 
         }
     } else if name.ends_with(".csv") || name.ends_with(".tsv") {
         let delim = if name.ends_with(".tsv") { b'\t' } else { b',' };
-        let mut rdr = csv::ReaderBuilder::new().delimiter(delim).from_path(path).map_err(|e| bad(0, e.to_string()))?;
+        let mut rdr = csv::ReaderBuilder::new()
+            .delimiter(delim)
+            .from_path(path)
+            .map_err(|e| bad(0, e.to_string()))?;
         let headers = rdr.headers().map_err(|e| bad(1, e.to_string()))?.clone();
         for r in rdr.records() {
-            let r = r.map_err(|e| bad(e.position().map(|p| p.line()).unwrap_or(0), e.to_string()))?;
+            let r =
+                r.map_err(|e| bad(e.position().map(|p| p.line()).unwrap_or(0), e.to_string()))?;
             let line = r.position().map(|p| p.line()).unwrap_or(0);
-            records.push((line, headers.iter().zip(r.iter()).map(|(h, v)| (h.to_string(), Value::String(v.to_string()))).collect()));
+            records.push((
+                line,
+                headers
+                    .iter()
+                    .zip(r.iter())
+                    .map(|(h, v)| (h.to_string(), Value::String(v.to_string())))
+                    .collect(),
+            ));
         }
     } else {
         let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
@@ -129,10 +157,25 @@ fn read_file(path: &Path, cols: &PredictionColumns) -> Result<Vec<(u64, String, 
     records
         .into_iter()
         .map(|(line, m)| {
-            let id = m.get(&cols.id).and_then(text).ok_or_else(|| bad(line, format!("field `{}` (the id column) is missing", cols.id)))?;
-            let pred = m.get(&cols.prediction).and_then(text).ok_or_else(|| bad(line, format!("field `{}` (the prediction column) is missing", cols.prediction)))?;
+            let id = m.get(&cols.id).and_then(text).ok_or_else(|| {
+                bad(
+                    line,
+                    format!("field `{}` (the id column) is missing", cols.id),
+                )
+            })?;
+            let pred = m.get(&cols.prediction).and_then(text).ok_or_else(|| {
+                bad(
+                    line,
+                    format!(
+                        "field `{}` (the prediction column) is missing",
+                        cols.prediction
+                    ),
+                )
+            })?;
             let model = match &cols.model {
-                Some(c) => m.get(c).and_then(text).ok_or_else(|| bad(line, format!("field `{c}` (the model column) is missing")))?,
+                Some(c) => m.get(c).and_then(text).ok_or_else(|| {
+                    bad(line, format!("field `{c}` (the model column) is missing"))
+                })?,
                 None => "external".to_string(),
             };
             Ok((line, id, pred, model))
@@ -142,7 +185,13 @@ fn read_file(path: &Path, cols: &PredictionColumns) -> Result<Vec<(u64, String, 
 
 /// Score a predictions file against a questions or cases artifact.
 /// Returns the report and the ids that matched nothing.
-pub fn score_predictions(store: &Store, file: &Path, against: &str, cols: &PredictionColumns, opts: &ScoreOptions) -> Result<(ScoreReport, Vec<String>)> {
+pub fn score_predictions(
+    store: &Store,
+    file: &Path,
+    against: &str,
+    cols: &PredictionColumns,
+    opts: &ScoreOptions,
+) -> Result<(ScoreReport, Vec<String>)> {
     let id = store.resolve(against)?;
     let kind = store.manifest(&id)?.kind;
     let cases: Vec<CaseRow> = match kind.as_str() {
@@ -163,30 +212,67 @@ pub fn score_predictions(store: &Store, file: &Path, against: &str, cols: &Predi
                 ..Default::default()
             })
             .collect(),
-        other => return Err(ScoreError::Invalid(format!("{id} is a `{other}` artifact; predictions join to questions or cases"))),
+        other => {
+            return Err(ScoreError::Invalid(format!(
+                "{id} is a `{other}` artifact; predictions join to questions or cases"
+            )))
+        }
     };
     let by_case: HashMap<&str, &CaseRow> = cases.iter().map(|c| (c.case_id.as_str(), c)).collect();
     let by_qid: HashMap<&str, &CaseRow> = cases.iter().map(|c| (c.qid.as_str(), c)).collect();
-    let bytes = std::fs::read(file).map_err(|e| ScoreError::Invalid(format!("{}: {e}", file.display())))?;
+    let bytes =
+        std::fs::read(file).map_err(|e| ScoreError::Invalid(format!("{}: {e}", file.display())))?;
     let preds = dedup(file, read_file(file, cols)?, cols.on_duplicate)?;
-    let prompt = crate::PromptInfo { role: cols.role.clone(), ..crate::PromptInfo::bare("external") };
+    let prompt = crate::PromptInfo {
+        role: cols.role.clone(),
+        ..crate::PromptInfo::bare("external")
+    };
     let mut scored = Vec::new();
     let mut unmatched = Vec::new();
     for (_, pid, pred, model) in &preds {
-        match by_case.get(pid.as_str()).or_else(|| by_qid.get(pid.as_str())) {
-            Some(c) => scored.push(crate::row::score(c, &prompt, model, &sha256_hex(format!("{pid}\u{1f}{model}").as_bytes()), Some(pred), opts.parse)),
+        match by_case
+            .get(pid.as_str())
+            .or_else(|| by_qid.get(pid.as_str()))
+        {
+            Some(c) => scored.push(crate::row::score(
+                c,
+                &prompt,
+                model,
+                &sha256_hex(format!("{pid}\u{1f}{model}").as_bytes()),
+                Some(pred),
+                opts.parse,
+            )),
             None => unmatched.push(pid.clone()),
         }
     }
     if !unmatched.is_empty() {
-        tracing::warn!("{} prediction id(s) match no {kind} row, e.g. {}", unmatched.len(), unmatched.iter().take(5).cloned().collect::<Vec<_>>().join(", "));
+        tracing::warn!(
+            "{} prediction id(s) match no {kind} row, e.g. {}",
+            unmatched.len(),
+            unmatched
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     if scored.is_empty() {
-        return Err(ScoreError::Invalid(format!("{}: none of the {} prediction ids matches the {kind} artifact", file.display(), preds.len())));
+        return Err(ScoreError::Invalid(format!(
+            "{}: none of the {} prediction ids matches the {kind} artifact",
+            file.display(),
+            preds.len()
+        )));
     }
-    let mut recipe = Recipe::new("score-predictions", crate::STAGE_VERSION, json!({"options": opts.params(), "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model, "role": cols.role}, "on_duplicate": format!("{:?}", cols.on_duplicate).to_lowercase(), "unmatched": unmatched.len()}));
+    let mut recipe = Recipe::new(
+        "score-predictions",
+        crate::STAGE_VERSION,
+        json!({"options": opts.params(), "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model, "role": cols.role}, "on_duplicate": format!("{:?}", cols.on_duplicate).to_lowercase(), "unmatched": unmatched.len()}),
+    );
     recipe.inputs = vec![id];
-    recipe.sources.insert("predictions".into(), sha256_hex(&bytes));
+    recipe
+        .sources
+        .insert("predictions".into(), sha256_hex(&bytes));
     Ok((finish(store, &recipe, scored, opts)?, unmatched))
 }
 
@@ -195,18 +281,30 @@ mod tests {
     use super::*;
 
     fn rows() -> Vec<(u64, String, String, String)> {
-        let r = |line: u64, id: &str, p: &str| (line, id.to_string(), p.to_string(), "m".to_string());
+        let r =
+            |line: u64, id: &str, p: &str| (line, id.to_string(), p.to_string(), "m".to_string());
         vec![r(1, "q1", "a"), r(2, "q2", "b"), r(3, "q1", "c")]
     }
 
     /// Regression: 20 rows for one id were all counted (n = 21 for 2 questions).
     #[test]
     fn duplicate_ids_are_an_error_or_one_is_kept() {
-        let e = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::Error).unwrap_err().to_string();
-        assert!(e.contains("p.jsonl:3") && e.contains("`q1`") && e.contains("line 1"), "{e}");
+        let e = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::Error)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("p.jsonl:3") && e.contains("`q1`") && e.contains("line 1"),
+            "{e}"
+        );
         let first = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::First).unwrap();
-        assert_eq!(first.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(
+            first.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
         let last = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::Last).unwrap();
-        assert_eq!(last.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(), ["c", "b"]);
+        assert_eq!(
+            last.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(),
+            ["c", "b"]
+        );
     }
 }

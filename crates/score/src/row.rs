@@ -2,16 +2,31 @@
 
 use ragprobe_artifact::cases::CaseRow;
 use ragprobe_artifact::scores::ScoreRow;
-use ragprobe_matching::parse::{nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict, says_unanswerable, ParseMode};
+use ragprobe_matching::parse::{
+    nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict,
+    says_unanswerable, ParseMode,
+};
 use ragprobe_matching::{accuracy, normalize_answer, squad_scores};
 
 use crate::PromptInfo;
 
 /// Score one response (`None` = the request failed) to one case, under
 /// the prompt's declared study and role, parsing with `mode`.
-pub fn score(case: &CaseRow, prompt: &PromptInfo, model: &str, request_id: &str, response: Option<&str>, mode: ParseMode) -> ScoreRow {
-    let retrieved: Vec<_> = case.docs.iter().filter(|d| d.source == "retrieved").collect();
-    let answerable = (!retrieved.is_empty()).then(|| retrieved.iter().any(|d| d.has_answer == Some(true)));
+pub fn score(
+    case: &CaseRow,
+    prompt: &PromptInfo,
+    model: &str,
+    request_id: &str,
+    response: Option<&str>,
+    mode: ParseMode,
+) -> ScoreRow {
+    let retrieved: Vec<_> = case
+        .docs
+        .iter()
+        .filter(|d| d.source == "retrieved")
+        .collect();
+    let answerable =
+        (!retrieved.is_empty()).then(|| retrieved.iter().any(|d| d.has_answer == Some(true)));
     let mut row = ScoreRow {
         case_id: case.case_id.clone(),
         qid: case.qid.clone(),
@@ -70,9 +85,25 @@ pub fn score(case: &CaseRow, prompt: &PromptInfo, model: &str, request_id: &str,
         // (ragprobe_matching::mcq::normalize_cjk); F1 over characters.
         let p = ragprobe_matching::mcq::normalize_cjk(text);
         row.accuracy = Some(ragprobe_matching::mcq::accuracy_cjk(text, &case.answers));
-        row.em = Some(case.answers.iter().any(|g| ragprobe_matching::mcq::normalize_cjk(g) == p));
+        row.em = Some(
+            case.answers
+                .iter()
+                .any(|g| ragprobe_matching::mcq::normalize_cjk(g) == p),
+        );
         let pc: Vec<char> = p.chars().collect();
-        row.f1 = Some(case.answers.iter().map(|g| ragprobe_matching::overlap_f1(&pc, &ragprobe_matching::mcq::normalize_cjk(g).chars().collect::<Vec<_>>())).fold(0.0, f64::max));
+        row.f1 = Some(
+            case.answers
+                .iter()
+                .map(|g| {
+                    ragprobe_matching::overlap_f1(
+                        &pc,
+                        &ragprobe_matching::mcq::normalize_cjk(g)
+                            .chars()
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .fold(0.0, f64::max),
+        );
     } else if has_gold {
         let (acc, em, f1) = squad_scores(text, &case.answers);
         row.accuracy = Some(acc);
@@ -94,7 +125,10 @@ pub fn score(case: &CaseRow, prompt: &PromptInfo, model: &str, request_id: &str,
     let zh = case.lang == "zh";
     row.rgb_rejection = Some(rgb_rejection(text, zh, mode));
     row.rgb_fact_error = Some(rgb_fact_error(text, zh, mode));
-    let parts: Option<Vec<Vec<String>>> = case.answer_parts.clone().or_else(|| has_gold.then(|| vec![case.answers.clone()]));
+    let parts: Option<Vec<Vec<String>>> = case
+        .answer_parts
+        .clone()
+        .or_else(|| has_gold.then(|| vec![case.answers.clone()]));
     row.rgb_correct = parts.map(|p| rgb_correct(text, &p, zh, mode));
     row
 }

@@ -7,7 +7,13 @@ use ragprobe_score::{compare_rows, ScoreOptions};
 
 /// The role (study, role, variant) the built-in template of this id
 /// declares; test prompts with other ids declare none.
-fn declared(prompt: &str) -> (Option<&'static str>, Option<&'static str>, Option<&'static str>) {
+fn declared(
+    prompt: &str,
+) -> (
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+) {
     match prompt {
         "imperfect-normal" | "normal" => (Some("000"), Some("normal"), None),
         "imperfect-unans" | "unans" => (Some("000"), Some("unans"), None),
@@ -54,21 +60,43 @@ fn acc(mut x: ScoreRow, ok: bool) -> ScoreRow {
 }
 
 fn run(rows: &[ScoreRow], f: fn(&[ScoreRow], &mut Out)) -> Vec<MetricRow> {
-    run_with(rows, f, &ScoreOptions { bootstrap: 200, seed: 1, ..Default::default() })
+    run_with(
+        rows,
+        f,
+        &ScoreOptions {
+            bootstrap: 200,
+            seed: 1,
+            ..Default::default()
+        },
+    )
 }
 
-fn run_with(rows: &[ScoreRow], f: fn(&[ScoreRow], &mut Out), opts: &ScoreOptions) -> Vec<MetricRow> {
+fn run_with(
+    rows: &[ScoreRow],
+    f: fn(&[ScoreRow], &mut Out),
+    opts: &ScoreOptions,
+) -> Vec<MetricRow> {
     let mut out = Out::new(opts);
     f(rows, &mut out);
     out.rows
 }
 
 fn detail(m: &MetricRow, key: &str) -> serde_json::Value {
-    serde_json::from_str::<serde_json::Value>(m.details.as_deref().unwrap_or("{}")).unwrap()[key].clone()
+    serde_json::from_str::<serde_json::Value>(m.details.as_deref().unwrap_or("{}")).unwrap()[key]
+        .clone()
 }
 
 fn get<'a>(m: &'a [MetricRow], cond: &str, metric: &str) -> &'a MetricRow {
-    m.iter().find(|x| x.condition == cond && x.metric == metric).unwrap_or_else(|| panic!("no {cond}/{metric} in {:#?}", m.iter().map(|x| (&x.condition, &x.metric)).collect::<Vec<_>>()))
+    m.iter()
+        .find(|x| x.condition == cond && x.metric == metric)
+        .unwrap_or_else(|| {
+            panic!(
+                "no {cond}/{metric} in {:#?}",
+                m.iter()
+                    .map(|x| (&x.condition, &x.metric))
+                    .collect::<Vec<_>>()
+            )
+        })
 }
 
 fn close(v: Option<f64>, want: f64) -> bool {
@@ -77,7 +105,12 @@ fn close(v: Option<f64>, want: f64) -> bool {
 
 #[test]
 fn qa_accuracy_em_f1_and_failed_rows() {
-    let mut rows = vec![acc(r("q1", "base", "p"), true), acc(r("q2", "base", "p"), true), acc(r("q3", "base", "p"), false), acc(r("q4", "base", "p"), false)];
+    let mut rows = vec![
+        acc(r("q1", "base", "p"), true),
+        acc(r("q2", "base", "p"), true),
+        acc(r("q3", "base", "p"), false),
+        acc(r("q4", "base", "p"), false),
+    ];
     rows[0].em = Some(true);
     rows[0].f1 = Some(1.0);
     rows[1].f1 = Some(0.5);
@@ -96,7 +129,10 @@ fn qa_accuracy_em_f1_and_failed_rows() {
 
 #[test]
 fn unanswerable_table_4() {
-    let mut rows = vec![acc(r("q1", "base", "unans"), true), r("q2", "base", "unans")];
+    let mut rows = vec![
+        acc(r("q1", "base", "unans"), true),
+        r("q2", "base", "unans"),
+    ];
     rows[1].says_unanswerable = Some(true); // answerable, wrongly called unanswerable
     let mut u = |qid: &str, said: bool, gold: bool| {
         let mut x = acc(r(qid, "base", "unans"), gold);
@@ -110,7 +146,10 @@ fn unanswerable_table_4() {
     let m = run(&rows, metrics::unanswerable);
     assert!(close(get(&m, "base", "acc").value, 40.0)); // q1, q3 of 5
     assert!(close(get(&m, "base", "acc_ans").value, 50.0) && get(&m, "base", "acc_ans").n == 2);
-    assert!(close(get(&m, "base", "acc_unans").value, 100.0 / 3.0) && get(&m, "base", "acc_unans").n == 3);
+    assert!(
+        close(get(&m, "base", "acc_unans").value, 100.0 / 3.0)
+            && get(&m, "base", "acc_unans").n == 3
+    );
     assert!(close(get(&m, "base", "unans_cor").value, 100.0 / 3.0));
     assert!(close(get(&m, "base", "unans_hallu").value, 100.0 / 3.0));
     assert!(close(get(&m, "base", "ans_called_unans").value, 50.0));
@@ -135,7 +174,10 @@ fn rad_pairs_by_qid() {
     assert!(close(x.value, 200.0 / 3.0) && x.n == 3, "{x:?}");
     // add-topk only for q1, which fails -> 0 of 1
     assert!(close(get(&m, "add-topk", "rad").value, 0.0) && get(&m, "add-topk", "rad").n == 1);
-    assert!(m.iter().all(|x| x.metric != "rad_unans"), "no unanswerable labels, no split");
+    assert!(
+        m.iter().all(|x| x.metric != "rad_unans"),
+        "no unanswerable labels, no split"
+    );
 }
 
 /// Table 7 on a hand-built set. Answerable questions q1..q6 (q7 is not:
@@ -168,20 +210,35 @@ fn table7_rows() -> Vec<ScoreRow> {
 #[test]
 fn conflict_detection_table_7_populations_are_disjoint() {
     let m = run(&table7_rows(), metrics::conflict_detection);
-    let (c, nc, all) = (get(&m, "add-conflict", "acc_c"), get(&m, "base", "acc_nc"), get(&m, "add-conflict+base", "acc_answerable"));
+    let (c, nc, all) = (
+        get(&m, "add-conflict", "acc_c"),
+        get(&m, "base", "acc_nc"),
+        get(&m, "add-conflict+base", "acc_answerable"),
+    );
     assert!(close(c.value, 50.0) && c.n == 2, "{c:?}");
     assert!(close(nc.value, 200.0 / 3.0) && nc.n == 3, "{nc:?}");
-    assert!(close(all.value, 60.0) && all.n == 5, "every answerable question once: {all:?}");
+    assert!(
+        close(all.value, 60.0) && all.n == 5,
+        "every answerable question once: {all:?}"
+    );
     let share = detail(all, "c_share").as_f64().unwrap();
     assert!((share - 0.4).abs() < 1e-12);
     let ratio = (nc.value.unwrap() - all.value.unwrap()) / (nc.value.unwrap() - c.value.unwrap());
-    assert!((ratio - share).abs() < 1e-9, "the paper's invariant: {ratio} = C share {share}");
+    assert!(
+        (ratio - share).abs() < 1e-9,
+        "the paper's invariant: {ratio} = C share {share}"
+    );
 }
 
 #[test]
 fn conflict_share_moves_questions_from_c_to_nc() {
     // P = 1: everyone with a passage is in C (as without the option).
-    let opts = |p| ScoreOptions { bootstrap: 50, seed: 1, conflict_share: Some(p), ..Default::default() };
+    let opts = |p| ScoreOptions {
+        bootstrap: 50,
+        seed: 1,
+        conflict_share: Some(p),
+        ..Default::default()
+    };
     let m = run_with(&table7_rows(), metrics::conflict_detection, &opts(1.0));
     assert_eq!(get(&m, "add-conflict", "acc_c").n, 2);
     // P ~ 0: nobody is in C; q1 and q2 join NC by their base case (gold,
@@ -192,7 +249,11 @@ fn conflict_share_moves_questions_from_c_to_nc() {
     assert!(close(nc.value, 80.0) && nc.n == 5, "{nc:?}");
     // The split is a pure function of (seed, qid).
     let d = metrics::share_draw(1, "q1");
-    assert!((0.0..1.0).contains(&d) && d == metrics::share_draw(1, "q1") && d != metrics::share_draw(2, "q1"));
+    assert!(
+        (0.0..1.0).contains(&d)
+            && d == metrics::share_draw(1, "q1")
+            && d != metrics::share_draw(2, "q1")
+    );
 }
 
 #[test]
@@ -217,13 +278,21 @@ fn families_follow_the_declared_role_not_the_name() {
     for x in &mut rows {
         x.prompt_role = None;
     }
-    assert!(run(&rows, metrics::conflict_detection).is_empty() && run(&rows, metrics::stubbornness).is_empty());
+    assert!(
+        run(&rows, metrics::conflict_detection).is_empty()
+            && run(&rows, metrics::stubbornness).is_empty()
+    );
 }
 
 #[test]
 fn stubbornness_table_8() {
     let p = "imperfect-normal";
-    let mut rows = vec![acc(r("q1", "base", p), true), acc(r("q2", "base", p), true), acc(r("q3", "base", p), true), acc(r("q4", "base", p), false)];
+    let mut rows = vec![
+        acc(r("q1", "base", p), true),
+        acc(r("q2", "base", p), true),
+        acc(r("q3", "base", p), true),
+        acc(r("q4", "base", p), false),
+    ];
     rows.push(acc(r("q1", "add-conflict", p), true));
     let mut foil = acc(r("q2", "add-conflict", p), false);
     foil.foil_any = Some(true);
@@ -231,7 +300,11 @@ fn stubbornness_table_8() {
     rows.push(acc(r("q3", "add-conflict", p), false));
     rows.push(acc(r("q4", "add-conflict", p), true)); // not in ARA
     let m = run(&rows, metrics::stubbornness);
-    for (metric, v) in [("a_to_a", 100.0 / 3.0), ("a_to_c", 100.0 / 3.0), ("a_to_u", 100.0 / 3.0)] {
+    for (metric, v) in [
+        ("a_to_a", 100.0 / 3.0),
+        ("a_to_c", 100.0 / 3.0),
+        ("a_to_u", 100.0 / 3.0),
+    ] {
         let x = get(&m, "add-conflict", metric);
         assert!(close(x.value, v) && x.n == 3, "{metric}: {x:?}");
     }
@@ -254,7 +327,17 @@ fn par_table_13() {
 #[test]
 fn nomiracl_rates() {
     let mut rows = Vec::new();
-    for (i, (exp, label)) in [("non_relevant", "yes"), ("non_relevant", "idk"), ("non_relevant", "invalid"), ("non_relevant", "yes"), ("relevant", "idk"), ("relevant", "yes")].iter().enumerate() {
+    for (i, (exp, label)) in [
+        ("non_relevant", "yes"),
+        ("non_relevant", "idk"),
+        ("non_relevant", "invalid"),
+        ("non_relevant", "yes"),
+        ("relevant", "idk"),
+        ("relevant", "yes"),
+    ]
+    .iter()
+    .enumerate()
+    {
         let mut x = r(&format!("q{i}"), "nomiracl", "nomiracl-vanilla");
         x.expected = exp.to_string();
         x.nomiracl_label = Some(label.to_string());
@@ -268,7 +351,10 @@ fn nomiracl_rates() {
     let hv = get(&m, "non_relevant", "hallucination_rate_valid_only");
     assert!(close(hv.value, 200.0 / 3.0) && hv.n == 3); // FP/(FP+TN) = 2/3
     assert!(close(get(&m, "relevant", "error_rate").value, 50.0));
-    assert!(close(get(&m, "relevant", "error_rate_valid_only").value, 50.0));
+    assert!(close(
+        get(&m, "relevant", "error_rate_valid_only").value,
+        50.0
+    ));
     assert_eq!(m[0].dataset, "en", "NoMIRACL metrics are per language");
 }
 
@@ -282,8 +368,16 @@ fn same(mut x: ScoreRow, ok: bool) -> ScoreRow {
 /// The stress worked example: closed-book K = {q1, q2}, U = {q3}; foil-only
 /// on edited evidence by (policy, qid, position) from `fo`; clean arm
 /// correct except q3 away from the end.
-fn stress_rows(model: &str, variants: &[(&str, &str)], fo: &dyn Fn(&str, &str, &str) -> bool) -> Vec<ScoreRow> {
-    let mut rows = vec![same(r("q1", "closed-book", "stress-closed-book"), true), same(r("q2", "closed-book", "stress-closed-book"), true), same(r("q3", "closed-book", "stress-closed-book"), false)];
+fn stress_rows(
+    model: &str,
+    variants: &[(&str, &str)],
+    fo: &dyn Fn(&str, &str, &str) -> bool,
+) -> Vec<ScoreRow> {
+    let mut rows = vec![
+        same(r("q1", "closed-book", "stress-closed-book"), true),
+        same(r("q2", "closed-book", "stress-closed-book"), true),
+        same(r("q3", "closed-book", "stress-closed-book"), false),
+    ];
     for (soft, strict) in variants {
         for p in [*soft, *strict] {
             for q in ["q1", "q2", "q3"] {
@@ -312,7 +406,10 @@ fn stress_rows(model: &str, variants: &[(&str, &str)], fo: &dyn Fn(&str, &str, &
 }
 
 fn fo_v0(p: &str, q: &str, pos: &str) -> bool {
-    matches!((p, q, pos), ("stress-strict", "q1", _) | ("stress-strict", "q2", "end") | ("stress-soft", "q1", "end"))
+    matches!(
+        (p, q, pos),
+        ("stress-strict", "q1", _) | ("stress-strict", "q2", "end") | ("stress-soft", "q1", "end")
+    )
 }
 
 #[test]
@@ -321,29 +418,77 @@ fn stress_misleading_rate_and_contrasts() {
     // A closed-book response of study 000 must not define K (roles, not names).
     rows.push(same(r("q3", "closed-book", "imperfect-closed-book"), true));
     let m = run(&rows, metrics::stress);
-    let pick = |prompt: &str, cond: &str, metric: &str| m.iter().find(|x| x.prompt == prompt && x.condition == cond && x.metric == metric).unwrap_or_else(|| panic!("no {prompt} {cond} {metric}")).clone();
+    let pick = |prompt: &str, cond: &str, metric: &str| {
+        m.iter()
+            .find(|x| x.prompt == prompt && x.condition == cond && x.metric == metric)
+            .unwrap_or_else(|| panic!("no {prompt} {cond} {metric}"))
+            .clone()
+    };
     // K = {q1, q2}. Strict end: both foil-only -> 100; middle: q1 -> 50.
-    assert!(close(pick("stress-strict", "edited/end", "mr").value, 100.0));
-    assert!(close(pick("stress-strict", "edited/middle", "mr").value, 50.0));
+    assert!(close(
+        pick("stress-strict", "edited/end", "mr").value,
+        100.0
+    ));
+    assert!(close(
+        pick("stress-strict", "edited/middle", "mr").value,
+        50.0
+    ));
     assert_eq!(pick("stress-strict", "edited/middle", "mr").n, 2);
-    assert_eq!(detail(&pick("stress-strict", "edited/middle", "mr"), "baseline_prompt"), "stress-closed-book");
-    assert_eq!(detail(&pick("stress-strict", "edited/middle", "mr"), "k_matcher"), "accuracy");
-    assert_eq!(detail(&pick("stress-strict", "edited/all", "harmful_override"), "k_matcher"), "exact");
+    assert_eq!(
+        detail(
+            &pick("stress-strict", "edited/middle", "mr"),
+            "baseline_prompt"
+        ),
+        "stress-closed-book"
+    );
+    assert_eq!(
+        detail(&pick("stress-strict", "edited/middle", "mr"), "k_matcher"),
+        "accuracy"
+    );
+    assert_eq!(
+        detail(
+            &pick("stress-strict", "edited/all", "harmful_override"),
+            "k_matcher"
+        ),
+        "exact"
+    );
     // Positions averaged within question: q1 = 1, q2 = 1/3 -> (1 + 1/3)/2 = 66.7
-    assert!(close(pick("stress-strict", "edited/all", "mr").value, 200.0 / 3.0));
+    assert!(close(
+        pick("stress-strict", "edited/all", "mr").value,
+        200.0 / 3.0
+    ));
     // Soft: q1 end only -> q1 = 1/3, q2 = 0 -> 16.7
-    assert!(close(pick("stress-soft", "edited/all", "mr").value, 100.0 / 6.0));
+    assert!(close(
+        pick("stress-soft", "edited/all", "mr").value,
+        100.0 / 6.0
+    ));
     // Strict - Soft, within question: q1 = 1 - 1/3, q2 = 1/3 - 0 -> mean 1/2 -> 50 points
-    let c = pick("stress-strict - stress-soft", "edited/all", "mr_strict_minus_soft");
+    let c = pick(
+        "stress-strict - stress-soft",
+        "edited/all",
+        "mr_strict_minus_soft",
+    );
     assert!(close(c.value, 50.0) && c.n == 2, "{c:?}");
     // Strict End - Middle on K: q1 0, q2 1 -> 50 points
-    assert!(close(pick("stress-strict", "edited/end-middle", "mr_diff").value, 50.0));
+    assert!(close(
+        pick("stress-strict", "edited/end-middle", "mr_diff").value,
+        50.0
+    ));
     // Clean accuracy on the full set: q1, q2 always; q3 only at the end -> 7/9
-    assert!(close(pick("stress-strict", "clean/all", "clean_acc").value, 700.0 / 9.0));
+    assert!(close(
+        pick("stress-strict", "clean/all", "clean_acc").value,
+        700.0 / 9.0
+    ));
     // Beneficial correction on U = {q3}: clean correct at 1 of 3 positions -> 33.3
-    assert!(close(pick("stress-strict", "clean/all", "beneficial_correction").value, 100.0 / 3.0));
+    assert!(close(
+        pick("stress-strict", "clean/all", "beneficial_correction").value,
+        100.0 / 3.0
+    ));
     // Harmful override on K under Strict: q1 never the reference (1), q2 at the end (1/3) -> 66.7
-    assert!(close(pick("stress-strict", "edited/all", "harmful_override").value, 200.0 / 3.0));
+    assert!(close(
+        pick("stress-strict", "edited/all", "harmful_override").value,
+        200.0 / 3.0
+    ));
     // Transitions at the end under Strict: pairs with a correct clean
     // response are q1, q2, q3 (n = 3); q1 and q2 turn to the foil -> 2.
     let t = pick("stress-strict", "end", "clean_gold_to_edited_foil");
@@ -356,15 +501,41 @@ fn stress_misleading_rate_and_contrasts() {
     assert_eq!((t.value, t.n), (Some(4.0), 7));
     // Strict - Soft HOR on K: q1 = 1 - 1/3, q2 = 1/3 - 0 -> 50 points;
     // BCR on U: the clean arm is the same under both -> 0.
-    assert!(close(pick("stress-strict - stress-soft", "edited/all", "hor_strict_minus_soft").value, 50.0));
-    assert!(close(pick("stress-strict - stress-soft", "clean/all", "bcr_strict_minus_soft").value, 0.0));
+    assert!(close(
+        pick(
+            "stress-strict - stress-soft",
+            "edited/all",
+            "hor_strict_minus_soft"
+        )
+        .value,
+        50.0
+    ));
+    assert!(close(
+        pick(
+            "stress-strict - stress-soft",
+            "clean/all",
+            "bcr_strict_minus_soft"
+        )
+        .value,
+        0.0
+    ));
     // Interaction Strict(End-Middle) - Soft(End-Middle): q1 (1-1)-(1-0) = -1,
     // q2 (1-0)-(0-0) = 1 -> 0.
-    let i = pick("stress-strict - stress-soft", "edited/end-middle", "interaction_end_minus_middle");
+    let i = pick(
+        "stress-strict - stress-soft",
+        "edited/end-middle",
+        "interaction_end_minus_middle",
+    );
     assert!(close(i.value, 0.0) && i.n == 2, "{i:?}");
     // Clean-arm control on K: no foil in the clean arm; the edited arm as MR.
-    assert!(close(pick("stress-strict", "clean/all", "foil_only_control").value, 0.0));
-    assert!(close(pick("stress-strict", "edited/all", "foil_only_control").value, 200.0 / 3.0));
+    assert!(close(
+        pick("stress-strict", "clean/all", "foil_only_control").value,
+        0.0
+    ));
+    assert!(close(
+        pick("stress-strict", "edited/all", "foil_only_control").value,
+        200.0 / 3.0
+    ));
 }
 
 #[test]
@@ -390,7 +561,12 @@ fn stress_fixed_population_leaves_out_incomplete_questions() {
         }
     }
     let m = run(&rows, metrics::stress);
-    let pick = |prompt: &str, cond: &str, metric: &str| m.iter().find(|x| x.prompt == prompt && x.condition == cond && x.metric == metric).unwrap().clone();
+    let pick = |prompt: &str, cond: &str, metric: &str| {
+        m.iter()
+            .find(|x| x.prompt == prompt && x.condition == cond && x.metric == metric)
+            .unwrap()
+            .clone()
+    };
     // Per position, q4 counts where realised: Strict end = 3 of 3.
     assert_eq!(pick("stress-strict", "edited/end", "mr").n, 3);
     // Averaged and paired: only q1, q2 (the fixed population), as before.
@@ -398,7 +574,15 @@ fn stress_fixed_population_leaves_out_incomplete_questions() {
     assert!(close(avg.value, 200.0 / 3.0) && avg.n == 2, "{avg:?}");
     assert_eq!(detail(&avg, "excluded"), 1);
     assert_eq!(pick("stress-strict", "edited/end-middle", "mr_diff").n, 2);
-    assert_eq!(pick("stress-strict - stress-soft", "edited/all", "mr_strict_minus_soft").n, 2);
+    assert_eq!(
+        pick(
+            "stress-strict - stress-soft",
+            "edited/all",
+            "mr_strict_minus_soft"
+        )
+        .n,
+        2
+    );
 }
 
 #[test]
@@ -408,24 +592,50 @@ fn stress_prompt_version_change_and_common_stratum() {
         "stress-strict-v1" => q == "q1" && pos == "end",
         _ => fo_v0(p, q, pos),
     };
-    let mut rows = stress_rows("m1", &[("stress-soft", "stress-strict"), ("stress-soft-v1", "stress-strict-v1")], &fo);
+    let mut rows = stress_rows(
+        "m1",
+        &[
+            ("stress-soft", "stress-strict"),
+            ("stress-soft-v1", "stress-strict-v1"),
+        ],
+        &fo,
+    );
     // Change from v0 on K: q1: (1/3 - 0) - (1 - 1/3) = -1/3; q2: (0 - 0) - (1/3 - 0) = -1/3 -> -33.3
     let m = run(&rows, metrics::stress);
-    let ch = m.iter().find(|x| x.prompt == "v1 - v0" && x.metric == "mr_gap_change_from_v0").unwrap();
+    let ch = m
+        .iter()
+        .find(|x| x.prompt == "v1 - v0" && x.metric == "mr_gap_change_from_v0")
+        .unwrap();
     assert!(close(ch.value, -100.0 / 3.0) && ch.n == 2, "{ch:?}");
     // A second model whose K is {q2} only: the common stratum is {q2}.
     let mut m2 = stress_rows("m2", &[("stress-soft", "stress-strict")], &fo_v0);
-    for x in m2.iter_mut().filter(|x| x.qid == "q1" && x.condition == "closed-book") {
+    for x in m2
+        .iter_mut()
+        .filter(|x| x.qid == "q1" && x.condition == "closed-book")
+    {
         x.accuracy = Some(false);
         x.em = Some(false);
     }
     rows.extend(m2);
     let m = run(&rows, metrics::stress);
-    let common = m.iter().find(|x| x.model == "m1" && x.metric == "hor_strict_minus_soft_common" && x.prompt == "stress-strict - stress-soft").unwrap();
+    let common = m
+        .iter()
+        .find(|x| {
+            x.model == "m1"
+                && x.metric == "hor_strict_minus_soft_common"
+                && x.prompt == "stress-strict - stress-soft"
+        })
+        .unwrap();
     // On {q2}: Strict HOR 1/3, Soft HOR 0 -> 33.3, n = 1.
-    assert!(close(common.value, 100.0 / 3.0) && common.n == 1, "{common:?}");
+    assert!(
+        close(common.value, 100.0 / 3.0) && common.n == 1,
+        "{common:?}"
+    );
     assert_eq!(detail(common, "common_stratum"), 1);
-    let u = m.iter().find(|x| x.model == "m2" && x.metric == "bcr_strict_minus_soft_common").unwrap();
+    let u = m
+        .iter()
+        .find(|x| x.model == "m2" && x.metric == "bcr_strict_minus_soft_common")
+        .unwrap();
     assert_eq!(detail(u, "common_stratum"), 1, "U common = {{q3}}");
 }
 
@@ -434,16 +644,34 @@ fn stress_k_matcher_exact_versus_accuracy() {
     // q2's closed-book response contains the answer but is not an exact
     // match: in K under `accuracy`, not under `exact`.
     let mut rows = stress_rows("m", &[("stress-soft", "stress-strict")], &fo_v0);
-    for x in rows.iter_mut().filter(|x| x.qid == "q2" && x.condition == "closed-book") {
+    for x in rows
+        .iter_mut()
+        .filter(|x| x.qid == "q2" && x.condition == "closed-book")
+    {
         x.em = Some(false);
     }
     let k_of = |opts: ScoreOptions| {
         let m = run_with(&rows, metrics::stress, &opts);
-        let mr = m.iter().find(|x| x.prompt == "stress-strict" && x.condition == "edited/end" && x.metric == "mr").unwrap().n;
-        let hor = m.iter().find(|x| x.prompt == "stress-strict" && x.metric == "harmful_override").unwrap().n;
+        let mr = m
+            .iter()
+            .find(|x| {
+                x.prompt == "stress-strict" && x.condition == "edited/end" && x.metric == "mr"
+            })
+            .unwrap()
+            .n;
+        let hor = m
+            .iter()
+            .find(|x| x.prompt == "stress-strict" && x.metric == "harmful_override")
+            .unwrap()
+            .n;
         (mr, hor)
     };
-    let o = |k| ScoreOptions { bootstrap: 20, seed: 1, k_matcher: k, ..Default::default() };
+    let o = |k| ScoreOptions {
+        bootstrap: 20,
+        seed: 1,
+        k_matcher: k,
+        ..Default::default()
+    };
     // paper: MR on accuracy-K {q1, q2}, HOR on exact-K {q1}.
     assert_eq!(k_of(o(metrics::KMatcher::Paper)), (2, 1));
     assert_eq!(k_of(o(metrics::KMatcher::Exact)), (1, 1));
@@ -477,15 +705,29 @@ fn rgb_noise_rejection_counterfactual_and_integration() {
     let m = run(&rows, metrics::rgb);
     assert!(close(get(&m, "rgb-noise-0", "acc").value, 50.0));
     assert!(close(get(&m, "rgb-noise-1", "rejection_rate").value, 50.0));
-    assert!(close(get(&m, "rgb-counterfactual", "error_detection_rate").value, 75.0));
+    assert!(close(
+        get(&m, "rgb-counterfactual", "error_detection_rate").value,
+        75.0
+    ));
     let cr = get(&m, "rgb-counterfactual", "error_correction_rate");
-    assert!(close(cr.value, 200.0 / 3.0) && cr.n == 3, "q1 and q4 of q1, q2, q4: {cr:?}");
+    assert!(
+        close(cr.value, 200.0 / 3.0) && cr.n == 3,
+        "q1 and q4 of q1, q2, q4: {cr:?}"
+    );
     let ia = get(&m, "rgb-integration-0", "integration_acc");
     assert!(close(ia.value, 100.0 / 3.0) && ia.n == 3);
     // --lenient: no quirk, q1 only.
-    let lenient = ScoreOptions { bootstrap: 20, seed: 1, parse: ragprobe_score::ParseMode::Lenient, ..Default::default() };
+    let lenient = ScoreOptions {
+        bootstrap: 20,
+        seed: 1,
+        parse: ragprobe_score::ParseMode::Lenient,
+        ..Default::default()
+    };
     let m = run_with(&rows, metrics::rgb, &lenient);
-    assert!(close(get(&m, "rgb-counterfactual", "error_correction_rate").value, 100.0 / 3.0));
+    assert!(close(
+        get(&m, "rgb-counterfactual", "error_correction_rate").value,
+        100.0 / 3.0
+    ));
 }
 
 #[test]
@@ -502,12 +744,32 @@ fn empty_subsets_have_n_zero_and_no_value() {
 
 #[test]
 fn paired_comparison() {
-    let a = [acc(r("q1", "base", "p"), true), acc(r("q2", "base", "p"), false), acc(r("q3", "base", "p"), true)];
-    let b = [acc(r("q1", "base", "p"), true), acc(r("q2", "base", "p"), true)];
+    let a = [
+        acc(r("q1", "base", "p"), true),
+        acc(r("q2", "base", "p"), false),
+        acc(r("q3", "base", "p"), true),
+    ];
+    let b = [
+        acc(r("q1", "base", "p"), true),
+        acc(r("q2", "base", "p"), true),
+    ];
     let (va, vb): (Vec<&ScoreRow>, Vec<&ScoreRow>) = (a.iter().collect(), b.iter().collect());
-    let c = compare_rows(&va, &vb, "acc", &ScoreOptions { bootstrap: 500, seed: 3, ..Default::default() }).unwrap();
+    let c = compare_rows(
+        &va,
+        &vb,
+        "acc",
+        &ScoreOptions {
+            bootstrap: 500,
+            seed: 3,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     // Shared questions q1, q2: A = 50, B = 100, B - A = 50 points.
-    assert_eq!((c.questions, c.a, c.b, c.diff), (2, Some(50.0), Some(100.0), Some(50.0)));
+    assert_eq!(
+        (c.questions, c.a, c.b, c.diff),
+        (2, Some(50.0), Some(100.0), Some(50.0))
+    );
     let (lo, hi) = c.ci.unwrap();
     assert!(lo <= 50.0 && hi >= 50.0);
     assert!(compare_rows(&va, &vb, "nope", &ScoreOptions::default()).is_err());

@@ -16,9 +16,11 @@ use std::path::{Path, PathBuf};
 
 use crate::error::IngestError;
 use crate::fields::{str_list, Obj};
-use ragprobe_artifact::tables::{ContextRow, ContextSink, CorpusRow, CorpusSink, QuestionRow, QuestionSink};
 use crate::source::{open, JsonRecords};
 use crate::Run;
+use ragprobe_artifact::tables::{
+    ContextRow, ContextSink, CorpusRow, CorpusSink, QuestionRow, QuestionSink,
+};
 
 /// The files of a BEIR dataset directory.
 pub struct BeirFiles {
@@ -36,29 +38,47 @@ impl BeirFiles {
 }
 
 fn find(dir: &Path, stem: &str) -> Option<PathBuf> {
-    [".jsonl", ".jsonl.gz"].iter().map(|ext| dir.join(format!("{stem}{ext}"))).find(|p| p.is_file())
+    [".jsonl", ".jsonl.gz"]
+        .iter()
+        .map(|ext| dir.join(format!("{stem}{ext}")))
+        .find(|p| p.is_file())
 }
 
 /// Locate the files of a BEIR directory (or of the directory holding a
 /// given `corpus.jsonl`).
 pub fn files(path: &Path) -> Result<BeirFiles, IngestError> {
-    let dir = if path.is_dir() { path.to_path_buf() } else { path.parent().map(Path::to_path_buf).unwrap_or_default() };
-    let missing = |what: &str| IngestError::File { file: dir.display().to_string(), message: format!("not a BEIR directory: no {what}") };
+    let dir = if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    let missing = |what: &str| IngestError::File {
+        file: dir.display().to_string(),
+        message: format!("not a BEIR directory: no {what}"),
+    };
     let corpus = find(&dir, "corpus").ok_or_else(|| missing("corpus.jsonl"))?;
     let queries = find(&dir, "queries").ok_or_else(|| missing("queries.jsonl"))?;
     let mut qrels = Vec::new();
     let qdir = dir.join("qrels");
     if qdir.is_dir() {
-        let entries = std::fs::read_dir(&qdir).map_err(|e| IngestError::File { file: qdir.display().to_string(), message: e.to_string() })?;
+        let entries = std::fs::read_dir(&qdir).map_err(|e| IngestError::File {
+            file: qdir.display().to_string(),
+            message: e.to_string(),
+        })?;
         for e in entries.flatten() {
             let p = e.path();
-            if p.extension().is_some_and(|x| x == "tsv") || p.to_string_lossy().ends_with(".tsv.gz") {
+            if p.extension().is_some_and(|x| x == "tsv") || p.to_string_lossy().ends_with(".tsv.gz")
+            {
                 qrels.push(p);
             }
         }
     }
     qrels.sort();
-    Ok(BeirFiles { corpus, queries, qrels })
+    Ok(BeirFiles {
+        corpus,
+        queries,
+        qrels,
+    })
 }
 
 struct Judgement {
@@ -69,7 +89,10 @@ struct Judgement {
 }
 
 /// Read every qrels file: query id -> (split, judgements in file order).
-fn read_qrels(run: &mut Run, files: &[PathBuf]) -> Result<BTreeMap<String, (String, Vec<Judgement>)>, IngestError> {
+fn read_qrels(
+    run: &mut Run,
+    files: &[PathBuf],
+) -> Result<BTreeMap<String, (String, Vec<Judgement>)>, IngestError> {
     let mut out: BTreeMap<String, (String, Vec<Judgement>)> = BTreeMap::new();
     for path in files {
         let split = crate::dataset_stem(path);
@@ -77,7 +100,11 @@ fn read_qrels(run: &mut Run, files: &[PathBuf]) -> Result<BTreeMap<String, (Stri
         let mut previous_bad = false;
         for (i, line) in reader.lines().enumerate() {
             let lineno = i as u64 + 1;
-            let err = |message: String| IngestError::Record { file: path.display().to_string(), line: lineno, message };
+            let err = |message: String| IngestError::Record {
+                file: path.display().to_string(),
+                line: lineno,
+                message,
+            };
             let line = match line {
                 Ok(l) => l,
                 // A line that is not UTF-8 was read past and can be skipped;
@@ -88,29 +115,51 @@ fn read_qrels(run: &mut Run, files: &[PathBuf]) -> Result<BTreeMap<String, (Stri
                     run.skipper.handle(err(format!("unreadable line: {e}")))?;
                     continue;
                 }
-                Err(e) => return Err(IngestError::File { file: path.display().to_string(), message: format!("line {lineno}: read error: {e}") }),
+                Err(e) => {
+                    return Err(IngestError::File {
+                        file: path.display().to_string(),
+                        message: format!("line {lineno}: read error: {e}"),
+                    })
+                }
             };
             previous_bad = false;
             if line.trim().is_empty() {
                 continue;
             }
             let cols: Vec<&str> = line.split('\t').collect();
-            if lineno == 1 && cols.get(2).is_some_and(|c| c.trim().parse::<i64>().is_err()) {
+            if lineno == 1
+                && cols
+                    .get(2)
+                    .is_some_and(|c| c.trim().parse::<i64>().is_err())
+            {
                 continue; // header
             }
             if cols.len() < 3 {
-                run.skipper.handle(err(format!("expected 3 tab-separated columns (query-id, corpus-id, score), found {}", cols.len())))?;
+                run.skipper.handle(err(format!(
+                    "expected 3 tab-separated columns (query-id, corpus-id, score), found {}",
+                    cols.len()
+                )))?;
                 continue;
             }
             let grade = match cols[2].trim().parse::<i64>() {
                 Ok(g) => g,
                 Err(_) => {
-                    run.skipper.handle(err(format!("column `score` must be an integer, found {:?}", cols[2])))?;
+                    run.skipper.handle(err(format!(
+                        "column `score` must be an integer, found {:?}",
+                        cols[2]
+                    )))?;
                     continue;
                 }
             };
-            let entry = out.entry(cols[0].to_string()).or_insert_with(|| (split.clone(), Vec::new()));
-            entry.1.push(Judgement { doc_id: cols[1].to_string(), grade, file: path.display().to_string(), line: lineno });
+            let entry = out
+                .entry(cols[0].to_string())
+                .or_insert_with(|| (split.clone(), Vec::new()));
+            entry.1.push(Judgement {
+                doc_id: cols[1].to_string(),
+                grade,
+                file: path.display().to_string(),
+                line: lineno,
+            });
         }
     }
     Ok(out)
@@ -126,9 +175,16 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
     let mut corpus = CorpusSink::new(run.store, &run.recipe)?;
     for f in all {
         let dir = f.corpus.parent().map(Path::to_path_buf).unwrap_or_default();
-        let dataset = run.opts.dataset.clone().unwrap_or_else(|| crate::basename(&dir));
+        let dataset = run
+            .opts
+            .dataset
+            .clone()
+            .unwrap_or_else(|| crate::basename(&dir));
         let qrels = read_qrels(run, &f.qrels)?;
-        let judged: HashSet<&str> = qrels.values().flat_map(|(_, js)| js.iter().map(|j| j.doc_id.as_str())).collect();
+        let judged: HashSet<&str> = qrels
+            .values()
+            .flat_map(|(_, js)| js.iter().map(|j| j.doc_id.as_str()))
+            .collect();
 
         // Queries, in file order; remember the answers for has_answer.
         // (assigned qid, source id, answers) of the queries with judgements.
@@ -146,7 +202,9 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
             };
             run.records += 1;
             let parsed = Obj::new(rec.value, "").and_then(|mut o| {
-                let id = o.opt_id(&["_id", "id"])?.ok_or_else(|| crate::FieldError::missing("_id"))?;
+                let id = o
+                    .opt_id(&["_id", "id"])?
+                    .ok_or_else(|| crate::FieldError::missing("_id"))?;
                 let text = o.req_str("text")?;
                 let mut answers = Vec::new();
                 if let Some(Value::Object(mut m)) = o.take("metadata") {
@@ -162,7 +220,11 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
             let (id, text, answers, meta) = match parsed {
                 Ok(p) => p,
                 Err(fe) => {
-                    run.skipper.handle(IngestError::Record { file: qfile.clone(), line: rec.line, message: fe.to_string() })?;
+                    run.skipper.handle(IngestError::Record {
+                        file: qfile.clone(),
+                        line: rec.line,
+                        message: fe.to_string(),
+                    })?;
                     continue;
                 }
             };
@@ -174,12 +236,25 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
             }
             seen.insert(id.clone(), rec.line);
             let qid = run.qids.assign(&dataset, Some(&id), &text);
-            let split = run.opts.split.clone().or_else(|| qrels.get(&id).map(|(s, _)| s.clone()));
+            let split = run
+                .opts
+                .split
+                .clone()
+                .or_else(|| qrels.get(&id).map(|(s, _)| s.clone()));
             let lang = run.lang_for(None, &text);
             if qrels.contains_key(&id) {
                 order.push((qid.clone(), id.clone(), answers.clone()));
             }
-            questions.push(&QuestionRow { qid, dataset: dataset.clone(), split, lang, question: text, answers, meta, ..Default::default() })?;
+            questions.push(&QuestionRow {
+                qid,
+                dataset: dataset.clone(),
+                split,
+                lang,
+                question: text,
+                answers,
+                meta,
+                ..Default::default()
+            })?;
         }
 
         // Corpus, streamed; judged passages are kept for the contexts.
@@ -195,10 +270,17 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                 }
             };
             let parsed = Obj::new(rec.value, "").and_then(|mut o| {
-                let id = o.opt_id(&["_id", "id", "doc_id"])?.ok_or_else(|| crate::FieldError::missing("_id"))?;
+                let id = o
+                    .opt_id(&["_id", "id", "doc_id"])?
+                    .ok_or_else(|| crate::FieldError::missing("_id"))?;
                 let title = o.opt_str("title")?.filter(|t| !t.is_empty());
                 let text = o.req_text("text")?;
-                Ok(CorpusRow { doc_id: id, title, text, meta: o.rest() })
+                Ok(CorpusRow {
+                    doc_id: id,
+                    title,
+                    text,
+                    meta: o.rest(),
+                })
             });
             match parsed {
                 Ok(row) => {
@@ -208,7 +290,11 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                     }
                     corpus.push(&row)?;
                 }
-                Err(fe) => run.skipper.handle(IngestError::Record { file: cfile.clone(), line: rec.line, message: fe.to_string() })?,
+                Err(fe) => run.skipper.handle(IngestError::Record {
+                    file: cfile.clone(),
+                    line: rec.line,
+                    message: fe.to_string(),
+                })?,
             }
         }
         bar.finish_and_clear();
@@ -222,7 +308,11 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                     run.skipper.handle(IngestError::Record {
                         file: j.file.clone(),
                         line: j.line,
-                        message: format!("query `{qid}` judges corpus-id `{}`, which is not in {}", j.doc_id, crate::basename(&f.corpus)),
+                        message: format!(
+                            "query `{qid}` judges corpus-id `{}`, which is not in {}",
+                            j.doc_id,
+                            crate::basename(&f.corpus)
+                        ),
                     })?;
                     continue;
                 };
@@ -239,15 +329,34 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                     score: None,
                     has_answer: has,
                     has_answer_source: has.map(|_| "computed".into()),
-                    relevance: Some(if j.grade > 0 { "relevant" } else { "non_relevant" }.into()),
+                    relevance: Some(
+                        if j.grade > 0 {
+                            "relevant"
+                        } else {
+                            "non_relevant"
+                        }
+                        .into(),
+                    ),
                     meta: Some(json!({ "qrel": j.grade }).to_string()),
                 })?;
             }
         }
     }
     if questions.rows() == 0 && corpus.rows() == 0 {
-        return Err(IngestError::Usage(format!("no valid records in {}", run.opts.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))));
+        return Err(IngestError::Usage(format!(
+            "no valid records in {}",
+            run.opts
+                .paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
     }
     let details = run.details();
-    Ok(vec![questions.finish(details.clone())?, contexts.finish(details.clone())?, corpus.finish(details)?])
+    Ok(vec![
+        questions.finish(details.clone())?,
+        contexts.finish(details.clone())?,
+        corpus.finish(details)?,
+    ])
 }

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, type_of, Obj};
-use ragprobe_artifact::tables::{ContextRow, ContextSink, QuestionRow, QuestionSink};
 use crate::source::{open, JsonRecords};
 use crate::{passage_id, Format, Run};
+use ragprobe_artifact::tables::{ContextRow, ContextSink, QuestionRow, QuestionSink};
 
 /// A record taken apart, before the qid is assigned.
 struct Parsed {
@@ -32,8 +32,24 @@ const ISO_639_1: &str = "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm b
 
 /// NoMIRACL's directory names on Hugging Face (`data/english/...`).
 const NOMIRACL_NAMES: &[(&str, &str)] = &[
-    ("arabic", "ar"), ("bengali", "bn"), ("german", "de"), ("english", "en"), ("spanish", "es"), ("persian", "fa"), ("finnish", "fi"), ("french", "fr"), ("hindi", "hi"),
-    ("indonesian", "id"), ("japanese", "ja"), ("korean", "ko"), ("russian", "ru"), ("swahili", "sw"), ("telugu", "te"), ("thai", "th"), ("yoruba", "yo"), ("chinese", "zh"),
+    ("arabic", "ar"),
+    ("bengali", "bn"),
+    ("german", "de"),
+    ("english", "en"),
+    ("spanish", "es"),
+    ("persian", "fa"),
+    ("finnish", "fi"),
+    ("french", "fr"),
+    ("hindi", "hi"),
+    ("indonesian", "id"),
+    ("japanese", "ja"),
+    ("korean", "ko"),
+    ("russian", "ru"),
+    ("swahili", "sw"),
+    ("telugu", "te"),
+    ("thai", "th"),
+    ("yoruba", "yo"),
+    ("chinese", "zh"),
 ];
 
 /// Language code from a NoMIRACL-style file or directory name
@@ -53,15 +69,30 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
     let mut contexts = ContextSink::new(run.store, &run.recipe)?;
     for path in run.opts.paths.clone() {
         let dataset = run.dataset_for(&path);
-        let file_lang = if format == Format::Nomiracl { lang_from_file_name(&path) } else { None };
+        let file_lang = if format == Format::Nomiracl {
+            lang_from_file_name(&path)
+        } else {
+            None
+        };
         if format == Format::Nomiracl && path.is_dir() {
             for (p, file, line) in nomiracl_distribution(&path, run.opts.split.as_deref())? {
                 run.records += 1;
                 match p {
                     Ok(p) => {
-                        emit(run, &mut questions, &mut contexts, &dataset, file_lang.as_deref(), p)?;
+                        emit(
+                            run,
+                            &mut questions,
+                            &mut contexts,
+                            &dataset,
+                            file_lang.as_deref(),
+                            p,
+                        )?;
                     }
-                    Err(message) => run.skipper.handle(IngestError::Record { file, line, message })?,
+                    Err(message) => run.skipper.handle(IngestError::Record {
+                        file,
+                        line,
+                        message,
+                    })?,
                 }
             }
             continue;
@@ -83,10 +114,18 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
                 }
             };
             run.records += 1;
-            let lazy_ctxs = rec.lazy.iter().find(|(k, _)| k == "ctxs").map(|(_, v)| v.as_ref());
+            let lazy_ctxs = rec
+                .lazy
+                .iter()
+                .find(|(k, _)| k == "ctxs")
+                .map(|(_, v)| v.as_ref());
             if let Some(raw) = lazy_ctxs {
                 if let Err(fe) = check_dpr_ctxs(raw) {
-                    run.skipper.handle(IngestError::Record { file: file.clone(), line: rec.line, message: fe.to_string() })?;
+                    run.skipper.handle(IngestError::Record {
+                        file: file.clone(),
+                        line: rec.line,
+                        message: fe.to_string(),
+                    })?;
                     continue;
                 }
             }
@@ -94,7 +133,11 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
                 Format::Dpr | Format::Selfrag => parse_dpr(obj),
                 Format::Nomiracl => parse_nomiracl(obj, run.opts.subset.as_deref()),
                 Format::Rgb => parse_rgb(obj),
-                Format::Triviaqa => parse_triviaqa(obj, run.opts.evidence_dir.as_deref(), run.opts.passage_words.max(10)),
+                Format::Triviaqa => parse_triviaqa(
+                    obj,
+                    run.opts.evidence_dir.as_deref(),
+                    run.opts.passage_words.max(10),
+                ),
                 Format::Hotpotqa => parse_hotpotqa(obj),
                 Format::Searchqa => parse_searchqa(obj),
                 Format::Mcq => parse_mcq(obj),
@@ -103,15 +146,34 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
             let p = match parsed {
                 Ok(p) => p,
                 Err(fe) => {
-                    run.skipper.handle(IngestError::Record { file: file.clone(), line: rec.line, message: fe.to_string() })?;
+                    run.skipper.handle(IngestError::Record {
+                        file: file.clone(),
+                        line: rec.line,
+                        message: fe.to_string(),
+                    })?;
                     continue;
                 }
             };
-            let answers = if lazy_ctxs.is_some() { p.answers.clone() } else { Vec::new() };
-            let qid = emit(run, &mut questions, &mut contexts, &dataset, file_lang.as_deref(), p)?;
+            let answers = if lazy_ctxs.is_some() {
+                p.answers.clone()
+            } else {
+                Vec::new()
+            };
+            let qid = emit(
+                run,
+                &mut questions,
+                &mut contexts,
+                &dataset,
+                file_lang.as_deref(),
+                p,
+            )?;
             if let Some(raw) = lazy_ctxs {
                 stream_dpr_ctxs(run, &mut contexts, &qid, &answers, raw).map_err(|e| match e {
-                    IngestError::Usage(m) => IngestError::Record { file: file.clone(), line: rec.line, message: m },
+                    IngestError::Usage(m) => IngestError::Record {
+                        file: file.clone(),
+                        line: rec.line,
+                        message: m,
+                    },
                     other => other,
                 })?;
             }
@@ -121,18 +183,35 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
     if questions.rows() == 0 {
         return Err(IngestError::Usage(format!(
             "no valid records in {} ({} skipped)",
-            run.opts.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            run.opts
+                .paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             run.skipper.skipped
         )));
     }
     let details = run.details();
-    Ok(vec![questions.finish(details.clone())?, contexts.finish(details)?])
+    Ok(vec![
+        questions.finish(details.clone())?,
+        contexts.finish(details)?,
+    ])
 }
 
 /// Write one parsed record: assign its qid and language, compute missing
 /// `has_answer` flags with the DPR matcher, and push question and contexts.
-fn emit(run: &mut Run, questions: &mut QuestionSink, contexts: &mut ContextSink, dataset: &str, file_lang: Option<&str>, mut p: Parsed) -> Result<String, IngestError> {
-    let qid = run.qids.assign(dataset, p.source_id.as_deref(), &p.question);
+fn emit(
+    run: &mut Run,
+    questions: &mut QuestionSink,
+    contexts: &mut ContextSink,
+    dataset: &str,
+    file_lang: Option<&str>,
+    mut p: Parsed,
+) -> Result<String, IngestError> {
+    let qid = run
+        .qids
+        .assign(dataset, p.source_id.as_deref(), &p.question);
     let lang = run.lang_for(file_lang, &p.question);
     for c in &mut p.contexts {
         emit_context(run, contexts, &qid, &p.answers, c)?;
@@ -155,7 +234,13 @@ fn emit(run: &mut Run, questions: &mut QuestionSink, contexts: &mut ContextSink,
 
 /// Write one passage of question `qid`: count it, compute a missing
 /// `has_answer` with the DPR matcher.
-fn emit_context(run: &mut Run, contexts: &mut ContextSink, qid: &str, answers: &[String], c: &mut ContextRow) -> Result<(), IngestError> {
+fn emit_context(
+    run: &mut Run,
+    contexts: &mut ContextSink,
+    qid: &str,
+    answers: &[String],
+    c: &mut ContextRow,
+) -> Result<(), IngestError> {
     run.note_passage(c.title.as_deref(), &c.text);
     c.qid = qid.to_string();
     if c.has_answer.is_none() && !answers.is_empty() {
@@ -175,10 +260,19 @@ fn emit_context(run: &mut Run, contexts: &mut ContextSink, qid: &str, answers: &
 /// written element by element after [`check_dpr_ctxs`] passed, so a
 /// record's memory stays a small multiple of its bytes whatever the number
 /// of passages.
-fn stream_dpr_ctxs(run: &mut Run, contexts: &mut ContextSink, qid: &str, answers: &[String], raw: &serde_json::value::RawValue) -> Result<(), IngestError> {
+fn stream_dpr_ctxs(
+    run: &mut Run,
+    contexts: &mut ContextSink,
+    qid: &str,
+    answers: &[String],
+    raw: &serde_json::value::RawValue,
+) -> Result<(), IngestError> {
     let mut failed: Option<IngestError> = None;
     let walked = crate::source::for_each_element(raw, |i, v| {
-        let r = Obj::new(v, &format!("ctxs[{i}]")).and_then(|o| dpr_ctx(i, o)).map_err(|e| IngestError::Usage(e.to_string())).and_then(|mut c| emit_context(run, contexts, qid, answers, &mut c));
+        let r = Obj::new(v, &format!("ctxs[{i}]"))
+            .and_then(|o| dpr_ctx(i, o))
+            .map_err(|e| IngestError::Usage(e.to_string()))
+            .and_then(|mut c| emit_context(run, contexts, qid, answers, &mut c));
         r.map_err(|e| {
             failed = Some(e);
             String::from("stopped")
@@ -196,14 +290,20 @@ fn stream_dpr_ctxs(run: &mut Run, contexts: &mut ContextSink, qid: &str, answers
 fn check_dpr_ctxs(raw: &serde_json::value::RawValue) -> Result<(), FieldError> {
     let mut failed: Option<FieldError> = None;
     let walked = crate::source::for_each_element(raw, |i, v| {
-        Obj::new(v, &format!("ctxs[{i}]")).and_then(|o| dpr_ctx(i, o)).map(|_| ()).map_err(|e| {
-            failed = Some(e);
-            String::from("stopped")
-        })
+        Obj::new(v, &format!("ctxs[{i}]"))
+            .and_then(|o| dpr_ctx(i, o))
+            .map(|_| ())
+            .map_err(|e| {
+                failed = Some(e);
+                String::from("stopped")
+            })
     });
     match (failed, walked) {
         (Some(e), _) => Err(e),
-        (None, Err(m)) => Err(FieldError::new("ctxs", format!("must be a list of objects ({m})"))),
+        (None, Err(m)) => Err(FieldError::new(
+            "ctxs",
+            format!("must be a list of objects ({m})"),
+        )),
         (None, Ok(())) => Ok(()),
     }
 }
@@ -229,24 +329,38 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
     use std::io::BufRead;
     let io = |p: &Path, e: std::io::Error| IngestError::Usage(format!("{}: {e}", p.display()));
     let corpus_path = dir.join("corpus.jsonl");
-    let mut corpus: std::collections::HashMap<String, (String, String)> = std::collections::HashMap::new();
+    let mut corpus: std::collections::HashMap<String, (String, String)> =
+        std::collections::HashMap::new();
     let f = std::fs::File::open(&corpus_path).map_err(|e| io(&corpus_path, e))?;
     for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
         let line = line.map_err(|e| io(&corpus_path, e))?;
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |m: String| IngestError::Record { file: corpus_path.display().to_string(), line: i as u64 + 1, message: m };
-        let v: Value = serde_json::from_str(&line).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+        let bad = |m: String| IngestError::Record {
+            file: corpus_path.display().to_string(),
+            line: i as u64 + 1,
+            message: m,
+        };
+        let v: Value =
+            serde_json::from_str(&line).map_err(|e| bad(format!("malformed JSON: {e}")))?;
         let field = |k: &str| match &v[k] {
             Value::String(s) => Ok(s.trim().replace('\n', " ")),
             Value::Null if k == "title" => Ok(String::new()),
-            other => Err(bad(format!("field `{k}` must be a string, found {}", type_of(other)))),
+            other => Err(bad(format!(
+                "field `{k}` must be a string, found {}",
+                type_of(other)
+            ))),
         };
         let docid = match &v["docid"] {
             Value::String(s) => s.clone(),
             Value::Number(n) => n.to_string(),
-            other => return Err(bad(format!("field `docid` must be a string, found {}", type_of(other)))),
+            other => {
+                return Err(bad(format!(
+                    "field `docid` must be a string, found {}",
+                    type_of(other)
+                )))
+            }
         };
         corpus.insert(docid, (field("title")?, field("text")?));
     }
@@ -254,9 +368,16 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
     let topics_dir = dir.join("topics");
     for e in std::fs::read_dir(&topics_dir).map_err(|e| io(&topics_dir, e))? {
         let path = e.map_err(|e| io(&topics_dir, e))?.path();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let Some(stem) = name.strip_suffix(".tsv") else { continue };
-        let Some((sp, subset)) = stem.split_once('.') else { continue };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let Some(stem) = name.strip_suffix(".tsv") else {
+            continue;
+        };
+        let Some((sp, subset)) = stem.split_once('.') else {
+            continue;
+        };
         if !matches!(subset, "relevant" | "non_relevant") || split.is_some_and(|s| s != sp) {
             continue;
         }
@@ -264,14 +385,21 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
     }
     topic_files.sort();
     if topic_files.is_empty() {
-        return Err(IngestError::Usage(format!("{}: no topics/<split>.<relevant|non_relevant>.tsv{}", dir.display(), split.map(|s| format!(" for split `{s}`")).unwrap_or_default())));
+        return Err(IngestError::Usage(format!(
+            "{}: no topics/<split>.<relevant|non_relevant>.tsv{}",
+            dir.display(),
+            split
+                .map(|s| format!(" for split `{s}`"))
+                .unwrap_or_default()
+        )));
     }
     let mut out = Vec::new();
     for (sp, subset, tpath) in topic_files {
         let qpath = dir.join("qrels").join(format!("{sp}.{subset}.tsv"));
         let qfile = qpath.display().to_string();
         // qid -> [(docid, score, line)] in file order.
-        let mut qrels: std::collections::HashMap<String, Vec<(String, i64, u64)>> = std::collections::HashMap::new();
+        let mut qrels: std::collections::HashMap<String, Vec<(String, i64, u64)>> =
+            std::collections::HashMap::new();
         // Queries in the order of their first judgement: the reference's
         // qrels dict order, which its query sample draws from.
         let mut qrels_order: Vec<String> = Vec::new();
@@ -300,7 +428,8 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
         }
         let tfile = tpath.display().to_string();
         let f = std::fs::File::open(&tpath).map_err(|e| io(&tpath, e))?;
-        let mut topics: std::collections::HashMap<String, (String, u64)> = std::collections::HashMap::new();
+        let mut topics: std::collections::HashMap<String, (String, u64)> =
+            std::collections::HashMap::new();
         for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
             let line = line.map_err(|e| io(&tpath, e))?;
             if line.trim().is_empty() {
@@ -308,15 +437,29 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
             }
             match line.split_once('\t') {
                 Some((qid, query)) => {
-                    topics.insert(qid.to_string(), (query.split('\t').next().unwrap_or("").to_string(), i as u64 + 1));
+                    topics.insert(
+                        qid.to_string(),
+                        (
+                            query.split('\t').next().unwrap_or("").to_string(),
+                            i as u64 + 1,
+                        ),
+                    );
                 }
-                None => out.push((Err("a topics line must be `qid<TAB>query`".into()), tfile.clone(), i as u64 + 1)),
+                None => out.push((
+                    Err("a topics line must be `qid<TAB>query`".into()),
+                    tfile.clone(),
+                    i as u64 + 1,
+                )),
             }
         }
         for qid in &qrels_order {
-            let Some((query, line)) = topics.get(qid) else { continue };
+            let Some((query, line)) = topics.get(qid) else {
+                continue;
+            };
             let (qid, query, i) = (qid.as_str(), query.clone(), *line - 1);
-            let Some(judged) = qrels.get(qid) else { continue };
+            let Some(judged) = qrels.get(qid) else {
+                continue;
+            };
             let mut contexts = Vec::with_capacity(judged.len());
             let mut missing = None;
             for (docid, score, qline) in judged {
@@ -324,22 +467,54 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
                     missing = Some((docid.clone(), *qline));
                     break;
                 };
-                let label = if subset == "relevant" && *score > 0 { "relevant" } else { "non_relevant" };
+                let label = if subset == "relevant" && *score > 0 {
+                    "relevant"
+                } else {
+                    "non_relevant"
+                };
                 let rank = contexts.len() + 1;
-                let mut c = ctx(rank, docid.clone(), Some(title.clone()).filter(|t| !t.is_empty()), text.clone(), Some(label), None);
+                let mut c = ctx(
+                    rank,
+                    docid.clone(),
+                    Some(title.clone()).filter(|t| !t.is_empty()),
+                    text.clone(),
+                    Some(label),
+                    None,
+                );
                 c.has_answer = Some(label == "relevant");
                 c.has_answer_source = Some("relevance".into());
                 contexts.push(c);
             }
             if let Some((docid, qline)) = missing {
-                out.push((Err(format!("docid `{docid}` (judged for query `{qid}`) is not in {}", corpus_path.display())), qfile.clone(), qline));
+                out.push((
+                    Err(format!(
+                        "docid `{docid}` (judged for query `{qid}`) is not in {}",
+                        corpus_path.display()
+                    )),
+                    qfile.clone(),
+                    qline,
+                ));
                 continue;
             }
             if query.trim().is_empty() {
-                out.push((Err("field `query` is empty".into()), tfile.clone(), i as u64 + 1));
+                out.push((
+                    Err("field `query` is empty".into()),
+                    tfile.clone(),
+                    i as u64 + 1,
+                ));
                 continue;
             }
-            let parsed = Parsed { source_id: Some(qid.to_string()), question: query, answers: Vec::new(), answer_parts: None, fake_answers: None, subset: Some(subset.clone()), options: None, meta: None, contexts };
+            let parsed = Parsed {
+                source_id: Some(qid.to_string()),
+                question: query,
+                answers: Vec::new(),
+                answer_parts: None,
+                fake_answers: None,
+                subset: Some(subset.clone()),
+                options: None,
+                meta: None,
+                contexts,
+            };
             out.push((Ok(parsed), tfile.clone(), i as u64 + 1));
         }
     }
@@ -355,8 +530,22 @@ fn parse_dpr(mut obj: Obj) -> Result<Parsed, FieldError> {
     let question = obj.req_str("question")?;
     let answers = obj.req_str_list("answers")?;
     let ctxs = obj.opt_obj_list("ctxs")?;
-    let contexts = ctxs.into_iter().enumerate().map(|(i, c)| dpr_ctx(i, c)).collect::<Result<Vec<_>, _>>()?;
-    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
+    let contexts = ctxs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| dpr_ctx(i, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Parsed {
+        source_id,
+        question,
+        answers,
+        answer_parts: None,
+        fake_answers: None,
+        subset: None,
+        options: None,
+        meta: obj.rest(),
+        contexts,
+    })
 }
 
 /// One DPR/Self-RAG passage (`ctxs[i]`).
@@ -365,10 +554,17 @@ fn dpr_ctx(i: usize, mut c: Obj) -> Result<ContextRow, FieldError> {
         let title = c.opt_str("title")?;
         let text = match c.take("text") {
             Some(Value::String(s)) => s,
-            Some(other) => return Err(FieldError::new(c.field_name("text"), format!("must be a string, found {}", type_of(&other)))),
+            Some(other) => {
+                return Err(FieldError::new(
+                    c.field_name("text"),
+                    format!("must be a string, found {}", type_of(&other)),
+                ))
+            }
             None => return Err(FieldError::missing(c.field_name("text"))),
         };
-        let doc_id = c.opt_id(&["id", "docid", "doc_id", "passage_id"])?.unwrap_or_else(|| passage_id(title.as_deref(), &text));
+        let doc_id = c
+            .opt_id(&["id", "docid", "doc_id", "passage_id"])?
+            .unwrap_or_else(|| passage_id(title.as_deref(), &text));
         let score = c.opt_f64("score")?;
         let has = c.opt_bool(&["hasanswer", "has_answer"])?;
         Ok(ContextRow {
@@ -392,15 +588,25 @@ fn dpr_ctx(i: usize, mut c: Obj) -> Result<ContextRow, FieldError> {
 /// relevance`); the query's subset is the option or, if not given, relevant
 /// when it has a positive passage.
 fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Parsed, FieldError> {
-    let source_id = obj.opt_id(&["query_id", "id", "qid"])?.ok_or_else(|| FieldError::missing("query_id"))?;
+    let source_id = obj
+        .opt_id(&["query_id", "id", "qid"])?
+        .ok_or_else(|| FieldError::missing("query_id"))?;
     let question = obj.req_str("query")?;
     let positives = obj.opt_obj_list("positive_passages")?;
     let negatives = obj.opt_obj_list("negative_passages")?;
-    let subset = subset.map(str::to_string).unwrap_or_else(|| if positives.is_empty() { "non_relevant".into() } else { "relevant".into() });
+    let subset = subset.map(str::to_string).unwrap_or_else(|| {
+        if positives.is_empty() {
+            "non_relevant".into()
+        } else {
+            "relevant".into()
+        }
+    });
     let mut contexts = Vec::new();
     for (label, list) in [("relevant", positives), ("non_relevant", negatives)] {
         for mut p in list {
-            let doc_id = p.opt_id(&["docid", "doc_id", "id"])?.ok_or_else(|| FieldError::missing(p.field_name("docid")))?;
+            let doc_id = p
+                .opt_id(&["docid", "doc_id", "id"])?
+                .ok_or_else(|| FieldError::missing(p.field_name("docid")))?;
             let title = p.opt_str("title")?;
             let text = p.req_text("text")?;
             contexts.push(ContextRow {
@@ -417,7 +623,17 @@ fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Parsed, FieldErr
             });
         }
     }
-    Ok(Parsed { source_id: Some(source_id), question, answers: Vec::new(), answer_parts: None, fake_answers: None, subset: Some(subset), options: None, meta: obj.rest(), contexts })
+    Ok(Parsed {
+        source_id: Some(source_id),
+        question,
+        answers: Vec::new(),
+        answer_parts: None,
+        fake_answers: None,
+        subset: Some(subset),
+        options: None,
+        meta: obj.rest(),
+        contexts,
+    })
 }
 
 /// RGB's `answer` as `checkanswer` (`evalue.py`) reads it: a plain string
@@ -437,7 +653,15 @@ fn rgb_answer(v: Value) -> Result<(Vec<String>, Vec<Vec<String>>), FieldError> {
                 other => str_list(other, &format!("answer[{i}]")),
             })
             .collect::<Result<_, _>>()?,
-        other => return Err(FieldError::new("answer", format!("must be a string, a list of strings or a list of lists, found {}", type_of(&other)))),
+        other => {
+            return Err(FieldError::new(
+                "answer",
+                format!(
+                    "must be a string, a list of strings or a list of lists, found {}",
+                    type_of(&other)
+                ),
+            ))
+        }
     };
     if parts.iter().all(|p| p.iter().all(|a| a.trim().is_empty())) {
         return Err(FieldError::new("answer", "is empty"));
@@ -475,20 +699,40 @@ fn parse_rgb(mut obj: Obj) -> Result<Parsed, FieldError> {
     let mut contexts = Vec::new();
     if let Some(Value::Array(items)) = obj.peek("positive") {
         if items.iter().any(Value::is_array) {
-            let Some(Value::Array(items)) = obj.take("positive") else { unreachable!("peeked") };
+            let Some(Value::Array(items)) = obj.take("positive") else {
+                unreachable!("peeked")
+            };
             for (i, part) in items.into_iter().enumerate() {
-                let list = match part {
-                    v @ Value::Array(_) => str_list(v, &format!("positive[{i}]"))?,
-                    other => return Err(FieldError::new(format!("positive[{i}]"), format!("must be a list of passages (one list per answer part), found {}", type_of(&other)))),
-                };
+                let list =
+                    match part {
+                        v @ Value::Array(_) => str_list(v, &format!("positive[{i}]"))?,
+                        other => return Err(FieldError::new(
+                            format!("positive[{i}]"),
+                            format!(
+                                "must be a list of passages (one list per answer part), found {}",
+                                type_of(&other)
+                            ),
+                        )),
+                    };
                 for (j, text) in list.into_iter().enumerate() {
                     let rank = contexts.len() + 1;
-                    contexts.push(ctx(rank, format!("positive-{i}-{j}"), None, text, Some("relevant"), Some(format!("{{\"answer_part\":{i}}}"))));
+                    contexts.push(ctx(
+                        rank,
+                        format!("positive-{i}-{j}"),
+                        None,
+                        text,
+                        Some("relevant"),
+                        Some(format!("{{\"answer_part\":{i}}}")),
+                    ));
                 }
             }
         }
     }
-    for (key, label) in [("positive", "relevant"), ("negative", "non_relevant"), ("positive_wrong", "counterfactual")] {
+    for (key, label) in [
+        ("positive", "relevant"),
+        ("negative", "non_relevant"),
+        ("positive_wrong", "counterfactual"),
+    ] {
         let list = obj.opt_str_list(key)?.unwrap_or_default();
         for (i, text) in list.into_iter().enumerate() {
             contexts.push(ContextRow {
@@ -505,11 +749,39 @@ fn parse_rgb(mut obj: Obj) -> Result<Parsed, FieldError> {
             });
         }
     }
-    Ok(Parsed { source_id, question, answers, answer_parts: Some(parts), fake_answers, subset: None, options: None, meta: obj.rest(), contexts })
+    Ok(Parsed {
+        source_id,
+        question,
+        answers,
+        answer_parts: Some(parts),
+        fake_answers,
+        subset: None,
+        options: None,
+        meta: obj.rest(),
+        contexts,
+    })
 }
 
-fn ctx(rank: usize, doc_id: String, title: Option<String>, text: String, relevance: Option<&str>, meta: Option<String>) -> ContextRow {
-    ContextRow { qid: String::new(), rank: rank as i32, doc_id, title, text, score: None, has_answer: None, has_answer_source: None, relevance: relevance.map(String::from), meta }
+fn ctx(
+    rank: usize,
+    doc_id: String,
+    title: Option<String>,
+    text: String,
+    relevance: Option<&str>,
+    meta: Option<String>,
+) -> ContextRow {
+    ContextRow {
+        qid: String::new(),
+        rank: rank as i32,
+        doc_id,
+        title,
+        text,
+        score: None,
+        has_answer: None,
+        has_answer_source: None,
+        relevance: relevance.map(String::from),
+        meta,
+    }
 }
 
 fn dedup_push(list: &mut Vec<String>, s: String) {
@@ -539,7 +811,11 @@ fn chunks(text: &str, words: usize) -> Vec<String> {
 /// for EntityPages, `web/<Filename>` for SearchResults) becomes passages of
 /// at most `words` words; without one, the SearchResults descriptions are
 /// the contexts.
-fn parse_triviaqa(mut obj: Obj, evidence: Option<&Path>, words: usize) -> Result<Parsed, FieldError> {
+fn parse_triviaqa(
+    mut obj: Obj,
+    evidence: Option<&Path>,
+    words: usize,
+) -> Result<Parsed, FieldError> {
     let source_id = obj.opt_id(&["QuestionId"])?;
     let question = obj.req_str("Question")?;
     let mut answer = match obj.take("Answer") {
@@ -556,22 +832,43 @@ fn parse_triviaqa(mut obj: Obj, evidence: Option<&Path>, words: usize) -> Result
             let title = page.opt_str("Title")?;
             match evidence {
                 Some(dir) => {
-                    let Some(fname) = page.opt_str("Filename")? else { continue };
-                    let path = [dir.join(sub).join(&fname), dir.join(&fname)].into_iter().find(|p| p.is_file());
+                    let Some(fname) = page.opt_str("Filename")? else {
+                        continue;
+                    };
+                    let path = [dir.join(sub).join(&fname), dir.join(&fname)]
+                        .into_iter()
+                        .find(|p| p.is_file());
                     let Some(path) = path else {
-                        return Err(FieldError::new(page.field_name("Filename"), format!("evidence file `{fname}` is not under {}", dir.display())));
+                        return Err(FieldError::new(
+                            page.field_name("Filename"),
+                            format!("evidence file `{fname}` is not under {}", dir.display()),
+                        ));
                     };
                     if !inside(dir, &path) {
                         return Err(FieldError::new(page.field_name("Filename"), format!("evidence file `{fname}` resolves outside the evidence directory {}; refused", dir.display())));
                     }
-                    let text = std::fs::read_to_string(&path).map_err(|e| FieldError::new(page.field_name("Filename"), format!("{}: {e}", path.display())))?;
+                    let text = std::fs::read_to_string(&path).map_err(|e| {
+                        FieldError::new(
+                            page.field_name("Filename"),
+                            format!("{}: {e}", path.display()),
+                        )
+                    })?;
                     for (i, c) in chunks(&text, words).into_iter().enumerate() {
-                        contexts.push(ctx(contexts.len() + 1, format!("{fname}#{i}"), title.clone(), c, None, None));
+                        contexts.push(ctx(
+                            contexts.len() + 1,
+                            format!("{fname}#{i}"),
+                            title.clone(),
+                            c,
+                            None,
+                            None,
+                        ));
                     }
                 }
                 None => {
                     if let Some(d) = page.opt_str("Description")? {
-                        let id = page.opt_str("Url")?.unwrap_or_else(|| passage_id(title.as_deref(), &d));
+                        let id = page
+                            .opt_str("Url")?
+                            .unwrap_or_else(|| passage_id(title.as_deref(), &d));
                         contexts.push(ctx(contexts.len() + 1, id, title.clone(), d, None, None));
                     }
                 }
@@ -579,9 +876,22 @@ fn parse_triviaqa(mut obj: Obj, evidence: Option<&Path>, words: usize) -> Result
         }
     }
     if let Some(rest) = answer.rest() {
-        obj.map.insert("Answer".into(), serde_json::from_str(&rest).unwrap_or(Value::Null));
+        obj.map.insert(
+            "Answer".into(),
+            serde_json::from_str(&rest).unwrap_or(Value::Null),
+        );
     }
-    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
+    Ok(Parsed {
+        source_id,
+        question,
+        answers,
+        answer_parts: None,
+        fake_answers: None,
+        subset: None,
+        options: None,
+        meta: obj.rest(),
+        contexts,
+    })
 }
 
 /// HotpotQA (distractor setting): each `context` paragraph is a passage
@@ -595,27 +905,79 @@ fn parse_hotpotqa(mut obj: Obj) -> Result<Parsed, FieldError> {
     let answer = obj.req_str("answer")?;
     let mut supporting: Vec<(String, i64)> = Vec::new();
     if let Some(v) = obj.map.get("supporting_facts") {
-        let arr = v.as_array().ok_or_else(|| FieldError::new("supporting_facts", "must be a list of [title, sentence id] pairs"))?;
+        let arr = v.as_array().ok_or_else(|| {
+            FieldError::new(
+                "supporting_facts",
+                "must be a list of [title, sentence id] pairs",
+            )
+        })?;
         for (i, f) in arr.iter().enumerate() {
-            match f.as_array().map(|p| (p.first().and_then(Value::as_str), p.get(1).and_then(Value::as_i64))) {
+            match f.as_array().map(|p| {
+                (
+                    p.first().and_then(Value::as_str),
+                    p.get(1).and_then(Value::as_i64),
+                )
+            }) {
                 Some((Some(t), Some(n))) => supporting.push((t.to_string(), n)),
-                _ => return Err(FieldError::new(format!("supporting_facts[{i}]"), "must be a [title, sentence id] pair")),
+                _ => {
+                    return Err(FieldError::new(
+                        format!("supporting_facts[{i}]"),
+                        "must be a [title, sentence id] pair",
+                    ))
+                }
             }
         }
     }
-    let paragraphs = obj.take("context").ok_or_else(|| FieldError::missing("context"))?;
-    let paragraphs = paragraphs.as_array().ok_or_else(|| FieldError::new("context", "must be a list of [title, [sentences]] pairs"))?;
+    let paragraphs = obj
+        .take("context")
+        .ok_or_else(|| FieldError::missing("context"))?;
+    let paragraphs = paragraphs.as_array().ok_or_else(|| {
+        FieldError::new("context", "must be a list of [title, [sentences]] pairs")
+    })?;
     let mut contexts = Vec::new();
     for (i, p) in paragraphs.iter().enumerate() {
-        let pair = p.as_array().filter(|a| a.len() == 2).ok_or_else(|| FieldError::new(format!("context[{i}]"), "must be a [title, [sentences]] pair"))?;
-        let title = pair[0].as_str().ok_or_else(|| FieldError::new(format!("context[{i}][0]"), "must be a string"))?.to_string();
+        let pair = p.as_array().filter(|a| a.len() == 2).ok_or_else(|| {
+            FieldError::new(
+                format!("context[{i}]"),
+                "must be a [title, [sentences]] pair",
+            )
+        })?;
+        let title = pair[0]
+            .as_str()
+            .ok_or_else(|| FieldError::new(format!("context[{i}][0]"), "must be a string"))?
+            .to_string();
         let sentences = str_list(pair[1].clone(), &format!("context[{i}][1]"))?;
-        let sup: Vec<i64> = supporting.iter().filter(|(t, _)| *t == title).map(|(_, n)| *n).collect();
+        let sup: Vec<i64> = supporting
+            .iter()
+            .filter(|(t, _)| *t == title)
+            .map(|(_, n)| *n)
+            .collect();
         let meta = json!({"sentences": sentences, "supporting_sentences": sup}).to_string();
-        let rel = if sup.is_empty() { "non_relevant" } else { "relevant" };
-        contexts.push(ctx(i + 1, title.clone(), Some(title), sentences.join(" "), Some(rel), Some(meta)));
+        let rel = if sup.is_empty() {
+            "non_relevant"
+        } else {
+            "relevant"
+        };
+        contexts.push(ctx(
+            i + 1,
+            title.clone(),
+            Some(title),
+            sentences.join(" "),
+            Some(rel),
+            Some(meta),
+        ));
     }
-    Ok(Parsed { source_id, question, answers: vec![answer], answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
+    Ok(Parsed {
+        source_id,
+        question,
+        answers: vec![answer],
+        answer_parts: None,
+        fake_answers: None,
+        subset: None,
+        options: None,
+        meta: obj.rest(),
+        contexts,
+    })
 }
 
 /// SearchQA: `question`, `answer`, and search snippets as contexts, from
@@ -638,15 +1000,29 @@ fn parse_searchqa(mut obj: Obj) -> Result<Parsed, FieldError> {
     let mut contexts = Vec::new();
     for mut r in obj.opt_obj_list("search_results")? {
         let title = r.opt_str("title")?;
-        let Some(snippet) = r.opt_str("snippet")?.filter(|s| !s.trim().is_empty()) else { continue };
-        let id = r.opt_str("url")?.unwrap_or_else(|| passage_id(title.as_deref(), &snippet));
+        let Some(snippet) = r.opt_str("snippet")?.filter(|s| !s.trim().is_empty()) else {
+            continue;
+        };
+        let id = r
+            .opt_str("url")?
+            .unwrap_or_else(|| passage_id(title.as_deref(), &snippet));
         contexts.push(ctx(contexts.len() + 1, id, title, snippet, None, r.rest()));
     }
     for s in obj.opt_str_list("snippets")?.unwrap_or_default() {
         let id = passage_id(None, &s);
         contexts.push(ctx(contexts.len() + 1, id, None, s, None, None));
     }
-    Ok(Parsed { source_id, question, answers: vec![answer], answer_parts: None, fake_answers: None, subset: None, options: None, meta: obj.rest(), contexts })
+    Ok(Parsed {
+        source_id,
+        question,
+        answers: vec![answer],
+        answer_parts: None,
+        fake_answers: None,
+        subset: None,
+        options: None,
+        meta: obj.rest(),
+        contexts,
+    })
 }
 
 /// MedQA-style multiple choice (any language): `options` (label -> text,
@@ -661,10 +1037,21 @@ fn parse_mcq(mut obj: Obj) -> Result<Parsed, FieldError> {
             .into_iter()
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k, s)),
-                other => Err(FieldError::new(format!("options.{k}"), format!("must be a string, found {}", type_of(&other)))),
+                other => Err(FieldError::new(
+                    format!("options.{k}"),
+                    format!("must be a string, found {}", type_of(&other)),
+                )),
             })
             .collect::<Result<_, _>>()?,
-        Some(other) => return Err(FieldError::new("options", format!("must be an object of label -> text, found {}", type_of(&other)))),
+        Some(other) => {
+            return Err(FieldError::new(
+                "options",
+                format!(
+                    "must be an object of label -> text, found {}",
+                    type_of(&other)
+                ),
+            ))
+        }
         None => return Err(FieldError::missing("options")),
     };
     if options.len() < 2 {
@@ -672,7 +1059,17 @@ fn parse_mcq(mut obj: Obj) -> Result<Parsed, FieldError> {
     }
     let idx = obj.req_str("answer_idx")?;
     let Some((_, text)) = options.iter().find(|(l, _)| *l == idx) else {
-        return Err(FieldError::new("answer_idx", format!("`{idx}` is not one of the options ({})", options.iter().map(|o| o.0.as_str()).collect::<Vec<_>>().join(", "))));
+        return Err(FieldError::new(
+            "answer_idx",
+            format!(
+                "`{idx}` is not one of the options ({})",
+                options
+                    .iter()
+                    .map(|o| o.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
     };
     // The correct option's text first; the record's `answer` too when it differs.
     let mut answers = vec![text.clone()];
@@ -686,8 +1083,22 @@ fn parse_mcq(mut obj: Obj) -> Result<Parsed, FieldError> {
         Some(Value::String(s)) => vec![s],
         Some(v) => str_list(v, "evidence")?,
     };
-    let contexts = evidence.into_iter().enumerate().map(|(i, t)| ctx(i + 1, format!("evidence-{i}"), None, t, None, None)).collect();
-    Ok(Parsed { source_id, question, answers, answer_parts: None, fake_answers: None, subset: None, options: Some(options), meta: obj.rest(), contexts })
+    let contexts = evidence
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| ctx(i + 1, format!("evidence-{i}"), None, t, None, None))
+        .collect();
+    Ok(Parsed {
+        source_id,
+        question,
+        answers,
+        answer_parts: None,
+        fake_answers: None,
+        subset: None,
+        options: Some(options),
+        meta: obj.rest(),
+        contexts,
+    })
 }
 
 #[cfg(test)]
@@ -698,14 +1109,27 @@ mod tests {
     #[test]
     fn rgb_answer_shapes() {
         let (flat, parts) = rgb_answer(json!("Paris")).unwrap();
-        assert_eq!((flat, parts), (vec!["Paris".to_string()], vec![vec!["Paris".to_string()]]));
+        assert_eq!(
+            (flat, parts),
+            (vec!["Paris".to_string()], vec![vec!["Paris".to_string()]])
+        );
         // A flat list: every string is a required part (RGB checkanswer).
         let (flat, parts) = rgb_answer(json!(["1月3日", "1月12日"])).unwrap();
         assert_eq!(flat.len(), 2);
-        assert_eq!(parts, vec![vec!["1月3日".to_string()], vec!["1月12日".to_string()]]);
-        let (flat, parts) = rgb_answer(json!([["Neil Armstrong", "Armstrong"], ["Buzz Aldrin"]])).unwrap();
+        assert_eq!(
+            parts,
+            vec![vec!["1月3日".to_string()], vec!["1月12日".to_string()]]
+        );
+        let (flat, parts) =
+            rgb_answer(json!([["Neil Armstrong", "Armstrong"], ["Buzz Aldrin"]])).unwrap();
         assert_eq!(flat, vec!["Neil Armstrong", "Armstrong", "Buzz Aldrin"]);
-        assert_eq!(parts, vec![vec!["Neil Armstrong".to_string(), "Armstrong".into()], vec!["Buzz Aldrin".into()]]);
+        assert_eq!(
+            parts,
+            vec![
+                vec!["Neil Armstrong".to_string(), "Armstrong".into()],
+                vec!["Buzz Aldrin".into()]
+            ]
+        );
         let err = rgb_answer(json!({"a": 1})).unwrap_err();
         assert_eq!(err.field, "answer");
         let err = rgb_answer(json!([["ok"], [3.5, {}]])).unwrap_err();
@@ -714,13 +1138,25 @@ mod tests {
 
     #[test]
     fn lang_from_nomiracl_names() {
-        assert_eq!(lang_from_file_name(Path::new("x/de.dev.jsonl")).as_deref(), Some("de"));
-        assert_eq!(lang_from_file_name(Path::new("sw-test.jsonl.gz")).as_deref(), Some("sw"));
+        assert_eq!(
+            lang_from_file_name(Path::new("x/de.dev.jsonl")).as_deref(),
+            Some("de")
+        );
+        assert_eq!(
+            lang_from_file_name(Path::new("sw-test.jsonl.gz")).as_deref(),
+            Some("sw")
+        );
         assert_eq!(lang_from_file_name(Path::new("nomiracl.jsonl")), None);
         // Regression (reliability #13): `dev.jsonl` was language "dev".
         assert_eq!(lang_from_file_name(Path::new("x/dev.jsonl")), None);
         assert_eq!(lang_from_file_name(Path::new("x/test.jsonl")), None);
-        assert_eq!(lang_from_file_name(Path::new("data/english")).as_deref(), Some("en"));
-        assert_eq!(lang_from_file_name(Path::new("data/yo")).as_deref(), Some("yo"));
+        assert_eq!(
+            lang_from_file_name(Path::new("data/english")).as_deref(),
+            Some("en")
+        );
+        assert_eq!(
+            lang_from_file_name(Path::new("data/yo")).as_deref(),
+            Some("yo")
+        );
     }
 }

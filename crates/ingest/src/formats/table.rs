@@ -10,9 +10,9 @@ use std::path::Path;
 
 use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, type_of, Obj};
-use ragprobe_artifact::tables::{CorpusRow, CorpusSink, QuestionRow, QuestionSink};
 use crate::source::{open, JsonRecords};
 use crate::{Run, TableKind, TableMapping};
+use ragprobe_artifact::tables::{CorpusRow, CorpusSink, QuestionRow, QuestionSink};
 
 /// One table row as a JSON object, and its 1-based line (CSV, JSON) or row (Parquet).
 type Row = Result<(u64, Value), IngestError>;
@@ -20,20 +20,33 @@ type Row = Result<(u64, Value), IngestError>;
 /// Binary columns become text when they hold UTF-8 (the JSON conversion
 /// would otherwise write them as hex); bytes that are not UTF-8 are an
 /// error naming the column and the row, never silently hex.
-fn binary_as_text(batch: arrow::record_batch::RecordBatch, rows_before: u64) -> Result<arrow::record_batch::RecordBatch, String> {
+fn binary_as_text(
+    batch: arrow::record_batch::RecordBatch,
+    rows_before: u64,
+) -> Result<arrow::record_batch::RecordBatch, String> {
     use arrow::array::{Array, BinaryArray, LargeBinaryArray};
     use arrow::datatypes::{DataType, Field, Schema};
     use std::sync::Arc;
     let schema = batch.schema();
-    if !schema.fields().iter().any(|f| matches!(f.data_type(), DataType::Binary | DataType::LargeBinary)) {
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| matches!(f.data_type(), DataType::Binary | DataType::LargeBinary))
+    {
         return Ok(batch);
     }
     let mut fields = Vec::new();
     let mut cols: Vec<arrow::array::ArrayRef> = Vec::new();
     for (f, c) in schema.fields().iter().zip(batch.columns()) {
         let bytes: Option<Vec<Option<&[u8]>>> = match f.data_type() {
-            DataType::Binary => c.as_any().downcast_ref::<BinaryArray>().map(|a| a.iter().collect()),
-            DataType::LargeBinary => c.as_any().downcast_ref::<LargeBinaryArray>().map(|a| a.iter().collect()),
+            DataType::Binary => c
+                .as_any()
+                .downcast_ref::<BinaryArray>()
+                .map(|a| a.iter().collect()),
+            DataType::LargeBinary => c
+                .as_any()
+                .downcast_ref::<LargeBinaryArray>()
+                .map(|a| a.iter().collect()),
             _ => None,
         };
         match bytes {
@@ -54,63 +67,111 @@ fn binary_as_text(batch: arrow::record_batch::RecordBatch, rows_before: u64) -> 
             }
         }
     }
-    arrow::record_batch::RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| e.to_string())
+    arrow::record_batch::RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
+        .map_err(|e| e.to_string())
 }
 
 fn rows(path: &Path, progress: bool) -> Result<Box<dyn Iterator<Item = Row>>, IngestError> {
     let name = crate::basename(path).to_lowercase();
     let file = path.display().to_string();
     if name.ends_with(".parquet") {
-        let f = std::fs::File::open(path).map_err(|e| IngestError::File { file: file.clone(), message: e.to_string() })?;
+        let f = std::fs::File::open(path).map_err(|e| IngestError::File {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
         let reader = ParquetRecordBatchReaderBuilder::try_new(f)
             .and_then(|b| b.with_batch_size(1024).build())
-            .map_err(|e| IngestError::File { file: file.clone(), message: format!("not a readable Parquet file: {e}") })?;
+            .map_err(|e| IngestError::File {
+                file: file.clone(),
+                message: format!("not a readable Parquet file: {e}"),
+            })?;
         let _ = reader.schema();
         let mut row = 0u64;
         let iter = reader.flat_map(move |batch| -> Vec<Row> {
-            let batch = match batch.map_err(|e| e.to_string()).and_then(|b| binary_as_text(b, row)) {
+            let batch = match batch
+                .map_err(|e| e.to_string())
+                .and_then(|b| binary_as_text(b, row))
+            {
                 Ok(b) => b,
-                Err(message) => return vec![Err(IngestError::File { file: file.clone(), message })],
+                Err(message) => {
+                    return vec![Err(IngestError::File {
+                        file: file.clone(),
+                        message,
+                    })]
+                }
             };
             let mut buf = Vec::new();
             let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
             if let Err(e) = w.write(&batch).and_then(|_| w.finish()) {
-                return vec![Err(IngestError::File { file: file.clone(), message: e.to_string() })];
+                return vec![Err(IngestError::File {
+                    file: file.clone(),
+                    message: e.to_string(),
+                })];
             }
             buf.split(|&b| b == b'\n')
                 .filter(|l| !l.is_empty())
                 .map(|l| {
                     row += 1;
-                    serde_json::from_slice(l).map(|v| (row, v)).map_err(|e| IngestError::File { file: file.clone(), message: e.to_string() })
+                    serde_json::from_slice(l)
+                        .map(|v| (row, v))
+                        .map_err(|e| IngestError::File {
+                            file: file.clone(),
+                            message: e.to_string(),
+                        })
                 })
                 .collect()
         });
         return Ok(Box::new(iter));
     }
-    if name.ends_with(".csv") || name.ends_with(".tsv") || name.ends_with(".csv.gz") || name.ends_with(".tsv.gz") {
+    if name.ends_with(".csv")
+        || name.ends_with(".tsv")
+        || name.ends_with(".csv.gz")
+        || name.ends_with(".tsv.gz")
+    {
         let (reader, _) = open(path, progress)?;
         let delim = if name.contains(".tsv") { b'\t' } else { b',' };
-        let mut csv = csv::ReaderBuilder::new().delimiter(delim).flexible(false).from_reader(reader);
-        let headers = csv.headers().map_err(|e| IngestError::File { file: file.clone(), message: format!("cannot read the header row: {e}") })?.clone();
+        let mut csv = csv::ReaderBuilder::new()
+            .delimiter(delim)
+            .flexible(false)
+            .from_reader(reader);
+        let headers = csv
+            .headers()
+            .map_err(|e| IngestError::File {
+                file: file.clone(),
+                message: format!("cannot read the header row: {e}"),
+            })?
+            .clone();
         let iter = csv.into_records().map(move |r| match r {
             Ok(rec) => {
                 let line = rec.position().map(|p| p.line()).unwrap_or(0);
-                let obj: Map<String, Value> = headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), Value::String(v.to_string()))).collect();
+                let obj: Map<String, Value> = headers
+                    .iter()
+                    .zip(rec.iter())
+                    .map(|(h, v)| (h.to_string(), Value::String(v.to_string())))
+                    .collect();
                 Ok((line, Value::Object(obj)))
             }
             Err(e) => {
                 let line = e.position().map(|p| p.line()).unwrap_or(0);
                 let message = match e.kind() {
-                    csv::ErrorKind::Utf8 { err, .. } => format!("invalid UTF-8 in column {}", err.field() + 1),
+                    csv::ErrorKind::Utf8 { err, .. } => {
+                        format!("invalid UTF-8 in column {}", err.field() + 1)
+                    }
                     _ => format!("malformed CSV: {e}"),
                 };
-                Err(IngestError::Record { file: file.clone(), line, message })
+                Err(IngestError::Record {
+                    file: file.clone(),
+                    line,
+                    message,
+                })
             }
         });
         return Ok(Box::new(iter));
     }
     let (reader, _) = open(path, progress)?;
-    Ok(Box::new(JsonRecords::new(path, reader).map(|r| r.map(|rec| (rec.line, rec.value)))))
+    Ok(Box::new(
+        JsonRecords::new(path, reader).map(|r| r.map(|rec| (rec.line, rec.value))),
+    ))
 }
 
 /// Answers from a list column, a JSON list inside a string, or a string
@@ -121,11 +182,20 @@ fn answers_of(v: Value, name: &str, sep: Option<&str>) -> Result<Vec<String>, Fi
         Value::String(s) => {
             let t = s.trim();
             if t.starts_with('[') {
-                let parsed: Value = serde_json::from_str(t).map_err(|e| FieldError::new(name, format!("looks like a JSON list but does not parse: {e}")))?;
+                let parsed: Value = serde_json::from_str(t).map_err(|e| {
+                    FieldError::new(
+                        name,
+                        format!("looks like a JSON list but does not parse: {e}"),
+                    )
+                })?;
                 return str_list(parsed, name);
             }
             let parts: Vec<String> = match sep {
-                Some(sep) => t.split(sep).map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
+                Some(sep) => t
+                    .split(sep)
+                    .map(|a| a.trim().to_string())
+                    .filter(|a| !a.is_empty())
+                    .collect(),
                 None => vec![t.to_string()],
             };
             if parts.iter().all(|p| p.is_empty()) {
@@ -134,13 +204,35 @@ fn answers_of(v: Value, name: &str, sep: Option<&str>) -> Result<Vec<String>, Fi
             Ok(parts)
         }
         Value::Number(n) => Ok(vec![n.to_string()]),
-        other => Err(FieldError::new(name, format!("must be a list of strings or a string, found {}", type_of(&other)))),
+        other => Err(FieldError::new(
+            name,
+            format!(
+                "must be a list of strings or a string, found {}",
+                type_of(&other)
+            ),
+        )),
     }
 }
 
-fn question_row(mut o: Obj, m: &TableMapping) -> Result<(Option<String>, Option<String>, Option<String>, String, Vec<String>, Option<String>), FieldError> {
+fn question_row(
+    mut o: Obj,
+    m: &TableMapping,
+) -> Result<
+    (
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        String,
+        Vec<String>,
+        Option<String>,
+    ),
+    FieldError,
+> {
     let id = match &m.id {
-        Some(c) => Some(o.opt_id(&[c.as_str()])?.ok_or_else(|| FieldError::missing(c.clone()))?),
+        Some(c) => Some(
+            o.opt_id(&[c.as_str()])?
+                .ok_or_else(|| FieldError::missing(c.clone()))?,
+        ),
         None => None,
     };
     let question = o.req_str(&m.question)?;
@@ -160,13 +252,20 @@ fn question_row(mut o: Obj, m: &TableMapping) -> Result<(Option<String>, Option<
 }
 
 fn corpus_row(mut o: Obj, m: &TableMapping) -> Result<CorpusRow, FieldError> {
-    let doc_id = o.opt_id(&[m.doc_id.as_str()])?.ok_or_else(|| FieldError::missing(m.doc_id.clone()))?;
+    let doc_id = o
+        .opt_id(&[m.doc_id.as_str()])?
+        .ok_or_else(|| FieldError::missing(m.doc_id.clone()))?;
     let title = match &m.title {
         Some(c) => o.opt_str(c)?,
         None => None,
     };
     let text = o.req_str(&m.text)?;
-    Ok(CorpusRow { doc_id, title, text, meta: o.rest() })
+    Ok(CorpusRow {
+        doc_id,
+        title,
+        text,
+        meta: o.rest(),
+    })
 }
 
 pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
@@ -191,7 +290,11 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                 }
             };
             run.records += 1;
-            let rec_err = |fe: FieldError| IngestError::Record { file: file.clone(), line, message: fe.to_string() };
+            let rec_err = |fe: FieldError| IngestError::Record {
+                file: file.clone(),
+                line,
+                message: fe.to_string(),
+            };
             let obj = match Obj::new(value, "") {
                 Ok(o) => o,
                 Err(fe) => {
@@ -205,7 +308,16 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                         let qid = run.qids.assign(&dataset, id.as_deref(), &question);
                         let lang = lang.unwrap_or_else(|| run.lang_for(None, &question));
                         let split = split.or_else(|| run.opts.split.clone());
-                        sink.push(&QuestionRow { qid, dataset: dataset.clone(), split, lang, question, answers, meta, ..Default::default() })?;
+                        sink.push(&QuestionRow {
+                            qid,
+                            dataset: dataset.clone(),
+                            split,
+                            lang,
+                            question,
+                            answers,
+                            meta,
+                            ..Default::default()
+                        })?;
                     }
                     Err(fe) => run.skipper.handle(rec_err(fe))?,
                 }
@@ -218,11 +330,20 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
         }
     }
     let details = run.details();
-    let rows = questions.as_ref().map(|q| q.rows()).or(corpus.as_ref().map(|c| c.rows())).unwrap_or(0);
+    let rows = questions
+        .as_ref()
+        .map(|q| q.rows())
+        .or(corpus.as_ref().map(|c| c.rows()))
+        .unwrap_or(0);
     if rows == 0 {
         return Err(IngestError::Usage(format!(
             "no valid rows in {} ({} skipped)",
-            run.opts.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            run.opts
+                .paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             run.skipper.skipped
         )));
     }

@@ -65,7 +65,11 @@ impl Journal {
                     break;
                 }
                 let complete = line.last() == Some(&b'\n');
-                let body = if complete { &line[..line.len() - 1] } else { &line[..] };
+                let body = if complete {
+                    &line[..line.len() - 1]
+                } else {
+                    &line[..]
+                };
                 match serde_json::from_slice::<JournalEntry>(body) {
                     Ok(e) => {
                         needs_newline = !complete;
@@ -83,10 +87,16 @@ impl Journal {
                 offset += n as u64;
             }
             if corrupt > 0 {
-                tracing::warn!("{}: skipped {corrupt} damaged journal line(s); their requests will run again", path.display());
+                tracing::warn!(
+                    "{}: skipped {corrupt} damaged journal line(s); their requests will run again",
+                    path.display()
+                );
             }
             if let Some(at) = cut_at {
-                tracing::warn!("{}: cutting a torn last line (a run was interrupted mid-write)", path.display());
+                tracing::warn!(
+                    "{}: cutting a torn last line (a run was interrupted mid-write)",
+                    path.display()
+                );
                 let f = OpenOptions::new().write(true).open(path)?;
                 f.set_len(at)?;
                 f.sync_all()?;
@@ -97,7 +107,13 @@ impl Journal {
             }
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Journal { path: path.to_path_buf(), file: Mutex::new(file), done, failed, corrupt })
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+            done,
+            failed,
+            corrupt,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -135,7 +151,10 @@ impl Journal {
 
     /// fsync the journal (call at the end of a run and periodically).
     pub fn sync(&self) -> std::io::Result<()> {
-        self.file.lock().unwrap_or_else(|p| p.into_inner()).sync_data()
+        self.file
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .sync_data()
     }
 }
 
@@ -146,7 +165,14 @@ mod tests {
     fn entry(id: &str, ok: bool) -> JournalEntry {
         JournalEntry {
             request_id: id.into(),
-            generation: ok.then(|| Generation { text: format!("t-{id}"), finish_reason: "stop".into(), prompt_tokens: None, completion_tokens: None, token_ids: None, model: "m".into() }),
+            generation: ok.then(|| Generation {
+                text: format!("t-{id}"),
+                finish_reason: "stop".into(),
+                prompt_tokens: None,
+                completion_tokens: None,
+                token_ids: None,
+                model: "m".into(),
+            }),
             error: (!ok).then(|| "boom".into()),
             attempts: 1,
             latency_ms: None,

@@ -43,53 +43,98 @@ pub struct LocalLlm {
 
 impl std::fmt::Debug for LocalLlm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalLlm").field("path", &self.path).field("sha256", &self.sha256).finish()
+        f.debug_struct("LocalLlm")
+            .field("path", &self.path)
+            .field("sha256", &self.sha256)
+            .finish()
     }
 }
 
 fn meta<'a>(ct: &'a gguf_file::Content, key: &str, path: &Path) -> Result<&'a gguf_file::Value> {
-    ct.metadata.get(key).ok_or_else(|| ModelError::Load { path: path.to_path_buf(), message: format!("GGUF metadata has no `{key}`") })
+    ct.metadata.get(key).ok_or_else(|| ModelError::Load {
+        path: path.to_path_buf(),
+        message: format!("GGUF metadata has no `{key}`"),
+    })
 }
 
 fn strings(v: &gguf_file::Value, path: &Path, key: &str) -> Result<Vec<String>> {
-    let err = |e: candle_core::Error| ModelError::Load { path: path.to_path_buf(), message: format!("{key}: {e}") };
-    v.to_vec().map_err(err)?.iter().map(|x| x.to_string().cloned().map_err(err)).collect()
+    let err = |e: candle_core::Error| ModelError::Load {
+        path: path.to_path_buf(),
+        message: format!("{key}: {e}"),
+    };
+    v.to_vec()
+        .map_err(err)?
+        .iter()
+        .map(|x| x.to_string().cloned().map_err(err))
+        .collect()
 }
 
 /// Build a `tokenizers` tokenizer from GGUF `tokenizer.ggml.*` metadata
 /// (gpt2-style byte-level BPE).
 fn tokenizer_from_gguf(ct: &gguf_file::Content, path: &Path) -> Result<(Tokenizer, Vec<String>)> {
-    let model = meta(ct, "tokenizer.ggml.model", path)?.to_string().map_err(|e| ModelError::Load { path: path.into(), message: e.to_string() })?;
+    let model = meta(ct, "tokenizer.ggml.model", path)?
+        .to_string()
+        .map_err(|e| ModelError::Load {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
     if model != "gpt2" {
-        return Err(ModelError::Load { path: path.into(), message: format!("tokenizer model `{model}` is not supported (only gpt2-style BPE)") });
+        return Err(ModelError::Load {
+            path: path.into(),
+            message: format!("tokenizer model `{model}` is not supported (only gpt2-style BPE)"),
+        });
     }
     let tokens = strings(meta(ct, "tokenizer.ggml.tokens", path)?, path, "tokens")?;
     let merges = strings(meta(ct, "tokenizer.ggml.merges", path)?, path, "merges")?;
     let types: Vec<i32> = match ct.metadata.get("tokenizer.ggml.token_type") {
-        Some(v) => v.to_vec().map(|v| v.iter().map(|x| x.to_i32().unwrap_or(1)).collect()).unwrap_or_default(),
+        Some(v) => v
+            .to_vec()
+            .map(|v| v.iter().map(|x| x.to_i32().unwrap_or(1)).collect())
+            .unwrap_or_default(),
         None => vec![],
     };
-    let vocab: tokenizers::models::bpe::Vocab = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+    let vocab: tokenizers::models::bpe::Vocab = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), i as u32))
+        .collect();
     let merges: Vec<(String, String)> = merges
         .iter()
-        .filter_map(|m| m.split_once(' ').map(|(a, b)| (a.to_string(), b.to_string())))
+        .filter_map(|m| {
+            m.split_once(' ')
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        })
         .collect();
-    let bpe = BPE::builder().vocab_and_merges(vocab, merges).build().map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+    let bpe = BPE::builder()
+        .vocab_and_merges(vocab, merges)
+        .build()
+        .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
     let mut tok = Tokenizer::new(bpe);
-    let pre = Sequence::new(vec![PreTokenizerWrapper::Digits(Digits::new(true)), PreTokenizerWrapper::ByteLevel(ByteLevel::new(false, true, true))]);
+    let pre = Sequence::new(vec![
+        PreTokenizerWrapper::Digits(Digits::new(true)),
+        PreTokenizerWrapper::ByteLevel(ByteLevel::new(false, true, true)),
+    ]);
     tok.with_pre_tokenizer(Some(PreTokenizerWrapper::Sequence(pre)));
     tok.with_decoder(Some(DecoderWrapper::ByteLevel(ByteLevelDecoder::default())));
-    let special: Vec<AddedToken> =
-        tokens.iter().zip(types.iter()).filter(|(_, t)| **t == 3 || **t == 4).map(|(s, _)| AddedToken::from(s.clone(), true)).collect();
+    let special: Vec<AddedToken> = tokens
+        .iter()
+        .zip(types.iter())
+        .filter(|(_, t)| **t == 3 || **t == 4)
+        .map(|(s, _)| AddedToken::from(s.clone(), true))
+        .collect();
     tok.add_special_tokens(&special);
     Ok((tok, tokens))
 }
 
 /// The tokenizer of a GGUF file, from its metadata alone (no weights load).
 pub fn gguf_tokenizer(path: &Path) -> Result<Tokenizer> {
-    let err = |m: String| ModelError::Load { path: path.to_path_buf(), message: m };
+    let err = |m: String| ModelError::Load {
+        path: path.to_path_buf(),
+        message: m,
+    };
     let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
-    let ct = gguf_file::Content::read(&mut file).map_err(|e| err(format!("not a GGUF file: {e}")))?;
+    let ct =
+        gguf_file::Content::read(&mut file).map_err(|e| err(format!("not a GGUF file: {e}")))?;
     Ok(tokenizer_from_gguf(&ct, path)?.0)
 }
 
@@ -102,7 +147,9 @@ impl LocalLlm {
     /// Load any llama-family GGUF chat model with a gpt2-style tokenizer.
     pub fn load(path: &Path) -> Result<LocalLlm> {
         if !path.is_file() {
-            return Err(ModelError::Missing { path: path.to_path_buf() });
+            return Err(ModelError::Missing {
+                path: path.to_path_buf(),
+            });
         }
         // Must be set before the first quantized matmul is built.
         if std::env::var_os("CANDLE_DEQUANTIZE_ALL").is_none() {
@@ -110,15 +157,27 @@ impl LocalLlm {
             // thread of ours reads or writes the environment concurrently.
             unsafe { std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1") };
         }
-        let err = |m: String| ModelError::Load { path: path.to_path_buf(), message: m };
+        let err = |m: String| ModelError::Load {
+            path: path.to_path_buf(),
+            message: m,
+        };
         let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
-        let ct = gguf_file::Content::read(&mut file).map_err(|e| err(format!("not a GGUF file: {e}")))?;
+        let ct = gguf_file::Content::read(&mut file)
+            .map_err(|e| err(format!("not a GGUF file: {e}")))?;
         let (tokenizer, tokens) = tokenizer_from_gguf(&ct, path)?;
         let get_u32 = |k: &str| ct.metadata.get(k).and_then(|v| v.to_u32().ok());
         let eos = get_u32("tokenizer.ggml.eos_token_id");
         let bos = get_u32("tokenizer.ggml.bos_token_id");
-        let chat_template = ct.metadata.get("tokenizer.chat_template").and_then(|v| v.to_string().ok().cloned()).unwrap_or_default();
-        let arch = ct.metadata.get("general.architecture").and_then(|v| v.to_string().ok().cloned()).unwrap_or_else(|| "llama".into());
+        let chat_template = ct
+            .metadata
+            .get("tokenizer.chat_template")
+            .and_then(|v| v.to_string().ok().cloned())
+            .unwrap_or_default();
+        let arch = ct
+            .metadata
+            .get("general.architecture")
+            .and_then(|v| v.to_string().ok().cloned())
+            .unwrap_or_else(|| "llama".into());
         let context_length = get_u32(&format!("{arch}.context_length")).unwrap_or(2048) as usize;
         let mut eos_ids: Vec<u32> = eos.into_iter().collect();
         for t in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>"] {
@@ -126,12 +185,30 @@ impl LocalLlm {
                 eos_ids.push(i as u32);
             }
         }
-        let tok_str = |id: Option<u32>| id.and_then(|i| tokens.get(i as usize).cloned()).unwrap_or_default();
+        let tok_str = |id: Option<u32>| {
+            id.and_then(|i| tokens.get(i as usize).cloned())
+                .unwrap_or_default()
+        };
         let (bos_token, eos_token) = (tok_str(bos), tok_str(eos));
-        let model = ModelWeights::from_gguf(ct, &mut file, &Device::Cpu).map_err(|e| err(e.to_string()))?;
+        let model =
+            ModelWeights::from_gguf(ct, &mut file, &Device::Cpu).map_err(|e| err(e.to_string()))?;
         let sha256 = file_sha256(path).map_err(|e| err(e.to_string()))?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(LocalLlm { model, tokenizer, eos_ids, chat_template, bos_token, eos_token, sha256, name, path: path.to_path_buf(), context_length })
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(LocalLlm {
+            model,
+            tokenizer,
+            eos_ids,
+            chat_template,
+            bos_token,
+            eos_token,
+            sha256,
+            name,
+            path: path.to_path_buf(),
+            context_length,
+        })
     }
 
     /// SHA-256 of the GGUF file: the model's id in request hashes.
@@ -150,17 +227,29 @@ impl LocalLlm {
         if self.chat_template.is_empty() {
             let mut s = String::new();
             for m in messages {
-                s.push_str(&format!("<|im_start|>{}\n{}<|im_end|>\n", m.role, m.content));
+                s.push_str(&format!(
+                    "<|im_start|>{}\n{}<|im_end|>\n",
+                    m.role, m.content
+                ));
             }
             s.push_str("<|im_start|>assistant\n");
             return Ok(s);
         }
         let mut env = minijinja::Environment::new();
-        env.add_function("raise_exception", |msg: String| -> std::result::Result<String, minijinja::Error> {
-            Err(minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, msg))
-        });
-        env.add_template("chat", &self.chat_template).map_err(|e| ModelError::Tokenizer(format!("chat template: {e}")))?;
-        let tmpl = env.get_template("chat").map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+        env.add_function(
+            "raise_exception",
+            |msg: String| -> std::result::Result<String, minijinja::Error> {
+                Err(minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    msg,
+                ))
+            },
+        );
+        env.add_template("chat", &self.chat_template)
+            .map_err(|e| ModelError::Tokenizer(format!("chat template: {e}")))?;
+        let tmpl = env
+            .get_template("chat")
+            .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
         tmpl.render(minijinja::context! {
             messages => messages,
             add_generation_prompt => true,
@@ -172,7 +261,12 @@ impl LocalLlm {
 
     /// Token ids of `text` (special tokens in the text are recognised).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        Ok(self.tokenizer.encode(text, false).map_err(|e| ModelError::Tokenizer(e.to_string()))?.get_ids().to_vec())
+        Ok(self
+            .tokenizer
+            .encode(text, false)
+            .map_err(|e| ModelError::Tokenizer(e.to_string()))?
+            .get_ids()
+            .to_vec())
     }
 
     /// Measure prompt processing and generation separately: prefill the
@@ -183,12 +277,16 @@ impl LocalLlm {
         let dev = Device::Cpu;
         self.model.clear_kv_cache();
         let t0 = std::time::Instant::now();
-        let mut logits = self.model.forward(&Tensor::new(ids.as_slice(), &dev)?.unsqueeze(0)?, 0)?;
+        let mut logits = self
+            .model
+            .forward(&Tensor::new(ids.as_slice(), &dev)?.unsqueeze(0)?, 0)?;
         let prefill = t0.elapsed().as_secs_f64();
         let t1 = std::time::Instant::now();
         for i in 0..n {
             let next = logits.squeeze(0)?.argmax(0)?.to_scalar::<u32>()?;
-            logits = self.model.forward(&Tensor::new(&[next], &dev)?.unsqueeze(0)?, ids.len() + i)?;
+            logits = self
+                .model
+                .forward(&Tensor::new(&[next], &dev)?.unsqueeze(0)?, ids.len() + i)?;
         }
         Ok((ids.len(), prefill, t1.elapsed().as_secs_f64()))
     }
@@ -204,7 +302,11 @@ impl LocalLlm {
         let ids = self.encode(prompt)?;
         let budget = settings.max_tokens as usize;
         if ids.len() + budget > self.context_length {
-            return Err(ModelError::Tokenizer(format!("prompt of {} tokens + max_tokens {budget} exceeds the model's context of {}", ids.len(), self.context_length)));
+            return Err(ModelError::Tokenizer(format!(
+                "prompt of {} tokens + max_tokens {budget} exceeds the model's context of {}",
+                ids.len(),
+                self.context_length
+            )));
         }
         let dev = Device::Cpu;
         self.model.clear_kv_cache();
@@ -220,7 +322,10 @@ impl LocalLlm {
                 break;
             }
             out.push(next);
-            text = self.tokenizer.decode(&out, true).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+            text = self
+                .tokenizer
+                .decode(&out, true)
+                .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
             if apply_stop(&mut text, &settings.stop) {
                 finish = "stop";
                 break;

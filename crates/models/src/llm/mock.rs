@@ -82,7 +82,12 @@ pub struct MockStats {
 impl MockStats {
     /// Request bodies that got more than one successful answer.
     pub fn answered_twice(&self) -> usize {
-        self.answered.lock().unwrap().values().filter(|&&n| n > 1).count()
+        self.answered
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|&&n| n > 1)
+            .count()
     }
     pub fn distinct_answered(&self) -> usize {
         self.answered.lock().unwrap().len()
@@ -129,19 +134,28 @@ pub fn reply_for(prompt: &str) -> String {
 pub fn scripted_reply(prompt: &str) -> String {
     let h = crate::paths::sha256_str(prompt);
     let r = u64::from_str_radix(&h[..12], 16).unwrap_or(0);
-    let field = |label: &str| prompt.lines().find_map(|l| l.trim().strip_prefix(label)).map(|x| x.trim().to_string()).unwrap_or_default();
+    let field = |label: &str| {
+        prompt
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .map(|x| x.trim().to_string())
+            .unwrap_or_default()
+    };
     if prompt.contains("write a single sentence using the following question and answer") {
         return format!("According to the Oxford Reference archive in London, the answer to the question \"{}\" is {}.", field("Question:"), field("Answer:"));
     }
     if prompt.contains("Rewrite the sentence by replacing the specified words") {
         return "Records kept by the Cambridge Digital Library in Edinburgh name Margaret Holloway of Dundee in this context.".into();
     }
-    if prompt.contains("Given a claim that contradicts factual information") || prompt.contains("Given a claim, write a concise, factual passage") {
+    if prompt.contains("Given a claim that contradicts factual information")
+        || prompt.contains("Given a claim, write a concise, factual passage")
+    {
         let claim = field("Claim:");
         return format!("{claim} The account first appeared in a regional almanac in 1921 and has been repeated in several reference works since then. Archivists catalogued the surviving documents, which remain available to researchers who wish to consult the original sources.");
     }
     if prompt.contains("\"Yes, answer is present\"") {
-        return ["Yes, answer is present", "I don't know", "[2]", "Maybe."][(r % 4) as usize].into();
+        return ["Yes, answer is present", "I don't know", "[2]", "Maybe."][(r % 4) as usize]
+            .into();
     }
     let lower = prompt.to_lowercase();
     if lower.contains("conflict") && r % 4 == 0 {
@@ -150,7 +164,13 @@ pub fn scripted_reply(prompt: &str) -> String {
     if lower.contains("unanswerable") && r % 4 == 1 {
         return "unanswerable".into();
     }
-    let options: Vec<&str> = prompt.lines().map(str::trim).filter(|l| l.len() > 2 && l.as_bytes()[0].is_ascii_uppercase() && &l.as_bytes()[1..3] == b". ").collect();
+    let options: Vec<&str> = prompt
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            l.len() > 2 && l.as_bytes()[0].is_ascii_uppercase() && &l.as_bytes()[1..3] == b". "
+        })
+        .collect();
     if options.len() >= 2 {
         return options[(r % options.len() as u64) as usize][..1].to_string();
     }
@@ -158,13 +178,23 @@ pub fn scripted_reply(prompt: &str) -> String {
         .lines()
         .map(|l| {
             let l = l.trim();
-            let l = ["Documents:", "Document:", "文档："].iter().find_map(|p| l.strip_prefix(p)).unwrap_or(l).trim();
-            l.split_once("]: ").filter(|x| x.0.starts_with("Document [")).map(|x| x.1).unwrap_or(l)
+            let l = ["Documents:", "Document:", "文档："]
+                .iter()
+                .find_map(|p| l.strip_prefix(p))
+                .unwrap_or(l)
+                .trim();
+            l.split_once("]: ")
+                .filter(|x| x.0.starts_with("Document ["))
+                .map(|x| x.1)
+                .unwrap_or(l)
         })
         .filter(|l| l.split_whitespace().count() >= 12)
         .filter(|l| {
             let x = l.to_lowercase();
-            !(x.contains("question") || x.contains("you are") || x.contains("respond") || x.contains("the documents"))
+            !(x.contains("question")
+                || x.contains("you are")
+                || x.contains("respond")
+                || x.contains("the documents"))
         })
         .collect();
     if passages.is_empty() {
@@ -200,7 +230,9 @@ pub async fn start(cfg: MockConfig, port: u16) -> std::io::Result<MockServer> {
     let st = stats.clone();
     let task = tokio::spawn(async move {
         loop {
-            let Ok((sock, _)) = listener.accept().await else { continue };
+            let Ok((sock, _)) = listener.accept().await else {
+                continue;
+            };
             // Small responses must not wait for Nagle's algorithm.
             let _ = sock.set_nodelay(true);
             let (cfg, st, counter) = (cfg.clone(), st.clone(), counter.clone());
@@ -212,7 +244,12 @@ pub async fn start(cfg: MockConfig, port: u16) -> std::io::Result<MockServer> {
     Ok(MockServer { addr, stats, task })
 }
 
-async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, counter: Arc<AtomicU64>) -> std::io::Result<()> {
+async fn serve(
+    sock: TcpStream,
+    cfg: Arc<MockConfig>,
+    stats: Arc<MockStats>,
+    counter: Arc<AtomicU64>,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(sock);
     loop {
         let mut line = String::new();
@@ -220,7 +257,10 @@ async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, cou
             return Ok(());
         }
         let mut parts = line.split_whitespace();
-        let (method, path) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+        let (method, path) = (
+            parts.next().unwrap_or("").to_string(),
+            parts.next().unwrap_or("").to_string(),
+        );
         let mut len = 0usize;
         let mut auth = String::new();
         loop {
@@ -243,18 +283,22 @@ async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, cou
         let mut body = vec![0u8; len];
         reader.read_exact(&mut body).await?;
         if method == "GET" && path.ends_with("/models") {
-            let b = json!({"object": "list", "data": [{"id": cfg.model, "object": "model"}]}).to_string();
+            let b = json!({"object": "list", "data": [{"id": cfg.model, "object": "model"}]})
+                .to_string();
             write(&mut reader, 200, &b, None).await?;
             continue;
         }
         stats.requests.fetch_add(1, Ordering::Relaxed);
         if cfg.echo_auth {
-            let b = json!({"error": {"message": format!("invalid credentials: {auth}")}}).to_string();
+            let b =
+                json!({"error": {"message": format!("invalid credentials: {auth}")}}).to_string();
             write(&mut reader, 500, &b, None).await?;
             continue;
         }
         let n = counter.fetch_add(1, Ordering::Relaxed);
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+            cfg.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
         let roll: f64 = rng.random();
         let mut edge = 0.0;
         let mut hit = |rate: f64| {
@@ -266,12 +310,24 @@ async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, cou
         }
         if hit(cfg.rate_429) {
             stats.faults.fetch_add(1, Ordering::Relaxed);
-            write(&mut reader, 429, r#"{"error":{"message":"rate limited"}}"#, Some(cfg.retry_after_secs)).await?;
+            write(
+                &mut reader,
+                429,
+                r#"{"error":{"message":"rate limited"}}"#,
+                Some(cfg.retry_after_secs),
+            )
+            .await?;
             continue;
         }
         if hit(cfg.rate_500) {
             stats.faults.fetch_add(1, Ordering::Relaxed);
-            write(&mut reader, 500, r#"{"error":{"message":"internal error"}}"#, None).await?;
+            write(
+                &mut reader,
+                500,
+                r#"{"error":{"message":"internal error"}}"#,
+                None,
+            )
+            .await?;
             continue;
         }
         if hit(cfg.rate_drop) {
@@ -280,13 +336,27 @@ async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, cou
         }
         if hit(cfg.rate_malformed) {
             stats.faults.fetch_add(1, Ordering::Relaxed);
-            write(&mut reader, 200, r#"{"choices": [{"message": {"content": "trunc"#, None).await?;
+            write(
+                &mut reader,
+                200,
+                r#"{"choices": [{"message": {"content": "trunc"#,
+                None,
+            )
+            .await?;
             continue;
         }
         let slow = hit(cfg.rate_slow);
         let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let prompt = if path.ends_with("/chat/completions") {
-            v["messages"].as_array().map(|ms| ms.iter().filter_map(|m| m["content"].as_str()).collect::<Vec<_>>().join("\n")).unwrap_or_default()
+            v["messages"]
+                .as_array()
+                .map(|ms| {
+                    ms.iter()
+                        .filter_map(|m| m["content"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })
+                .unwrap_or_default()
         } else {
             v["prompt"].as_str().unwrap_or("").to_string()
         };
@@ -306,19 +376,35 @@ async fn serve(sock: TcpStream, cfg: Arc<MockConfig>, stats: Arc<MockStats>, cou
             stats.faults.fetch_add(1, Ordering::Relaxed);
             tokio::time::sleep(cfg.slow_delay).await;
         }
-        if write(&mut reader, 200, &resp.to_string(), None).await.is_ok() && !slow {
-            *stats.answered.lock().unwrap().entry(crate::paths::sha256_str(&String::from_utf8_lossy(&body))).or_default() += 1;
+        if write(&mut reader, 200, &resp.to_string(), None)
+            .await
+            .is_ok()
+            && !slow
+        {
+            *stats
+                .answered
+                .lock()
+                .unwrap()
+                .entry(crate::paths::sha256_str(&String::from_utf8_lossy(&body)))
+                .or_default() += 1;
         }
     }
 }
 
-async fn write(reader: &mut BufReader<TcpStream>, status: u16, body: &str, retry_after: Option<u32>) -> std::io::Result<()> {
+async fn write(
+    reader: &mut BufReader<TcpStream>,
+    status: u16,
+    body: &str,
+    retry_after: Option<u32>,
+) -> std::io::Result<()> {
     let reason = match status {
         200 => "OK",
         429 => "Too Many Requests",
         _ => "Internal Server Error",
     };
-    let extra = retry_after.map(|s| format!("Retry-After: {s}\r\n")).unwrap_or_default();
+    let extra = retry_after
+        .map(|s| format!("Retry-After: {s}\r\n"))
+        .unwrap_or_default();
     // One write for head and body.
     let msg = format!("HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{body}", body.len());
     let sock = reader.get_mut();

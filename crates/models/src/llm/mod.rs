@@ -27,7 +27,10 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn new(role: &str, content: impl Into<String>) -> Self {
-        ChatMessage { role: role.into(), content: content.into() }
+        ChatMessage {
+            role: role.into(),
+            content: content.into(),
+        }
     }
 }
 
@@ -47,7 +50,13 @@ pub struct GenSettings {
 
 impl Default for GenSettings {
     fn default() -> Self {
-        GenSettings { max_tokens: 64, temperature: 0.0, stop: vec![], seed: None, top_p: None }
+        GenSettings {
+            max_tokens: 64,
+            temperature: 0.0,
+            stop: vec![],
+            seed: None,
+            top_p: None,
+        }
     }
 }
 
@@ -67,7 +76,11 @@ pub struct Generation {
 
 /// Truncate `text` at the first stop string; true if one was found.
 pub fn apply_stop(text: &mut String, stop: &[String]) -> bool {
-    let cut = stop.iter().filter(|s| !s.is_empty()).filter_map(|s| text.find(s.as_str())).min();
+    let cut = stop
+        .iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| text.find(s.as_str()))
+        .min();
     if let Some(i) = cut {
         text.truncate(i);
         true

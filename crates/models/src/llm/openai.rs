@@ -95,7 +95,10 @@ pub struct OpenAiClient {
 
 impl std::fmt::Debug for OpenAiClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiClient").field("cfg", &self.cfg).field("api_key", &self.key.as_ref().map(|_| "<redacted>")).finish()
+        f.debug_struct("OpenAiClient")
+            .field("cfg", &self.cfg)
+            .field("api_key", &self.key.as_ref().map(|_| "<redacted>"))
+            .finish()
     }
 }
 
@@ -110,7 +113,10 @@ fn normalise_base(url: &str) -> String {
 
 enum Attempt {
     Done(Generation),
-    Retry { error: String, after: Option<Duration> },
+    Retry {
+        error: String,
+        after: Option<Duration>,
+    },
     Fatal(String),
 }
 
@@ -125,7 +131,11 @@ impl OpenAiClient {
         let key = match &cfg.api_key_env {
             Some(var) => match std::env::var(var) {
                 Ok(k) if !k.is_empty() => Some(k),
-                _ => return Err(format!("environment variable {var} (named by --api-key-env) is not set")),
+                _ => {
+                    return Err(format!(
+                        "environment variable {var} (named by --api-key-env) is not set"
+                    ))
+                }
             },
             None => None,
         };
@@ -137,7 +147,15 @@ impl OpenAiClient {
         let bases: Vec<String> = cfg.base_urls.iter().map(|u| normalise_base(u)).collect();
         let inflight = bases.iter().map(|_| AtomicUsize::new(0)).collect();
         let permits = Arc::new(Semaphore::new(cfg.concurrency.max(1)));
-        Ok(OpenAiClient { http, bases, key, inflight, permits, pacer: Mutex::new(Instant::now()), cfg })
+        Ok(OpenAiClient {
+            http,
+            bases,
+            key,
+            inflight,
+            permits,
+            pacer: Mutex::new(Instant::now()),
+            cfg,
+        })
     }
 
     pub fn config(&self) -> &OpenAiConfig {
@@ -156,14 +174,32 @@ impl OpenAiClient {
     /// (`GET /v1/models`): the configured name if listed, else the first id.
     pub async fn served_model(&self) -> Result<String, String> {
         let url = format!("{}/models", self.bases[0]);
-        let resp = self.request(reqwest::Method::GET, url.clone()).send().await.map_err(|e| self.redact(format!("GET {url}: {}", short(&e))))?;
+        let resp = self
+            .request(reqwest::Method::GET, url.clone())
+            .send()
+            .await
+            .map_err(|e| self.redact(format!("GET {url}: {}", short(&e))))?;
         let status = resp.status();
-        let body: Value = resp.json().await.map_err(|e| format!("GET {url}: {status}: {}", short(&e)))?;
-        let ids: Vec<String> = body["data"].as_array().map(|a| a.iter().filter_map(|m| m["id"].as_str().map(|x| self.redact(x.to_string()))).collect()).unwrap_or_default();
+        let body: Value = resp
+            .json()
+            .await
+            .map_err(|e| format!("GET {url}: {status}: {}", short(&e)))?;
+        let ids: Vec<String> = body["data"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m["id"].as_str().map(|x| self.redact(x.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
         if ids.iter().any(|i| *i == self.cfg.model) {
             Ok(self.cfg.model.clone())
         } else if let Some(first) = ids.first() {
-            tracing::warn!("server lists no model `{}`; it serves {}", self.cfg.model, ids.join(", "));
+            tracing::warn!(
+                "server lists no model `{}`; it serves {}",
+                self.cfg.model,
+                ids.join(", ")
+            );
             Ok(first.clone())
         } else {
             Err(format!("GET {url}: no models listed"))
@@ -185,7 +221,9 @@ impl OpenAiClient {
     }
 
     fn pick_replica(&self) -> usize {
-        (0..self.bases.len()).min_by_key(|&i| (self.inflight[i].load(Ordering::Relaxed), i)).unwrap_or(0)
+        (0..self.bases.len())
+            .min_by_key(|&i| (self.inflight[i].load(Ordering::Relaxed), i))
+            .unwrap_or(0)
     }
 
     fn body(&self, messages: &[ChatMessage], s: &GenSettings) -> Value {
@@ -215,25 +253,52 @@ impl OpenAiClient {
             Endpoint::Completions => "completions",
         };
         let url = format!("{}/{path}", self.bases[replica]);
-        let resp = match self.request(reqwest::Method::POST, url).json(body).send().await {
+        let resp = match self
+            .request(reqwest::Method::POST, url)
+            .json(body)
+            .send()
+            .await
+        {
             Ok(r) => r,
-            Err(e) => return Attempt::Retry { error: format!("request failed: {}", short(&e)), after: None },
+            Err(e) => {
+                return Attempt::Retry {
+                    error: format!("request failed: {}", short(&e)),
+                    after: None,
+                }
+            }
         };
         let status = resp.status();
-        let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
         let text = match resp.text().await {
             Ok(t) => t,
-            Err(e) => return Attempt::Retry { error: format!("{status}: reading the body failed: {}", short(&e)), after: None },
+            Err(e) => {
+                return Attempt::Retry {
+                    error: format!("{status}: reading the body failed: {}", short(&e)),
+                    after: None,
+                }
+            }
         };
         if status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error() {
-            return Attempt::Retry { error: format!("HTTP {status}: {}", snippet(&text)), after: retry_after };
+            return Attempt::Retry {
+                error: format!("HTTP {status}: {}", snippet(&text)),
+                after: retry_after,
+            };
         }
         if !status.is_success() {
             return Attempt::Fatal(format!("HTTP {status}: {}", snippet(&text)));
         }
         let v: Value = match serde_json::from_str(&text) {
             Ok(v) => v,
-            Err(e) => return Attempt::Retry { error: format!("unparseable response ({e}): {}", snippet(&text)), after: None },
+            Err(e) => {
+                return Attempt::Retry {
+                    error: format!("unparseable response ({e}): {}", snippet(&text)),
+                    after: None,
+                }
+            }
         };
         let choice = &v["choices"][0];
         let content = match self.cfg.endpoint {
@@ -241,11 +306,21 @@ impl OpenAiClient {
             Endpoint::Completions => choice["text"].as_str(),
         };
         let Some(content) = content else {
-            return Attempt::Retry { error: format!("response has no choices[0] text: {}", snippet(&text)), after: None };
+            return Attempt::Retry {
+                error: format!("response has no choices[0] text: {}", snippet(&text)),
+                after: None,
+            };
         };
         let mut out = content.to_string();
         let stopped = apply_stop(&mut out, stop);
-        let finish = if stopped { "stop".to_string() } else { choice["finish_reason"].as_str().unwrap_or("stop").to_string() };
+        let finish = if stopped {
+            "stop".to_string()
+        } else {
+            choice["finish_reason"]
+                .as_str()
+                .unwrap_or("stop")
+                .to_string()
+        };
         let u = &v["usage"];
         Attempt::Done(Generation {
             text: out,
@@ -263,7 +338,9 @@ impl OpenAiClient {
     /// request journal or a log.
     pub fn redact(&self, s: String) -> String {
         match &self.key {
-            Some(k) if !k.is_empty() && s.contains(k.as_str()) => s.replace(k.as_str(), "[redacted]"),
+            Some(k) if !k.is_empty() && s.contains(k.as_str()) => {
+                s.replace(k.as_str(), "[redacted]")
+            }
             _ => s,
         }
     }
@@ -276,13 +353,20 @@ impl OpenAiClient {
                 Attempt::Done(g)
             }
             Attempt::Fatal(e) => Attempt::Fatal(self.redact(e)),
-            Attempt::Retry { error, after } => Attempt::Retry { error: self.redact(error), after },
+            Attempt::Retry { error, after } => Attempt::Retry {
+                error: self.redact(error),
+                after,
+            },
         }
     }
 
     /// One request with retries; never panics, always returns an outcome.
     pub async fn call(&self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome {
-        let _permit = self.permits.acquire().await.expect("semaphore never closed");
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .expect("semaphore never closed");
         let started = Instant::now();
         let body = self.body(messages, settings);
         let mut last = String::new();
@@ -293,20 +377,45 @@ impl OpenAiClient {
             let r = self.redact_attempt(self.attempt(replica, &body, &settings.stop).await);
             self.inflight[replica].fetch_sub(1, Ordering::Relaxed);
             match r {
-                Attempt::Done(g) => return CallOutcome { result: Ok(g), attempts: attempt, latency: started.elapsed() },
-                Attempt::Fatal(e) => return CallOutcome { result: Err(e), attempts: attempt, latency: started.elapsed() },
+                Attempt::Done(g) => {
+                    return CallOutcome {
+                        result: Ok(g),
+                        attempts: attempt,
+                        latency: started.elapsed(),
+                    }
+                }
+                Attempt::Fatal(e) => {
+                    return CallOutcome {
+                        result: Err(e),
+                        attempts: attempt,
+                        latency: started.elapsed(),
+                    }
+                }
                 Attempt::Retry { error, after } => {
                     tracing::debug!("attempt {attempt} failed: {error}");
                     last = error;
                     if attempt < self.cfg.max_attempts {
-                        let cap = self.cfg.retry_base.saturating_mul(1u32 << (attempt - 1).min(16)).min(self.cfg.retry_max);
-                        let jitter = Duration::from_secs_f64(rand::rng().random_range(0.0..=cap.as_secs_f64().max(1e-6)));
+                        let cap = self
+                            .cfg
+                            .retry_base
+                            .saturating_mul(1u32 << (attempt - 1).min(16))
+                            .min(self.cfg.retry_max);
+                        let jitter = Duration::from_secs_f64(
+                            rand::rng().random_range(0.0..=cap.as_secs_f64().max(1e-6)),
+                        );
                         tokio::time::sleep(after.map(|a| a.max(jitter)).unwrap_or(jitter)).await;
                     }
                 }
             }
         }
-        CallOutcome { result: Err(format!("gave up after {} attempts: {last}", self.cfg.max_attempts)), attempts: self.cfg.max_attempts, latency: started.elapsed() }
+        CallOutcome {
+            result: Err(format!(
+                "gave up after {} attempts: {last}",
+                self.cfg.max_attempts
+            )),
+            attempts: self.cfg.max_attempts,
+            latency: started.elapsed(),
+        }
     }
 }
 
@@ -337,7 +446,11 @@ fn snippet(t: &str) -> String {
 /// a finite non-negative number (`NaN`, `inf`, `-3`, an HTTP date) is
 /// ignored, and the default backoff applies.
 pub fn parse_retry_after(v: &str) -> Option<Duration> {
-    let s = v.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0)?;
+    let s = v
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)?;
     Some(Duration::from_secs_f64(s.min(300.0)))
 }
 
@@ -348,7 +461,16 @@ mod retry_after_tests {
     /// Regression: `Retry-After: NaN` panicked in `Duration::from_secs_f64`.
     #[test]
     fn bad_retry_after_values_are_ignored() {
-        for bad in ["NaN", "nan", "inf", "-inf", "-3", "1e400", "Wed, 21 Oct 2015 07:28:00 GMT", ""] {
+        for bad in [
+            "NaN",
+            "nan",
+            "inf",
+            "-inf",
+            "-3",
+            "1e400",
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+            "",
+        ] {
             assert_eq!(parse_retry_after(bad), None, "{bad}");
         }
         assert_eq!(parse_retry_after(" 2 "), Some(Duration::from_secs(2)));
