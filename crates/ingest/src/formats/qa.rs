@@ -703,17 +703,18 @@ fn parse_rgb(mut obj: Obj) -> Result<Parsed, FieldError> {
                 unreachable!("peeked")
             };
             for (i, part) in items.into_iter().enumerate() {
-                let list =
-                    match part {
-                        v @ Value::Array(_) => str_list(v, &format!("positive[{i}]"))?,
-                        other => return Err(FieldError::new(
+                let list = match part {
+                    v @ Value::Array(_) => str_list(v, &format!("positive[{i}]"))?,
+                    other => {
+                        return Err(FieldError::new(
                             format!("positive[{i}]"),
                             format!(
                                 "must be a list of passages (one list per answer part), found {}",
                                 type_of(&other)
                             ),
-                        )),
-                    };
+                        ))
+                    }
+                };
                 for (j, text) in list.into_iter().enumerate() {
                     let rank = contexts.len() + 1;
                     contexts.push(ctx(
