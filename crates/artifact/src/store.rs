@@ -298,11 +298,11 @@ impl Store {
     pub fn open_batches(&self, id: &str, batch_size: usize) -> Result<ParquetRecordBatchReader> {
         self.verify_object(id)?;
         let path = self.object_path(id);
-        let (manifest, schema) = read_footer(&path)?;
-        check_columns(id, &path, &manifest, &schema)?;
-        let file = File::open(&path).map_err(io_err(&path))?;
-        ParquetRecordBatchReaderBuilder::try_new(file)
-            .and_then(|b| b.with_batch_size(batch_size).build())
+        let (manifest, builder) = open_footer(&path)?;
+        check_columns(id, &path, &manifest, builder.schema())?;
+        builder
+            .with_batch_size(batch_size)
+            .build()
             .map_err(|e| ArtifactError::Parquet {
                 path,
                 message: e.to_string(),
@@ -602,6 +602,13 @@ pub(crate) fn read_manifest(path: &Path) -> Result<Manifest> {
 }
 
 fn read_footer(path: &Path) -> Result<(Manifest, Schema)> {
+    let (manifest, builder) = open_footer(path)?;
+    Ok((manifest, builder.schema().as_ref().clone()))
+}
+
+/// A Parquet reader builder for `path` (footer read once) and its checked
+/// manifest.
+fn open_footer(path: &Path) -> Result<(Manifest, ParquetRecordBatchReaderBuilder<File>)> {
     let file = File::open(path).map_err(io_err(path))?;
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| ArtifactError::Parquet {
@@ -621,7 +628,7 @@ fn read_footer(path: &Path) -> Result<(Manifest, Schema)> {
             message: e.to_string(),
         })?;
     check_manifest(path, &manifest)?;
-    Ok((manifest, builder.schema().as_ref().clone()))
+    Ok((manifest, builder))
 }
 
 /// An action record's outputs name content ids and kind names; a tampered

@@ -210,8 +210,10 @@ pub(crate) fn finish(
     let failed = scored.iter().filter(|r| r.failed).count();
     let mut out = metrics::Out::new(opts);
     metrics::all(&scored, &mut out);
-    let details = json!({"rows": scored.len(), "failed_excluded": failed, "bootstrap": opts.bootstrap, "seed": opts.seed, "parse": opts.parse.name(),
-        "conflict_share": opts.conflict_share, "k_matcher": opts.k_matcher.name(), "interval": "question-clustered percentile bootstrap, 95%"});
+    let mut details = opts.params();
+    details["rows"] = json!(scored.len());
+    details["failed_excluded"] = json!(failed);
+    details["interval"] = json!("question-clustered percentile bootstrap, 95%");
     let scores = write_scores(store, recipe, scored, details.clone())?;
     let metrics = write_metrics(store, recipe, out.rows.clone(), details)?;
     store.record_action(recipe, &[scores.clone(), metrics.clone()])?;

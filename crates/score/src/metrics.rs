@@ -770,26 +770,7 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
     type Strata<'a> = (BTreeSet<&'a str>, BTreeSet<&'a str>);
     let mut common: BTreeMap<&str, BTreeMap<&str, Strata>> = BTreeMap::new();
     for ((dataset, model), rs) in &by_dm {
-        let mut prompts: BTreeMap<&str, EvidencePrompt> = BTreeMap::new();
-        for r in rs.iter().filter(|r| role_in(r, &["soft", "strict"])) {
-            let (Some(arm), Some(pos)) = (
-                r.condition.strip_prefix("evidence-"),
-                r.answer_position.as_deref(),
-            ) else {
-                continue;
-            };
-            let e = prompts
-                .entry(r.prompt.as_str())
-                .or_insert_with(|| EvidencePrompt {
-                    id: r.prompt.as_str(),
-                    role: r.prompt_role.as_deref().unwrap_or(""),
-                    variant: r.prompt_variant.as_deref().unwrap_or(""),
-                    cells: BTreeMap::new(),
-                    qids: BTreeSet::new(),
-                });
-            e.cells.insert((arm, pos, r.qid.as_str()), *r);
-            e.qids.insert(r.qid.as_str());
-        }
+        let prompts = evidence_prompts(rs);
         if prompts.is_empty() {
             continue;
         }
@@ -843,7 +824,6 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
                     &k(p.id),
                     p,
                     &base,
-                    fixed,
                     &k_main,
                     &k_audit,
                     &u_audit,
@@ -938,29 +918,11 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
         }
         for model in models.keys() {
             let rs = &by_dm[&(dataset, *model)];
-            let mut prompts: BTreeMap<(&str, &str), EvidencePrompt> = BTreeMap::new();
-            for r in rs.iter().filter(|r| role_in(r, &["soft", "strict"])) {
-                let (Some(arm), Some(pos)) = (
-                    r.condition.strip_prefix("evidence-"),
-                    r.answer_position.as_deref(),
-                ) else {
-                    continue;
-                };
-                let v = r.prompt_variant.as_deref().unwrap_or("");
-                let role = r.prompt_role.as_deref().unwrap_or("");
-                let e = prompts.entry((v, role)).or_insert_with(|| EvidencePrompt {
-                    id: r.prompt.as_str(),
-                    role,
-                    variant: v,
-                    cells: BTreeMap::new(),
-                    qids: BTreeSet::new(),
-                });
-                e.cells.insert((arm, pos, r.qid.as_str()), *r);
-            }
-            let vs: BTreeSet<&str> = prompts.keys().map(|k| k.0).collect();
+            let prompts = evidence_prompts(rs);
+            let vs: BTreeSet<&str> = prompts.values().map(|p| p.variant).collect();
             for v in vs {
-                let (Some(s), Some(t)) = (prompts.get(&(v, "strict")), prompts.get(&(v, "soft")))
-                else {
+                let pick = |role: &str| prompts.values().find(|p| p.variant == v && p.role == role);
+                let (Some(s), Some(t)) = (pick("strict"), pick("soft")) else {
                     continue;
                 };
                 let key = Key {
@@ -1015,6 +977,33 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
     }
 }
 
+/// The Soft/Strict responses of one dataset and model, per prompt id, by
+/// (arm, position, qid); rows of other roles or without an arm and a
+/// position are left out.
+fn evidence_prompts<'a>(rs: &[&'a ScoreRow]) -> BTreeMap<&'a str, EvidencePrompt<'a>> {
+    let mut prompts: BTreeMap<&str, EvidencePrompt> = BTreeMap::new();
+    for r in rs.iter().filter(|r| role_in(r, &["soft", "strict"])) {
+        let (Some(arm), Some(pos)) = (
+            r.condition.strip_prefix("evidence-"),
+            r.answer_position.as_deref(),
+        ) else {
+            continue;
+        };
+        let e = prompts
+            .entry(r.prompt.as_str())
+            .or_insert_with(|| EvidencePrompt {
+                id: r.prompt.as_str(),
+                role: r.prompt_role.as_deref().unwrap_or(""),
+                variant: r.prompt_variant.as_deref().unwrap_or(""),
+                cells: BTreeMap::new(),
+                qids: BTreeSet::new(),
+            });
+        e.cells.insert((arm, pos, r.qid.as_str()), *r);
+        e.qids.insert(r.qid.as_str());
+    }
+    prompts
+}
+
 /// The closed-book baseline for one prompt variant: a `closed-book` role
 /// response of study 002 (or of a template that declares no study); the
 /// template of the same variant when there is one, else one without a
@@ -1061,7 +1050,6 @@ fn stress_prompt(
     k: &Key,
     p: &EvidencePrompt,
     base: &Baseline,
-    fixed: &BTreeSet<&str>,
     k_main: &BTreeSet<&str>,
     k_audit: &BTreeSet<&str>,
     u_audit: &BTreeSet<&str>,
@@ -1190,7 +1178,6 @@ fn stress_prompt(
             ),
         );
     }
-    let _ = fixed;
 }
 
 /// RGB (Chen et al. 2024), as its `evalue.py` computes it:

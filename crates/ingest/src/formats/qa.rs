@@ -456,7 +456,7 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
             let Some((query, line)) = topics.get(qid) else {
                 continue;
             };
-            let (qid, query, i) = (qid.as_str(), query.clone(), *line - 1);
+            let (qid, query, line) = (qid.as_str(), query.clone(), *line);
             let Some(judged) = qrels.get(qid) else {
                 continue;
             };
@@ -497,11 +497,7 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
                 continue;
             }
             if query.trim().is_empty() {
-                out.push((
-                    Err("field `query` is empty".into()),
-                    tfile.clone(),
-                    i as u64 + 1,
-                ));
+                out.push((Err("field `query` is empty".into()), tfile.clone(), line));
                 continue;
             }
             let parsed = Parsed {
@@ -515,7 +511,7 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
                 meta: None,
                 contexts,
             };
-            out.push((Ok(parsed), tfile.clone(), i as u64 + 1));
+            out.push((Ok(parsed), tfile.clone(), line));
         }
     }
     Ok(out)
