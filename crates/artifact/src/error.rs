@@ -37,6 +37,13 @@ pub enum ArtifactError {
         expected: String,
         actual: String,
     },
+    #[error("`{kind}` artifact{}: column `{column}` {message}", id.as_deref().map(|i| format!(" {i}")).unwrap_or_default())]
+    Column {
+        kind: String,
+        id: Option<String>,
+        column: String,
+        message: String,
+    },
     #[error(transparent)]
     Arrow(#[from] arrow::error::ArrowError),
     #[error("{0}")]

@@ -17,18 +17,21 @@
 //! log/runs.jsonl         wall-clock run log (never hashed)
 //! ```
 
-pub mod cases;
+pub mod column;
 mod error;
-pub mod genadv;
+mod kind;
 pub mod kinds;
 mod manifest;
-pub mod responses;
-pub mod scores;
 mod store;
-pub mod tables;
 mod writer;
 
 pub use error::{ArtifactError, Result};
+pub use kind::{read, rows_of, write_all, writer, Kind, KindInfo, Sink, BATCH_ROWS};
+pub use kinds::{
+    CaseDoc, CaseRow, Cases, ContextRow, Contexts, Corpus, CorpusRow, EmbeddingRow, Embeddings,
+    GenAdv, GenAdvRow, MetricRow, Metrics, QuestionRow, Questions, ResponseRow, Responses,
+    ScoreRow, Scores,
+};
 pub use manifest::{Manifest, Recipe, MANIFEST_KEY};
 pub use store::{ActionRecord, GcReport, ObjectInfo, OutputRef, Store, VerifyProblem};
 pub use writer::{ArtifactWriter, Written};

@@ -6,7 +6,6 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use crate::error::{io_err, ArtifactError, Result};
 use crate::kinds;
@@ -109,13 +108,6 @@ impl Store {
         self.root
             .join("tmp")
             .join(format!("{}-{nanos}-{n}{suffix}", std::process::id()))
-    }
-
-    /// Start writing an artifact of a registered kind.
-    pub fn writer(&self, kind: &str, recipe: &Recipe) -> Result<ArtifactWriter> {
-        let k = kinds::kind(kind)
-            .ok_or_else(|| ArtifactError::Other(format!("unknown artifact kind `{kind}`")))?;
-        self.writer_with_schema(k.name, k.schema_version, Arc::new((k.schema)()), recipe)
     }
 
     /// Start writing an artifact with an explicit schema.

@@ -238,7 +238,7 @@ fn questions_written_before_schema_v2_still_read() {
     use arrow::array::{ListBuilder, StringBuilder};
     let d = tempfile::tempdir().unwrap();
     let s = Store::open(d.path()).unwrap();
-    let v2 = ragprobe_artifact::kinds::questions_schema();
+    let v2 = <ragprobe_artifact::Questions as ragprobe_artifact::Kind>::schema();
     let v1 = Schema::new(
         v2.fields()
             .iter()
@@ -276,7 +276,7 @@ fn questions_written_before_schema_v2_still_read() {
     w.write(&RecordBatch::try_new(schema, cols).unwrap())
         .unwrap();
     let id = w.finish(json!(null)).unwrap().id;
-    let qs = ragprobe_artifact::tables::read_questions(&s, &id).unwrap();
+    let qs = ragprobe_artifact::read::<ragprobe_artifact::Questions>(&s, &id).unwrap();
     assert_eq!(
         (
             qs[0].qid.as_str(),
@@ -407,12 +407,12 @@ fn unknown_schema_versions_and_wrong_column_types_are_refused() {
         w.finish(json!(null)).unwrap().id
     };
     let newer = crafted(999, 1);
-    let e = ragprobe_artifact::tables::read_questions(&s, &newer)
+    let e = ragprobe_artifact::read::<ragprobe_artifact::Questions>(&s, &newer)
         .unwrap_err()
         .to_string();
     assert!(e.contains("schema version 999"), "{e}");
     let typed = crafted(2, 2);
-    let e = ragprobe_artifact::tables::read_questions(&s, &typed)
+    let e = ragprobe_artifact::read::<ragprobe_artifact::Questions>(&s, &typed)
         .unwrap_err()
         .to_string();
     assert!(

@@ -247,7 +247,7 @@ pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {
             let messages = match cases {
                 Some(c) => {
                     let id = store.resolve_kind(&c, ragprobe_artifact::kinds::CASES)?;
-                    let all = ragprobe_artifact::cases::read_cases(store, &id)?;
+                    let all = ragprobe_artifact::read::<ragprobe_artifact::Cases>(store, &id)?;
                     let pick = match case.as_deref() {
                         None => all.first(),
                         Some(s) => match s.parse::<usize>() {

@@ -1,6 +1,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ragprobe_artifact::Store;
+use ragprobe_models::llm::backend::BackendSpec;
 use ragprobe_models::llm::openai::OpenAiConfig;
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_perturb::genadv::WriterSettings;
@@ -182,27 +183,25 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
     };
     let journal_dir = store.root().join("requests");
     let mut session = if needs_writer {
-        Some(match a.writer_backend.as_str() {
-            "openai" => ModelSession::openai(
-                OpenAiConfig {
-                    base_urls: a.writer_base_urls.clone(),
-                    model: a
-                        .writer_model
-                        .clone()
-                        .context("--writer-backend openai needs --writer-model")?,
-                    api_key_env: a.writer_api_key_env.clone(),
-                    ..Default::default()
-                },
-                &journal_dir,
-            )?,
-            _ => ModelSession::local(
-                &a.writer_model
+        let spec = match a.writer_backend.as_str() {
+            "openai" => BackendSpec::OpenAi(OpenAiConfig {
+                base_urls: a.writer_base_urls.clone(),
+                model: a
+                    .writer_model
+                    .clone()
+                    .context("--writer-backend openai needs --writer-model")?,
+                api_key_env: a.writer_api_key_env.clone(),
+                ..Default::default()
+            }),
+            _ => BackendSpec::Local {
+                gguf: a
+                    .writer_model
                     .clone()
                     .map(PathBuf::from)
                     .unwrap_or_else(ragprobe_models::paths::smollm2_gguf),
-                &journal_dir,
-            )?,
-        })
+            },
+        };
+        Some(ModelSession::open(&spec, &journal_dir)?)
     } else {
         None
     };

@@ -1,8 +1,6 @@
 use anyhow::{bail, Result};
 use clap::Args;
-use ragprobe_artifact::scores::read_scores;
-use ragprobe_artifact::tables::MetricRow;
-use ragprobe_artifact::{kinds, Store};
+use ragprobe_artifact::{kinds, read, MetricRow, Scores, Store};
 use ragprobe_score::{compare_rows, ScoreOptions};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -41,18 +39,17 @@ pub fn run(store: &Store, a: ReportArgs) -> Result<crate::StageOut> {
             store.resolve_kind(&a.compare[0], kinds::SCORES)?,
             store.resolve_kind(&a.compare[1], kinds::SCORES)?,
         );
-        let (ra, rb) = (read_scores(store, &ida)?, read_scores(store, &idb)?);
+        let (ra, rb) = (read::<Scores>(store, &ida)?, read::<Scores>(store, &idb)?);
         let opts = ScoreOptions {
             bootstrap: a.bootstrap,
             seed: a.seed,
             ..Default::default()
         };
-        let groups =
-            |rs: &[ragprobe_artifact::scores::ScoreRow]| -> BTreeSet<(String, String, String)> {
-                rs.iter()
-                    .map(|r| (r.dataset.clone(), r.prompt.clone(), r.condition.clone()))
-                    .collect()
-            };
+        let groups = |rs: &[ragprobe_artifact::ScoreRow]| -> BTreeSet<(String, String, String)> {
+            rs.iter()
+                .map(|r| (r.dataset.clone(), r.prompt.clone(), r.condition.clone()))
+                .collect()
+        };
         let shared: Vec<(String, String, String)> =
             groups(&ra).intersection(&groups(&rb)).cloned().collect();
         if shared.is_empty() {
@@ -60,7 +57,7 @@ pub fn run(store: &Store, a: ReportArgs) -> Result<crate::StageOut> {
         }
         let mut rows = Vec::new();
         for (d, p, c) in shared {
-            let pick = |rs: &[ragprobe_artifact::scores::ScoreRow]| {
+            let pick = |rs: &[ragprobe_artifact::ScoreRow]| {
                 rs.iter()
                     .filter(|r| r.dataset == d && r.prompt == p && r.condition == c)
                     .cloned()

@@ -2,9 +2,7 @@
 //! distribution format, passage order and rendered prompt; RGB's
 //! information-integration testbed; pipeline list variables.
 
-use ragprobe_artifact::cases::read_cases;
-use ragprobe_artifact::tables::{read_contexts, read_questions};
-use ragprobe_artifact::Store;
+use ragprobe_artifact::{read, Cases, Contexts, Questions, Store};
 use ragprobe_models::prompts::Template;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -80,8 +78,8 @@ fn nomiracl_distribution_directory_reads_like_the_rows_and_renders_the_reference
     ));
     let store = Store::open(&s).unwrap();
     let (mut qd, mut qr) = (
-        read_questions(&store, &id_of(&dir, "questions")).unwrap(),
-        read_questions(&store, &id_of(&rows, "questions")).unwrap(),
+        read::<Questions>(&store, &id_of(&dir, "questions")).unwrap(),
+        read::<Questions>(&store, &id_of(&rows, "questions")).unwrap(),
     );
     qd.sort_by(|a, b| a.qid.cmp(&b.qid));
     qr.sort_by(|a, b| a.qid.cmp(&b.qid));
@@ -93,12 +91,12 @@ fn nomiracl_distribution_directory_reads_like_the_rows_and_renders_the_reference
         );
     }
     let (mut cd, mut cr) = (
-        read_contexts(&store, &id_of(&dir, "contexts")).unwrap(),
-        read_contexts(&store, &id_of(&rows, "contexts")).unwrap(),
+        read::<Contexts>(&store, &id_of(&dir, "contexts")).unwrap(),
+        read::<Contexts>(&store, &id_of(&rows, "contexts")).unwrap(),
     );
     cd.sort_by(|a, b| (&a.qid, a.rank).cmp(&(&b.qid, b.rank)));
     cr.sort_by(|a, b| (&a.qid, a.rank).cmp(&(&b.qid, b.rank)));
-    let key = |c: &ragprobe_artifact::tables::ContextRow| {
+    let key = |c: &ragprobe_artifact::ContextRow| {
         (
             c.qid.clone(),
             c.rank,
@@ -129,7 +127,7 @@ fn nomiracl_distribution_directory_reads_like_the_rows_and_renders_the_reference
             "10",
         ],
     ));
-    let cases = read_cases(&store, &id_of(&cases, "cases")).unwrap();
+    let cases = read::<Cases>(&store, &id_of(&cases, "cases")).unwrap();
     let vanilla = Template::builtins()
         .into_iter()
         .find(|t| t.id == "nomiracl-vanilla")
@@ -234,13 +232,13 @@ fn rgb_integration_testbed_ingests_and_selects_passages_per_answer_part() {
         &["ingest", "--format", "rgb", "fixtures/rgb-int-mini.jsonl"],
     ));
     let store = Store::open(&s).unwrap();
-    let qs = read_questions(&store, &id_of(&ing, "questions")).unwrap();
+    let qs = read::<Questions>(&store, &id_of(&ing, "questions")).unwrap();
     assert_eq!(
         qs[0].answer_parts.as_ref().unwrap().len(),
         2,
         "two required parts"
     );
-    let cs = read_contexts(&store, &id_of(&ing, "contexts")).unwrap();
+    let cs = read::<Contexts>(&store, &id_of(&ing, "contexts")).unwrap();
     assert!(cs
         .iter()
         .any(|c| c.doc_id == "positive-1-1" && c.meta.as_deref() == Some("{\"answer_part\":1}")));
@@ -260,7 +258,7 @@ fn rgb_integration_testbed_ingests_and_selects_passages_per_answer_part() {
             "5",
         ],
     ));
-    let cases = read_cases(&store, &id_of(&out, "cases")).unwrap();
+    let cases = read::<Cases>(&store, &id_of(&out, "cases")).unwrap();
     for c in &cases {
         assert!(
             c.condition.starts_with("rgb-integration-"),
@@ -288,7 +286,7 @@ fn rgb_integration_testbed_ingests_and_selects_passages_per_answer_part() {
             .find(|c| c.qid == qs[0].qid && c.condition == cond)
             .unwrap()
     };
-    let count = |c: &ragprobe_artifact::cases::CaseRow, src: &str| {
+    let count = |c: &ragprobe_artifact::CaseRow, src: &str| {
         c.docs.iter().filter(|d| d.source == src).count()
     };
     assert_eq!(
@@ -343,7 +341,7 @@ fn pipeline_list_variables_and_missing_inputs_name_the_variable() {
     );
     let out = ok(&o);
     let store = Store::open(d.path().join("s")).unwrap();
-    let q = read_questions(&store, &id_of(&out, "i\tquestions")).unwrap();
+    let q = read::<Questions>(&store, &id_of(&out, "i\tquestions")).unwrap();
     let langs: std::collections::BTreeSet<String> = q.iter().map(|x| x.lang.clone()).collect();
     assert_eq!(langs.into_iter().collect::<Vec<_>>(), ["de", "en"]);
 }
@@ -379,7 +377,7 @@ fn nomiracl_query_sample_is_the_reference_draw() {
             ],
         ));
         let store = Store::open(&s).unwrap();
-        let mut qids: Vec<String> = read_cases(&store, &id_of(&out, "cases"))
+        let mut qids: Vec<String> = read::<Cases>(&store, &id_of(&out, "cases"))
             .unwrap()
             .into_iter()
             .map(|c| format!("{}:{}", c.expected, c.qid))

@@ -132,7 +132,8 @@ fn every_fixture_ingests_with_its_counts() {
             "nomiracl-mini/de.dev.jsonl",
         ],
     );
-    let qs = ragprobe_artifact::tables::read_questions(&s, id_of(&outs, "questions")).unwrap();
+    let qs = ragprobe_artifact::read::<ragprobe_artifact::Questions>(&s, id_of(&outs, "questions"))
+        .unwrap();
     assert_eq!(qs.iter().filter(|q| q.lang == "de").count(), 12);
     assert_eq!(
         qs.iter()
@@ -141,11 +142,13 @@ fn every_fixture_ingests_with_its_counts() {
         16
     );
     let (outs, _) = rp(store, &["ingest", "--format", "rgb", "rgb-zh-mini.jsonl"]);
-    let qs = ragprobe_artifact::tables::read_questions(&s, id_of(&outs, "questions")).unwrap();
+    let qs = ragprobe_artifact::read::<ragprobe_artifact::Questions>(&s, id_of(&outs, "questions"))
+        .unwrap();
     assert!(qs.iter().all(|q| q.lang == "zh"));
     // RGB multi-part answers keep their structure.
     let (outs, _) = rp(store, &["ingest", "--format", "rgb", "rgb-mini.jsonl"]);
-    let qs = ragprobe_artifact::tables::read_questions(&s, id_of(&outs, "questions")).unwrap();
+    let qs = ragprobe_artifact::read::<ragprobe_artifact::Questions>(&s, id_of(&outs, "questions"))
+        .unwrap();
     assert_eq!(
         qs.iter()
             .filter(|q| q.answer_parts.as_ref().is_some_and(|p| p.len() > 1))
@@ -177,7 +180,7 @@ fn recall_of_the_fixture_contexts_matches_the_hand_counts() {
         table.contains("nq-mini                        40       80.0       20.0"),
         "{table}"
     );
-    let metrics = ragprobe_artifact::tables::read_metrics(
+    let metrics = ragprobe_artifact::read::<ragprobe_artifact::Metrics>(
         &ragprobe_artifact::Store::open(store).unwrap(),
         id_of(&m, "metrics"),
     )

@@ -407,7 +407,7 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
     )
     .unwrap();
     let qid = q.outputs[0].id.clone();
-    let qs = ragprobe_artifact::tables::read_questions(&store, &qid).unwrap();
+    let qs = ragprobe_artifact::read::<ragprobe_artifact::Questions>(&store, &qid).unwrap();
     let jsonl: String = qs
         .iter()
         .map(|x| serde_json::json!({"id": x.qid, "prediction": x.answers[0]}).to_string() + "\n")

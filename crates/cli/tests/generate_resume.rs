@@ -181,7 +181,7 @@ fn the_embedded_model_answers_fixture_cases_and_a_rerun_is_cached() {
     ];
     let first = rp(s, &args)[0].1.clone();
     let store = ragprobe_artifact::Store::open(s).unwrap();
-    let rows = ragprobe_artifact::responses::read_responses(&store, &first).unwrap();
+    let rows = ragprobe_artifact::read::<ragprobe_artifact::Responses>(&store, &first).unwrap();
     assert_eq!(rows.len(), 10);
     assert!(rows.iter().all(|r| r.error.is_none()
         && r.text.is_some()

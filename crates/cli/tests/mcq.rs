@@ -65,7 +65,7 @@ fn multiple_choice_cases_prompts_and_scoring() {
     );
     // Scoring predictions made elsewhere: letter, text, both, two options, wrong.
     let store = ragprobe_artifact::Store::open(&s).unwrap();
-    let rows = ragprobe_artifact::cases::read_cases(&store, &cases).unwrap();
+    let rows = ragprobe_artifact::read::<ragprobe_artifact::Cases>(&store, &cases).unwrap();
     assert!(rows
         .iter()
         .all(|c| c.options.as_ref().is_some_and(|o| o.len() == 4)));
@@ -95,7 +95,7 @@ fn multiple_choice_cases_prompts_and_scoring() {
         ],
     );
     let scores = out.iter().find(|(k, _)| k == "scores").unwrap().1.clone();
-    let mut sc = ragprobe_artifact::scores::read_scores(&store, &scores).unwrap();
+    let mut sc = ragprobe_artifact::read::<ragprobe_artifact::Scores>(&store, &scores).unwrap();
     sc.sort_by_key(|r| rows.iter().position(|c| c.case_id == r.case_id));
     let got: Vec<(Option<bool>, Option<&str>)> = sc
         .iter()
@@ -134,7 +134,7 @@ fn evidence_edit_on_multiple_choice_uses_a_distractor_option() {
         ],
     );
     let store = ragprobe_artifact::Store::open(&s).unwrap();
-    let rows = ragprobe_artifact::cases::read_cases(&store, &cases[0].1).unwrap();
+    let rows = ragprobe_artifact::read::<ragprobe_artifact::Cases>(&store, &cases[0].1).unwrap();
     assert!(
         rows.len() >= 6,
         "both evidence questions, three positions, two arms"
@@ -177,7 +177,7 @@ fn hotpotqa_edit_changes_the_supporting_sentence_and_moves_it_within_its_paragra
         ],
     );
     let store = ragprobe_artifact::Store::open(&s).unwrap();
-    let rows = ragprobe_artifact::cases::read_cases(&store, &cases[0].1).unwrap();
+    let rows = ragprobe_artifact::read::<ragprobe_artifact::Cases>(&store, &cases[0].1).unwrap();
     let hp1: Vec<_> = rows.iter().filter(|c| c.qid == "hp1").collect();
     // "Paris" closes its sentence, so only the end position is realised
     // (the beginning and middle arrangements put the span at 45% and 70%

@@ -123,7 +123,7 @@ fn quickstart_end_to_end_then_fully_cached() {
         .unwrap()
         .to_string();
     let s = ragprobe_artifact::Store::open(&store).unwrap();
-    let rows = ragprobe_artifact::tables::read_metrics(&s, &metrics_id).unwrap();
+    let rows = ragprobe_artifact::read::<ragprobe_artifact::Metrics>(&s, &metrics_id).unwrap();
     let expect = [
         ("qa", "closed-book", "acc"),
         ("qa", "base", "acc"),

@@ -2,9 +2,7 @@
 //! every request is answered exactly once, failures are recorded, reruns
 //! are cached, and the API key never reaches an artifact, a log or a journal.
 
-use ragprobe_artifact::cases::{write_cases, CaseDoc, CaseRow};
-use ragprobe_artifact::responses::read_responses;
-use ragprobe_artifact::{Recipe, Store};
+use ragprobe_artifact::{read, write_all, CaseDoc, CaseRow, Cases, Recipe, Responses, Store};
 use ragprobe_generate::{generate, BackendSpec, GenerateOptions, Template};
 use ragprobe_models::llm::mock::{reply_for, start, MockConfig, MockServer};
 use ragprobe_models::llm::openai::OpenAiConfig;
@@ -34,10 +32,10 @@ fn cases(store: &Store, n: usize) -> String {
             ..Default::default()
         })
         .collect();
-    write_cases(
+    write_all::<Cases>(
         store,
         &Recipe::new("hand", 1, json!({})),
-        &rows,
+        rows.clone(),
         json!(null),
     )
     .unwrap()
@@ -101,7 +99,7 @@ fn every_request_is_answered_exactly_once_under_faults() {
         (r.summary.requests, r.summary.new, r.summary.failed),
         (300, 300, 0)
     );
-    let rows = read_responses(&store, &r.responses.id).unwrap();
+    let rows = read::<Responses>(&store, &r.responses.id).unwrap();
     assert_eq!(rows.len(), 300);
     let mut retried = 0;
     for row in &rows {
@@ -171,7 +169,7 @@ fn permanent_failures_are_rows_with_their_error_and_are_retried_next_time() {
     let cid = cases(&store, 20);
     let r = generate(&store, &cid, &opts(&broken, 3, None)).unwrap();
     assert_eq!((r.summary.new, r.summary.failed), (0, 20));
-    let rows = read_responses(&store, &r.responses.id).unwrap();
+    let rows = read::<Responses>(&store, &r.responses.id).unwrap();
     assert_eq!(rows.len(), 20, "failed requests are kept, not dropped");
     for row in &rows {
         assert!(row.text.is_none());
@@ -265,7 +263,7 @@ fn a_key_echoed_by_a_hostile_server_is_redacted_everywhere() {
     )
     .unwrap();
     assert_eq!(r.summary.failed, 3);
-    let rows = read_responses(&store, &r.responses.id).unwrap();
+    let rows = read::<Responses>(&store, &r.responses.id).unwrap();
     assert!(
         rows.iter()
             .all(|x| x.error.as_deref().is_some_and(|e| e.contains("[redacted]"))),

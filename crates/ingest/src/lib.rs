@@ -14,7 +14,7 @@ mod formats;
 pub mod source;
 
 pub use error::{FieldError, IngestError};
-pub use ragprobe_artifact::tables::{ContextRow, CorpusRow, QuestionRow};
+pub use ragprobe_artifact::{ContextRow, CorpusRow, QuestionRow};
 
 use ragprobe_artifact::{Recipe, Store, Written};
 use serde_json::json;

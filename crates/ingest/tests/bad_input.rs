@@ -288,8 +288,10 @@ fn beir_repeated_query_ids_are_an_error() {
     let (store, _d, r) = run(Format::Beir, beir, OnError::Skip);
     let r = r.unwrap();
     let id = |k: &str| r.outputs.iter().find(|o| o.kind == k).unwrap().id.clone();
-    let qs = ragprobe_artifact::tables::read_questions(&store, &id("questions")).unwrap();
-    let cs = ragprobe_artifact::tables::read_contexts(&store, &id("contexts")).unwrap();
+    let qs =
+        ragprobe_artifact::read::<ragprobe_artifact::Questions>(&store, &id("questions")).unwrap();
+    let cs =
+        ragprobe_artifact::read::<ragprobe_artifact::Contexts>(&store, &id("contexts")).unwrap();
     assert_eq!(qs.len(), 1);
     assert_eq!(cs.len(), 2, "q01's two judged passages, once");
     assert!(cs.iter().all(|c| c.qid == qs[0].qid));
@@ -304,7 +306,8 @@ fn numbers_keep_their_text_and_nan_or_binary_values_are_refused() {
     let p = write(d.path(), "big.jsonl", br#"{"question": "q", "answers": [12345678901234567890123], "ctxs": [{"title": "t", "text": "12345678901234567890123 is big"}]}"#);
     let (store, _d, r) = run(Format::Dpr, p, OnError::Fail);
     let r = r.unwrap();
-    let qs = ragprobe_artifact::tables::read_questions(&store, &r.outputs[0].id).unwrap();
+    let qs =
+        ragprobe_artifact::read::<ragprobe_artifact::Questions>(&store, &r.outputs[0].id).unwrap();
     assert_eq!(qs[0].answers, vec!["12345678901234567890123"]);
 
     let e = err_text(Format::Selfrag, "popqa.jsonl", br#"{"question": "q", "answers": ["a"], "ctxs": [{"title": "t", "text": "a", "score": "NaN"}]}"#);

@@ -1,8 +1,7 @@
 //! The evidence-reliance study's formats: TriviaQA RC, HotpotQA, SearchQA and
 //! MedQA-style multiple choice; their fixtures and their bad-input errors.
 
-use ragprobe_artifact::tables::{read_contexts, read_questions};
-use ragprobe_artifact::Store;
+use ragprobe_artifact::{read, Contexts, Questions, Store};
 use ragprobe_ingest::{ingest, Format, IngestOptions};
 use std::path::PathBuf;
 
@@ -47,7 +46,7 @@ fn id(r: &ragprobe_ingest::IngestReport, kind: &str) -> String {
 fn triviaqa_with_and_without_evidence() {
     let (_d, s, r) = run(Format::Triviaqa, fixture("triviaqa-mini.json"), None);
     let r = r.unwrap();
-    let qs = read_questions(&s, &id(&r, "questions")).unwrap();
+    let qs = read::<Questions>(&s, &id(&r, "questions")).unwrap();
     assert_eq!(qs.len(), 6);
     assert_eq!(qs[1].qid, "tc_2");
     assert_eq!(qs[1].answers, vec!["Danube", "River Danube", "Donau"]);
@@ -61,7 +60,7 @@ fn triviaqa_with_and_without_evidence() {
         Some(fixture("triviaqa-evidence")),
     );
     let r2 = r2.unwrap();
-    let cs = read_contexts(&s2, &id(&r2, "contexts")).unwrap();
+    let cs = read::<Contexts>(&s2, &id(&r2, "contexts")).unwrap();
     let danube: Vec<_> = cs.iter().filter(|c| c.qid == "tc_2").collect();
     assert_eq!(danube[0].doc_id, "Danube.txt#0");
     assert_eq!(danube[0].has_answer, Some(true));
@@ -90,7 +89,7 @@ fn triviaqa_missing_evidence_names_the_field() {
 fn hotpotqa_keeps_supporting_sentences() {
     let (_d, s, r) = run(Format::Hotpotqa, fixture("hotpotqa-mini.json"), None);
     let r = r.unwrap();
-    let cs = read_contexts(&s, &id(&r, "contexts")).unwrap();
+    let cs = read::<Contexts>(&s, &id(&r, "contexts")).unwrap();
     let louvre = cs
         .iter()
         .find(|c| c.qid == "hp1" && c.doc_id == "Louvre")
@@ -110,8 +109,8 @@ fn hotpotqa_keeps_supporting_sentences() {
 fn searchqa_snippets_become_contexts() {
     let (_d, s, r) = run(Format::Searchqa, fixture("searchqa-mini.jsonl"), None);
     let r = r.unwrap();
-    let qs = read_questions(&s, &id(&r, "questions")).unwrap();
-    let cs = read_contexts(&s, &id(&r, "contexts")).unwrap();
+    let qs = read::<Questions>(&s, &id(&r, "questions")).unwrap();
+    let cs = read::<Contexts>(&s, &id(&r, "contexts")).unwrap();
     assert_eq!((qs.len(), cs.len()), (3, 6));
     assert!(cs.iter().filter(|c| c.has_answer == Some(true)).count() >= 3);
 }
@@ -123,7 +122,7 @@ fn mcq_keeps_the_options_in_any_language() {
         ("medqa-mini-zh.jsonl", 3, "zh"),
     ] {
         let (_d, s, r) = run(Format::Mcq, fixture(file), None);
-        let qs = read_questions(&s, &id(&r.unwrap(), "questions")).unwrap();
+        let qs = read::<Questions>(&s, &id(&r.unwrap(), "questions")).unwrap();
         assert_eq!(qs.len(), n);
         assert!(qs.iter().all(|q| q.lang == lang));
         let o = qs[0].options.as_ref().unwrap();

@@ -30,6 +30,9 @@ pub enum ModelError {
     },
     #[error("tokenizer: {0}")]
     Tokenizer(String),
+    /// A backend could not be reached or answered with an error.
+    #[error("{0}")]
+    Backend(String),
     #[error("inference: {0}")]
     Inference(#[from] candle_core::Error),
 }

@@ -6,7 +6,7 @@
 //! sentence, entities, foil, options; inside `document`: index (1-based),
 //! title, text. An unknown placeholder is an error when the template loads.
 
-use ragprobe_artifact::cases::CaseRow;
+use ragprobe_artifact::CaseRow;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -286,7 +286,7 @@ impl Template {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ragprobe_artifact::cases::CaseDoc;
+    use ragprobe_artifact::CaseDoc;
 
     #[test]
     fn every_builtin_template_declares_a_known_role() {

@@ -14,7 +14,7 @@
 //!    (0.6) is chosen (a plausible foil); else a random remaining one; without
 //!    the embedder, a random remaining one.
 
-use ragprobe_artifact::tables::QuestionRow;
+use ragprobe_artifact::QuestionRow;
 use ragprobe_models::{cosine, Embedder, EMBEDDING_DIM};
 use rand::seq::IndexedRandom;
 use rand::Rng;

@@ -51,7 +51,7 @@ impl Default for WriterSettings {
 /// One question's trail through GenADV (or the conflict writer): every
 /// intermediate text, the entities, the cosine, the outcome and why — the
 /// rows of the `genadv` artifact.
-pub use ragprobe_artifact::genadv::GenAdvRow as Trail;
+pub use ragprobe_artifact::GenAdvRow as Trail;
 
 /// Clean a one-sentence model answer: first non-empty line, quotes and a
 /// leading label ("Sentence:") removed.

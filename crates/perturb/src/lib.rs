@@ -14,9 +14,10 @@ pub mod ner;
 pub mod pyrandom;
 pub mod text;
 
-use ragprobe_artifact::cases::{write_cases, CaseDoc, CaseRow};
-use ragprobe_artifact::tables::{read_contexts, read_questions, ContextRow, QuestionRow};
-use ragprobe_artifact::{kinds, sha256_hex, ArtifactError, Recipe, Store, Written};
+use ragprobe_artifact::{
+    kinds, read, sha256_hex, write_all, ArtifactError, CaseDoc, CaseRow, Cases, ContextRow,
+    Contexts, GenAdv, QuestionRow, Questions, Recipe, Store, Written,
+};
 use ragprobe_matching::has_answer;
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_models::Embedder;
@@ -979,7 +980,7 @@ pub fn perturb(
     }
     // All questions feed the foil and add-random pools; --limit only
     // chooses which questions get cases.
-    let qs = read_questions(store, &qid)?;
+    let qs = read::<Questions>(store, &qid)?;
     let take = opts.limit.unwrap_or(qs.len()).min(qs.len());
     let selected: Vec<&QuestionRow> = match opts.sample {
         Some(n) if n < take => {
@@ -1031,7 +1032,7 @@ pub fn perturb(
         }
     };
     let ctx = match &cid {
-        Some(c) => read_contexts(store, c)?,
+        Some(c) => read::<Contexts>(store, c)?,
         None => vec![],
     };
     let mut by_qid: HashMap<&str, Vec<&ContextRow>> = HashMap::new();
@@ -1082,7 +1083,7 @@ pub fn perturb(
         .iter()
         .map(|s| b.summary[s.name()].clone())
         .collect();
-    let written = write_cases(store, &recipe, &rows, json!({"summary": summary}))?;
+    let written = write_all::<Cases>(store, &recipe, rows, json!({"summary": summary}))?;
     let mut outputs = vec![written.clone()];
     let (mut genadv_out, mut quality) = (None, None);
     if let Some(w) = &b.writer {
@@ -1111,10 +1112,10 @@ pub fn perturb(
             })
             .count();
         let q = genadv::quality(&b.trails, w.topicality(&kept), leaks);
-        let g = ragprobe_artifact::genadv::write_genadv(
+        let g = write_all::<GenAdv>(
             store,
             &recipe,
-            &b.trails,
+            std::mem::take(&mut b.trails),
             json!({"quality": q, "writer": w.session.name()}),
         )?;
         outputs.push(g.clone());

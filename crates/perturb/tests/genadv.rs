@@ -2,9 +2,9 @@
 //! that each branch is exercised: too few entities, answer leaked into the
 //! sentence, too similar, answer leaked into the passage, accepted.
 
-use ragprobe_artifact::cases::read_cases;
-use ragprobe_artifact::tables::{ContextRow, ContextSink, QuestionRow, QuestionSink};
-use ragprobe_artifact::{Recipe, Store};
+use ragprobe_artifact::{
+    read, Cases, ContextRow, Contexts, QuestionRow, Questions, Recipe, Sink, Store,
+};
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_models::llm::ChatMessage;
 use ragprobe_perturb::{perturb, PerturbOptions, Scenario};
@@ -12,8 +12,8 @@ use serde_json::json;
 
 fn setup(store: &Store) -> (String, String) {
     let r = Recipe::new("hand", 1, json!({}));
-    let mut qs = QuestionSink::new(store, &r).unwrap();
-    let mut cs = ContextSink::new(store, &r).unwrap();
+    let mut qs = Sink::<Questions>::new(store, &r).unwrap();
+    let mut cs = Sink::<Contexts>::new(store, &r).unwrap();
     let items = [
         ("few", "What is the capital of France?", "Paris"),
         ("leak", "When was the Eiffel Tower completed?", "1889"),
@@ -21,7 +21,7 @@ fn setup(store: &Store) -> (String, String) {
         ("ok", "Which river flows through Vienna?", "Danube"),
     ];
     for (qid, q, a) in items {
-        qs.push(&QuestionRow {
+        qs.push(QuestionRow {
             qid: qid.into(),
             dataset: "d".into(),
             lang: "en".into(),
@@ -31,7 +31,7 @@ fn setup(store: &Store) -> (String, String) {
         })
         .unwrap();
         for rank in 1..=2 {
-            cs.push(&ContextRow {
+            cs.push(ContextRow {
                 qid: qid.into(),
                 rank,
                 doc_id: format!("{qid}{rank}"),
@@ -120,7 +120,7 @@ fn every_genadv_branch() {
         ..Default::default()
     };
     let r = perturb(&store, &q, Some(&c), &opts, None, Some(&mut writer)).unwrap();
-    let cases = read_cases(&store, &r.cases.id).unwrap();
+    let cases = read::<Cases>(&store, &r.cases.id).unwrap();
     assert_eq!(
         cases.iter().map(|c| c.qid.as_str()).collect::<Vec<_>>(),
         ["ok"]
@@ -229,7 +229,7 @@ fn model_written_conflict_passages_support_the_foil() {
         ..Default::default()
     };
     let r = perturb(&store, &q, Some(&c), &opts, None, Some(&mut writer)).unwrap();
-    let cases = read_cases(&store, &r.cases.id).unwrap();
+    let cases = read::<Cases>(&store, &r.cases.id).unwrap();
     assert!(!cases.is_empty());
     for case in &cases {
         let foil = case.foil.as_deref().unwrap();

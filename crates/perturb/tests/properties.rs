@@ -1,7 +1,7 @@
 //! Property tests of the perturbation rules.
 
 use proptest::prelude::*;
-use ragprobe_artifact::tables::QuestionRow;
+use ragprobe_artifact::QuestionRow;
 use ragprobe_matching::has_answer;
 use ragprobe_perturb::foil::FoilPicker;
 use ragprobe_perturb::text::{join_sentences, replace_aliases, split_sentences};

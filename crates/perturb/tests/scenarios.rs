@@ -1,8 +1,8 @@
 //! Every scenario on hand-built inputs: documents, slots, labels, foils.
 
-use ragprobe_artifact::cases::{read_cases, CaseRow};
-use ragprobe_artifact::tables::{ContextRow, ContextSink, QuestionRow, QuestionSink};
-use ragprobe_artifact::{Recipe, Store};
+use ragprobe_artifact::{
+    read, CaseRow, Cases, ContextRow, Contexts, QuestionRow, Questions, Recipe, Sink, Store,
+};
 use ragprobe_perturb::{perturb, PerturbOptions, Scenario};
 use serde_json::json;
 
@@ -39,9 +39,9 @@ fn setup(store: &Store) -> (String, String) {
         q("c", "What is the capital of Italy?", &["Rome"]),
         q("d", "What is the capital of Spain?", &["Madrid"]),
     ];
-    let mut qs = QuestionSink::new(store, &r).unwrap();
+    let mut qs = Sink::<Questions>::new(store, &r).unwrap();
     for x in &questions {
-        qs.push(x).unwrap();
+        qs.push(x.clone()).unwrap();
     }
     let contexts = vec![
         c("a", 1, "a1", "Europe has many countries.", false),
@@ -55,9 +55,9 @@ fn setup(store: &Store) -> (String, String) {
         c("d", 1, "d1", "Madrid is the capital of Spain.", true),
         c("d", 2, "d2", "Spain borders Portugal.", false),
     ];
-    let mut cs = ContextSink::new(store, &r).unwrap();
+    let mut cs = Sink::<Contexts>::new(store, &r).unwrap();
     for x in &contexts {
-        cs.push(x).unwrap();
+        cs.push(x.clone()).unwrap();
     }
     (
         qs.finish(json!(null)).unwrap().id,
@@ -81,7 +81,7 @@ fn run(
         ..Default::default()
     };
     let r = perturb(&store, &qs, Some(&cs), &opts, None, None).unwrap();
-    (read_cases(&store, &r.cases.id).unwrap(), r)
+    (read::<Cases>(&store, &r.cases.id).unwrap(), r)
 }
 
 fn ids(c: &CaseRow) -> Vec<&str> {
@@ -273,15 +273,15 @@ fn rgb_noise_mixes_positives_and_negatives_like_rgb() {
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path()).unwrap();
     let r = Recipe::new("hand", 1, json!({}));
-    let mut qs = QuestionSink::new(&store, &r).unwrap();
-    qs.push(&q("r1", "Where was Super Bowl LV played?", &["Tampa"]))
+    let mut qs = Sink::<Questions>::new(&store, &r).unwrap();
+    qs.push(q("r1", "Where was Super Bowl LV played?", &["Tampa"]))
         .unwrap();
-    let mut cs = ContextSink::new(&store, &r).unwrap();
+    let mut cs = Sink::<Contexts>::new(&store, &r).unwrap();
     let mut rank = 0;
     for (rel, n) in [("relevant", 3), ("non_relevant", 6), ("counterfactual", 2)] {
         for i in 0..n {
             rank += 1;
-            cs.push(&ContextRow {
+            cs.push(ContextRow {
                 qid: "r1".into(),
                 rank,
                 doc_id: format!("{rel}-{i}"),
@@ -302,7 +302,7 @@ fn rgb_noise_mixes_positives_and_negatives_like_rgb() {
         ..Default::default()
     };
     let rep = perturb(&store, &qid, Some(&cid), &opts, None, None).unwrap();
-    let cases = read_cases(&store, &rep.cases.id).unwrap();
+    let cases = read::<Cases>(&store, &rep.cases.id).unwrap();
     let count = |cond: &str, src: &str| {
         cases
             .iter()
@@ -408,19 +408,19 @@ mod relabel_property {
             let d = tempfile::tempdir().unwrap();
             let store = Store::open(d.path()).unwrap();
             let r = Recipe::new("hand", 1, json!({}));
-            let mut qs = QuestionSink::new(&store, &r).unwrap();
-            let mut cs = ContextSink::new(&store, &r).unwrap();
+            let mut qs = Sink::<Questions>::new(&store, &r).unwrap();
+            let mut cs = Sink::<Contexts>::new(&store, &r).unwrap();
             for (i, fl) in flags.iter().enumerate() {
                 let qid = format!("q{i}");
-                qs.push(&q(&qid, "?", &["x"])).unwrap();
+                qs.push(q(&qid, "?", &["x"])).unwrap();
                 for (j, has) in fl.iter().enumerate() {
-                    cs.push(&c(&qid, j as i32 + 1, &format!("{qid}-{j}"), "t", *has)).unwrap();
+                    cs.push(c(&qid, j as i32 + 1, &format!("{qid}-{j}"), "t", *has)).unwrap();
                 }
             }
             let (qid, cid) = (qs.finish(json!(null)).unwrap().id, cs.finish(json!(null)).unwrap().id);
             let opts = PerturbOptions { scenarios: vec![Scenario::Base], k, relabel_unanswerable: true, ..Default::default() };
             let rep = perturb(&store, &qid, Some(&cid), &opts, None, None).unwrap();
-            for case in read_cases(&store, &rep.cases.id).unwrap() {
+            for case in read::<Cases>(&store, &rep.cases.id).unwrap() {
                 let i: usize = case.qid[1..].parse().unwrap();
                 let answerable = flags[i].iter().take(k).any(|h| *h);
                 prop_assert_eq!(case.expected == "unanswerable", !answerable);

@@ -2,7 +2,7 @@
 //! no font files needed: text is left to the browser).
 
 use plotters::prelude::*;
-use ragprobe_artifact::tables::MetricRow;
+use ragprobe_artifact::MetricRow;
 use std::collections::BTreeMap;
 
 const PALETTE: [RGBColor; 8] = [

@@ -7,10 +7,9 @@ pub mod charts;
 pub mod html;
 pub mod tables;
 
-use ragprobe_artifact::cases::{read_cases, CaseRow};
-use ragprobe_artifact::scores::{read_scores, ScoreRow};
-use ragprobe_artifact::tables::{read_metrics, MetricRow};
-use ragprobe_artifact::{kinds, ArtifactError, Store};
+use ragprobe_artifact::{
+    kinds, read, ArtifactError, CaseRow, Cases, MetricRow, Metrics, ScoreRow, Scores, Store,
+};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -164,12 +163,12 @@ fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
 
 /// Case-browser records from scores (with the documents of their cases).
 fn browser(store: &Store, scores_id: &str) -> Result<(Value, String)> {
-    let rows = read_scores(store, scores_id)?;
+    let rows = read::<Scores>(store, scores_id)?;
     let mut cases: HashMap<String, CaseRow> = HashMap::new();
     for (_, m) in lineage(store, &[scores_id.to_string()]) {
         if m.kind == kinds::RESPONSES {
             if let Some(cid) = m.recipe.inputs.first() {
-                if let Ok(cs) = read_cases(store, cid) {
+                if let Ok(cs) = read::<Cases>(store, cid) {
                     for c in cs {
                         cases.insert(c.case_id.clone(), c);
                     }
@@ -232,7 +231,7 @@ pub fn report(
     let mut rows: Vec<MetricRow> = Vec::new();
     for m in metrics {
         let id = store.resolve_kind(m, kinds::METRICS)?;
-        rows.extend(read_metrics(store, &id)?);
+        rows.extend(read::<Metrics>(store, &id)?);
         ids.push(id);
     }
     let scores_id = scores

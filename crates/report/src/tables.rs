@@ -1,7 +1,7 @@
 //! The studies' tables: a pivot of metric rows (models as rows, datasets as
 //! column groups), written as Markdown, CSV and LaTeX (booktabs).
 
-use ragprobe_artifact::tables::MetricRow;
+use ragprobe_artifact::MetricRow;
 use std::collections::BTreeMap;
 
 /// Which metrics a table shows and how it lays them out.

@@ -2,8 +2,7 @@
 //! metrics artifact, determinism of the whole report, and (where Chromium
 //! is installed) a headless render without console errors.
 
-use ragprobe_artifact::tables::{write_metrics, MetricRow};
-use ragprobe_artifact::{Recipe, Store};
+use ragprobe_artifact::{write_all, MetricRow, Metrics, Recipe, Store};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -188,7 +187,7 @@ fn markdown_and_latex_tables_match_the_golden_files() {
 fn the_same_metrics_give_the_same_files() {
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path().join("s")).unwrap();
-    let id = write_metrics(
+    let id = write_all::<Metrics>(
         &store,
         &Recipe::new("hand", 1, json!({})),
         rows(),
@@ -250,7 +249,7 @@ fn the_html_renders_in_headless_chromium_without_console_errors() {
     };
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path().join("s")).unwrap();
-    let id = write_metrics(
+    let id = write_all::<Metrics>(
         &store,
         &Recipe::new("hand", 1, json!({})),
         rows(),

@@ -7,8 +7,7 @@
 //! directory, and reused by every later run.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use ragprobe_artifact::tables::corpus_rows;
-use ragprobe_artifact::{sha256_hex, ArtifactError, Store};
+use ragprobe_artifact::{rows_of, sha256_hex, ArtifactError, Corpus, Store};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use tantivy::collector::TopDocs;
@@ -195,7 +194,7 @@ impl Bm25Index {
         let mut n = 0u64;
         for batch in store.open_batches(corpus, 4096)? {
             let batch = batch.map_err(ArtifactError::from)?;
-            for c in corpus_rows(&batch)? {
+            for c in rows_of::<Corpus>(&batch)? {
                 let mut doc = TantivyDocument::default();
                 if let Some(t) = &c.title {
                     doc.add_text(body, t);

@@ -7,8 +7,9 @@ use arrow::datatypes::{DataType, Field};
 use arrow::record_batch::RecordBatch;
 use candle_core::{Device, Tensor};
 use indicatif::{ProgressBar, ProgressStyle};
-use ragprobe_artifact::tables::{column, corpus_rows};
-use ragprobe_artifact::{kinds, ArtifactError, Recipe, Store};
+use ragprobe_artifact::{
+    column::column, rows_of, ArtifactError, Corpus, Embeddings, Recipe, Store,
+};
 use ragprobe_models::{Embedder, EMBEDDING_DIM};
 use serde_json::json;
 use std::sync::Arc;
@@ -71,11 +72,11 @@ pub fn embeddings(
         .expect("static")
         .progress_chars("=> "),
     );
-    let mut w = store.writer(kinds::EMBEDDINGS, &recipe)?;
+    let mut w = ragprobe_artifact::writer::<Embeddings>(store, &recipe)?;
     let item = Arc::new(Field::new("item", DataType::Float32, true));
     for batch in store.open_batches(corpus, 256)? {
         let batch = batch.map_err(ArtifactError::from)?;
-        let cs = corpus_rows(&batch)?;
+        let cs = rows_of::<Corpus>(&batch)?;
         let texts: Vec<String> = cs
             .iter()
             .map(|c| passage_text(c.title.as_deref(), &c.text))

@@ -10,10 +10,10 @@ pub mod metrics;
 pub use bm25::Analyzer;
 pub use metrics::{recall_table, RecallRow};
 
-use ragprobe_artifact::tables::{
-    corpus_rows, read_questions, ContextRow, ContextSink, QuestionRow,
+use ragprobe_artifact::{
+    kinds, read, rows_of, ArtifactError, ContextRow, Contexts, Corpus, QuestionRow, Questions,
+    Recipe, Sink, Store, Written,
 };
-use ragprobe_artifact::{kinds, ArtifactError, Recipe, Store, Written};
 use ragprobe_matching::has_answer;
 use ragprobe_models::Embedder;
 use serde_json::json;
@@ -206,7 +206,7 @@ pub fn retrieve(
             });
         }
     }
-    let qs = read_questions(store, &questions_id)?;
+    let qs = read::<Questions>(store, &questions_id)?;
     check(opts, &qs)?;
     let n = opts.k + opts.extra;
     let started = std::time::Instant::now();
@@ -237,7 +237,7 @@ pub fn retrieve(
     let contexts = write_contexts(store, &recipe, &corpus, &qs, &hits, opts)?;
     let recall = metrics::recall_from_rows(
         &qs,
-        &ragprobe_artifact::tables::read_contexts(store, &contexts.id)?,
+        &ragprobe_artifact::read::<ragprobe_artifact::Contexts>(store, &contexts.id)?,
         opts.k,
     );
     let model = match opts.method {
@@ -266,14 +266,14 @@ fn write_contexts(
     hits: &[Vec<Hit>],
     opts: &RetrieveOptions,
 ) -> Result<Written> {
-    let mut wanted: std::collections::HashMap<u64, Option<ragprobe_artifact::tables::CorpusRow>> =
+    let mut wanted: std::collections::HashMap<u64, Option<ragprobe_artifact::CorpusRow>> =
         hits.iter().flatten().map(|h| (h.row, None)).collect();
     let mut row = 0u64;
     for batch in store.open_batches(corpus, 8192)? {
         let batch = batch.map_err(ArtifactError::from)?;
         let n = batch.num_rows() as u64;
         if (row..row + n).any(|r| wanted.contains_key(&r)) {
-            for (i, c) in corpus_rows(&batch)?.into_iter().enumerate() {
+            for (i, c) in rows_of::<Corpus>(&batch)?.into_iter().enumerate() {
                 if let Some(slot) = wanted.get_mut(&(row + i as u64)) {
                     *slot = Some(c);
                 }
@@ -281,7 +281,7 @@ fn write_contexts(
         }
         row += n;
     }
-    let mut sink = ContextSink::new(store, recipe)?;
+    let mut sink = Sink::<Contexts>::new(store, recipe)?;
     for (q, hs) in qs.iter().zip(hits) {
         for (rank, h) in hs.iter().enumerate() {
             let c = wanted
@@ -289,7 +289,7 @@ fn write_contexts(
                 .and_then(|c| c.as_ref())
                 .ok_or_else(|| RetrieveError::Invalid(format!("corpus row {} not found", h.row)))?;
             let has = (!q.answers.is_empty()).then(|| has_answer(&q.answers, &c.text));
-            sink.push(&ContextRow {
+            sink.push(ContextRow {
                 qid: q.qid.clone(),
                 rank: rank as i32 + 1,
                 doc_id: c.doc_id.clone(),
@@ -335,8 +335,8 @@ pub fn evaluate(
         ));
     }
     let rows = metrics::recall_from_rows(
-        &read_questions(store, &q)?,
-        &ragprobe_artifact::tables::read_contexts(store, &c)?,
+        &read::<Questions>(store, &q)?,
+        &ragprobe_artifact::read::<ragprobe_artifact::Contexts>(store, &c)?,
         k,
     );
     let written = metrics::write(store, &recipe, &rows, "given-contexts", k)?;

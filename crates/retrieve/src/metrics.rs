@@ -10,8 +10,9 @@
 //! Questions without gold answers (e.g. NoMIRACL) cannot be judged and are
 //! counted separately, never in a denominator.
 
-use ragprobe_artifact::tables::{read_metrics, write_metrics, ContextRow, MetricRow, QuestionRow};
-use ragprobe_artifact::{Recipe, Store, Written};
+use ragprobe_artifact::{
+    read, write_all, ContextRow, MetricRow, Metrics, QuestionRow, Recipe, Store, Written,
+};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 
@@ -102,13 +103,13 @@ pub fn write(
             });
         }
     }
-    Ok(write_metrics(store, recipe, out, json!({"k": k}))?)
+    Ok(write_all::<Metrics>(store, recipe, out, json!({"k": k}))?)
 }
 
 /// Recall rows back from a metrics artifact written by [`write`].
 pub fn from_metrics(store: &Store, id: &str) -> Result<Vec<RecallRow>> {
     let mut rows: BTreeMap<String, RecallRow> = BTreeMap::new();
-    for m in read_metrics(store, id)? {
+    for m in read::<Metrics>(store, id)? {
         let Some(k) = m
             .metric
             .strip_prefix("recall@")

@@ -1,10 +1,9 @@
 //! Retrieval on hand-built inputs: rankings, has_answer, Recall@k counted
 //! by hand, caching, determinism and errors.
 
-use ragprobe_artifact::tables::{
-    read_contexts, ContextRow, ContextSink, CorpusRow, CorpusSink, QuestionRow, QuestionSink,
+use ragprobe_artifact::{
+    read, ContextRow, Contexts, Corpus, CorpusRow, QuestionRow, Questions, Recipe, Sink, Store,
 };
-use ragprobe_artifact::{Recipe, Store};
 use ragprobe_retrieve::{evaluate, retrieve, Method, RetrieveError, RetrieveOptions};
 use serde_json::json;
 
@@ -65,9 +64,9 @@ const QUESTIONS: &[(&str, &str, &[&str], &str)] = &[
 fn setup(dir: &std::path::Path) -> (Store, String, String) {
     let store = Store::open(dir).unwrap();
     let r = Recipe::new("test-input", 1, json!({}));
-    let mut c = CorpusSink::new(&store, &r).unwrap();
+    let mut c = Sink::<Corpus>::new(&store, &r).unwrap();
     for (id, title, text) in PASSAGES {
-        c.push(&CorpusRow {
+        c.push(CorpusRow {
             doc_id: id.to_string(),
             title: Some(title.to_string()),
             text: text.to_string(),
@@ -76,9 +75,9 @@ fn setup(dir: &std::path::Path) -> (Store, String, String) {
         .unwrap();
     }
     let corpus = c.finish(json!(null)).unwrap().id;
-    let mut q = QuestionSink::new(&store, &r).unwrap();
+    let mut q = Sink::<Questions>::new(&store, &r).unwrap();
     for (qid, text, answers, dataset) in QUESTIONS {
-        q.push(&QuestionRow {
+        q.push(QuestionRow {
             qid: qid.to_string(),
             dataset: dataset.to_string(),
             lang: "en".into(),
@@ -108,7 +107,7 @@ fn bm25_ranks_the_answer_passage_first_and_labels_has_answer() {
     };
     let r = retrieve(&store, &corpus, &questions, &opts, None).unwrap();
     assert!(!r.cached);
-    let rows = read_contexts(&store, &r.contexts.id).unwrap();
+    let rows = read::<Contexts>(&store, &r.contexts.id).unwrap();
     assert_eq!(
         rows.len(),
         5 * 3,
@@ -150,9 +149,9 @@ fn recall_counts_only_ranks_up_to_k() {
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path()).unwrap();
     let r = Recipe::new("test-input", 1, json!({}));
-    let mut q = QuestionSink::new(&store, &r).unwrap();
+    let mut q = Sink::<Questions>::new(&store, &r).unwrap();
     for qid in ["x", "y", "z", "w"] {
-        q.push(&QuestionRow {
+        q.push(QuestionRow {
             qid: qid.into(),
             dataset: "hand".into(),
             lang: "en".into(),
@@ -164,10 +163,10 @@ fn recall_counts_only_ranks_up_to_k() {
     }
     let questions = q.finish(json!(null)).unwrap().id;
     // x: answer at rank 1; y: at rank 3; z: at rank 6 (the extra passage); w: none.
-    let mut c = ContextSink::new(&store, &r).unwrap();
+    let mut c = Sink::<Contexts>::new(&store, &r).unwrap();
     for (qid, answer_rank) in [("x", 1), ("y", 3), ("z", 6), ("w", 0)] {
         for rank in 1..=6 {
-            c.push(&ContextRow {
+            c.push(ContextRow {
                 qid: qid.into(),
                 rank,
                 doc_id: format!("{qid}{rank}"),
@@ -260,8 +259,8 @@ fn bad_requests_are_clear_errors() {
     );
     // An empty question text.
     let r = Recipe::new("test-input", 2, json!({}));
-    let mut q = QuestionSink::new(&store, &r).unwrap();
-    q.push(&QuestionRow {
+    let mut q = Sink::<Questions>::new(&store, &r).unwrap();
+    q.push(QuestionRow {
         qid: "blank".into(),
         dataset: "x".into(),
         lang: "en".into(),
@@ -294,7 +293,7 @@ fn dense_and_hybrid_retrieval_with_minilm() {
             ..Default::default()
         };
         let r = retrieve(&store, &corpus, &questions, &opts, Some(&embedder)).unwrap();
-        let rows = read_contexts(&store, &r.contexts.id).unwrap();
+        let rows = read::<Contexts>(&store, &r.contexts.id).unwrap();
         for (qid, doc) in [("a", "p1"), ("b", "p2"), ("c", "p4")] {
             assert_eq!(by_qid(&rows, qid)[0].doc_id, doc, "{method:?} {qid}");
         }
@@ -315,7 +314,7 @@ fn dense_and_hybrid_retrieval_with_minilm() {
         Some(&embedder),
     )
     .unwrap();
-    let rows = read_contexts(&store, &r.contexts.id).unwrap();
+    let rows = read::<Contexts>(&store, &r.contexts.id).unwrap();
     assert!(rows
         .iter()
         .all(|c| c.score.unwrap() <= 1.0001 && c.score.unwrap() >= -1.0001));

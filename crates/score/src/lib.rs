@@ -14,11 +14,10 @@ pub mod row;
 
 pub use ragprobe_matching::parse::ParseMode;
 
-use ragprobe_artifact::cases::{read_cases, CaseRow};
-use ragprobe_artifact::responses::read_responses;
-use ragprobe_artifact::scores::{read_scores, write_scores, ScoreRow};
-use ragprobe_artifact::tables::{write_metrics, MetricRow};
-use ragprobe_artifact::{kinds, ArtifactError, Recipe, Store, Written};
+use ragprobe_artifact::{
+    kinds, read, write_all, ArtifactError, CaseRow, Cases, MetricRow, Metrics, Recipe, Responses,
+    ScoreRow, Scores, Store, Written,
+};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -149,7 +148,7 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
                 .expect("recorded")
         };
         let metrics = get(kinds::METRICS);
-        let rows = ragprobe_artifact::tables::read_metrics(store, &metrics.id)?;
+        let rows = ragprobe_artifact::read::<ragprobe_artifact::Metrics>(store, &metrics.id)?;
         return Ok(ScoreReport {
             scores: get(kinds::SCORES),
             metrics,
@@ -167,7 +166,7 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
                 ScoreError::Invalid(format!("responses {id} records no cases input"))
             })?;
         if !case_cache.contains_key(&cases_id) {
-            let cases = read_cases(store, &cases_id)?;
+            let cases = read::<Cases>(store, &cases_id)?;
             case_cache.insert(
                 cases_id.clone(),
                 cases.into_iter().map(|c| (c.case_id.clone(), c)).collect(),
@@ -175,7 +174,7 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
         }
         let cases = &case_cache[&cases_id];
         let mut warned = false;
-        for r in read_responses(store, id)? {
+        for r in read::<Responses>(store, id)? {
             let case = cases.get(&r.case_id).ok_or_else(|| {
                 ScoreError::Invalid(format!(
                     "responses {id}: case {} is not in cases {cases_id}",
@@ -214,8 +213,8 @@ pub(crate) fn finish(
     details["rows"] = json!(scored.len());
     details["failed_excluded"] = json!(failed);
     details["interval"] = json!("question-clustered percentile bootstrap, 95%");
-    let scores = write_scores(store, recipe, scored, details.clone())?;
-    let metrics = write_metrics(store, recipe, out.rows.clone(), details)?;
+    let scores = write_all::<Scores>(store, recipe, scored, details.clone())?;
+    let metrics = write_all::<Metrics>(store, recipe, out.rows.clone(), details)?;
     store.record_action(recipe, &[scores.clone(), metrics.clone()])?;
     let mut rows = out.rows;
     rows.sort_by(|a, b| {
@@ -332,7 +331,7 @@ pub fn compare(
 ) -> Result<Comparison> {
     let load = |s: &Side| -> Result<Vec<ScoreRow>> {
         let id = store.resolve_kind(&s.scores, kinds::SCORES)?;
-        Ok(read_scores(store, &id)?
+        Ok(read::<Scores>(store, &id)?
             .into_iter()
             .filter(|r| s.model.as_ref().is_none_or(|m| &r.model == m))
             .filter(|r| s.prompt.as_ref().is_none_or(|p| &r.prompt == p))

@@ -11,8 +11,7 @@
 //! family for `soft`/`strict` paired with the study's `closed-book`
 //! baseline. A template named `no-conflict-v2` runs what its role says.
 
-use ragprobe_artifact::scores::ScoreRow;
-use ragprobe_artifact::tables::MetricRow;
+use ragprobe_artifact::{MetricRow, ScoreRow};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -6,9 +6,7 @@
 
 use arrow::array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use ragprobe_artifact::cases::{read_cases, CaseRow};
-use ragprobe_artifact::tables::read_questions;
-use ragprobe_artifact::{kinds, sha256_hex, Recipe, Store};
+use ragprobe_artifact::{kinds, read, sha256_hex, CaseRow, Cases, Questions, Recipe, Store};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -195,8 +193,8 @@ pub fn score_predictions(
     let id = store.resolve(against)?;
     let kind = store.manifest(&id)?.kind;
     let cases: Vec<CaseRow> = match kind.as_str() {
-        k if k == kinds::CASES => read_cases(store, &id)?,
-        k if k == kinds::QUESTIONS => read_questions(store, &id)?
+        k if k == kinds::CASES => read::<Cases>(store, &id)?,
+        k if k == kinds::QUESTIONS => read::<Questions>(store, &id)?
             .into_iter()
             .map(|q| CaseRow {
                 case_id: q.qid.clone(),

@@ -1,7 +1,6 @@
 //! Per-response scores (see schemas/scores.md for each flag's definition).
 
-use ragprobe_artifact::cases::CaseRow;
-use ragprobe_artifact::scores::ScoreRow;
+use ragprobe_artifact::{CaseRow, ScoreRow};
 use ragprobe_matching::parse::{
     nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict,
     says_unanswerable, ParseMode,

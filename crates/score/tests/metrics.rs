@@ -1,7 +1,6 @@
 //! Every metric on small tables worked out by hand.
 
-use ragprobe_artifact::scores::ScoreRow;
-use ragprobe_artifact::tables::MetricRow;
+use ragprobe_artifact::{MetricRow, ScoreRow};
 use ragprobe_score::metrics::{self, Out};
 use ragprobe_score::{compare_rows, ScoreOptions};
 

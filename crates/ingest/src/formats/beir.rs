@@ -7,7 +7,9 @@
 //! query (rank by grade, then doc id; relevance relevant when grade > 0).
 //! Only judged passages are held in memory.
 
-use ragprobe_artifact::Written;
+use ragprobe_artifact::{
+    ContextRow, Contexts, Corpus, CorpusRow, QuestionRow, Questions, Sink, Written,
+};
 use ragprobe_matching::has_answer;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -18,9 +20,6 @@ use crate::error::IngestError;
 use crate::fields::{str_list, Obj};
 use crate::source::{open, JsonRecords};
 use crate::Run;
-use ragprobe_artifact::tables::{
-    ContextRow, ContextSink, CorpusRow, CorpusSink, QuestionRow, QuestionSink,
-};
 
 /// The files of a BEIR dataset directory.
 pub struct BeirFiles {
@@ -170,9 +169,9 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
     for p in run.opts.paths.clone() {
         all.push(files(&p)?);
     }
-    let mut questions = QuestionSink::new(run.store, &run.recipe)?;
-    let mut contexts = ContextSink::new(run.store, &run.recipe)?;
-    let mut corpus = CorpusSink::new(run.store, &run.recipe)?;
+    let mut questions = Sink::<Questions>::new(run.store, &run.recipe)?;
+    let mut contexts = Sink::<Contexts>::new(run.store, &run.recipe)?;
+    let mut corpus = Sink::<Corpus>::new(run.store, &run.recipe)?;
     for f in all {
         let dir = f.corpus.parent().map(Path::to_path_buf).unwrap_or_default();
         let dataset = run
@@ -245,7 +244,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
             if qrels.contains_key(&id) {
                 order.push((qid.clone(), id.clone(), answers.clone()));
             }
-            questions.push(&QuestionRow {
+            questions.push(QuestionRow {
                 qid,
                 dataset: dataset.clone(),
                 split,
@@ -288,7 +287,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                     if judged.contains(row.doc_id.as_str()) {
                         passages.insert(row.doc_id.clone(), (row.title.clone(), row.text.clone()));
                     }
-                    corpus.push(&row)?;
+                    corpus.push(row)?;
                 }
                 Err(fe) => run.skipper.handle(IngestError::Record {
                     file: cfile.clone(),
@@ -320,7 +319,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                 if has.is_some() {
                     run.has_answer_computed += 1;
                 }
-                contexts.push(&ContextRow {
+                contexts.push(ContextRow {
                     qid: qid.clone(),
                     rank: rank as i32 + 1,
                     doc_id: j.doc_id.clone(),

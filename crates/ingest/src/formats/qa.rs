@@ -1,7 +1,7 @@
 //! Question-with-passages formats: DPR/FiD, Self-RAG (PopQA), NoMIRACL, RGB.
 //! Each record gives one `questions` row and its `contexts` rows.
 
-use ragprobe_artifact::Written;
+use ragprobe_artifact::{ContextRow, Contexts, QuestionRow, Questions, Sink, Written};
 use ragprobe_matching::has_answer;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -10,7 +10,6 @@ use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, type_of, Obj};
 use crate::source::{open, JsonRecords};
 use crate::{passage_id, Format, Run};
-use ragprobe_artifact::tables::{ContextRow, ContextSink, QuestionRow, QuestionSink};
 
 /// A record taken apart, before the qid is assigned.
 struct Parsed {
@@ -65,8 +64,8 @@ fn lang_from_file_name(path: &Path) -> Option<String> {
 }
 
 pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
-    let mut questions = QuestionSink::new(run.store, &run.recipe)?;
-    let mut contexts = ContextSink::new(run.store, &run.recipe)?;
+    let mut questions = Sink::<Questions>::new(run.store, &run.recipe)?;
+    let mut contexts = Sink::<Contexts>::new(run.store, &run.recipe)?;
     for path in run.opts.paths.clone() {
         let dataset = run.dataset_for(&path);
         let file_lang = if format == Format::Nomiracl {
@@ -203,8 +202,8 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
 /// `has_answer` flags with the DPR matcher, and push question and contexts.
 fn emit(
     run: &mut Run,
-    questions: &mut QuestionSink,
-    contexts: &mut ContextSink,
+    questions: &mut Sink<Questions>,
+    contexts: &mut Sink<Contexts>,
     dataset: &str,
     file_lang: Option<&str>,
     mut p: Parsed,
@@ -213,10 +212,10 @@ fn emit(
         .qids
         .assign(dataset, p.source_id.as_deref(), &p.question);
     let lang = run.lang_for(file_lang, &p.question);
-    for c in &mut p.contexts {
+    for c in std::mem::take(&mut p.contexts) {
         emit_context(run, contexts, &qid, &p.answers, c)?;
     }
-    questions.push(&QuestionRow {
+    questions.push(QuestionRow {
         qid: qid.clone(),
         dataset: dataset.to_string(),
         split: run.opts.split.clone(),
@@ -236,10 +235,10 @@ fn emit(
 /// `has_answer` with the DPR matcher.
 fn emit_context(
     run: &mut Run,
-    contexts: &mut ContextSink,
+    contexts: &mut Sink<Contexts>,
     qid: &str,
     answers: &[String],
-    c: &mut ContextRow,
+    mut c: ContextRow,
 ) -> Result<(), IngestError> {
     run.note_passage(c.title.as_deref(), &c.text);
     c.qid = qid.to_string();
@@ -262,7 +261,7 @@ fn emit_context(
 /// of passages.
 fn stream_dpr_ctxs(
     run: &mut Run,
-    contexts: &mut ContextSink,
+    contexts: &mut Sink<Contexts>,
     qid: &str,
     answers: &[String],
     raw: &serde_json::value::RawValue,
@@ -272,7 +271,7 @@ fn stream_dpr_ctxs(
         let r = Obj::new(v, &format!("ctxs[{i}]"))
             .and_then(|o| dpr_ctx(i, o))
             .map_err(|e| IngestError::Usage(e.to_string()))
-            .and_then(|mut c| emit_context(run, contexts, qid, answers, &mut c));
+            .and_then(|c| emit_context(run, contexts, qid, answers, c));
         r.map_err(|e| {
             failed = Some(e);
             String::from("stopped")

@@ -4,7 +4,7 @@
 
 use arrow::record_batch::RecordBatchReader;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use ragprobe_artifact::Written;
+use ragprobe_artifact::{Corpus, CorpusRow, QuestionRow, Questions, Sink, Written};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -12,7 +12,6 @@ use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, type_of, Obj};
 use crate::source::{open, JsonRecords};
 use crate::{Run, TableKind, TableMapping};
-use ragprobe_artifact::tables::{CorpusRow, CorpusSink, QuestionRow, QuestionSink};
 
 /// One table row as a JSON object, and its 1-based line (CSV, JSON) or row (Parquet).
 type Row = Result<(u64, Value), IngestError>;
@@ -271,11 +270,11 @@ fn corpus_row(mut o: Obj, m: &TableMapping) -> Result<CorpusRow, FieldError> {
 pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
     let m = run.opts.table.clone();
     let mut questions = match m.kind {
-        TableKind::Questions => Some(QuestionSink::new(run.store, &run.recipe)?),
+        TableKind::Questions => Some(Sink::<Questions>::new(run.store, &run.recipe)?),
         TableKind::Corpus => None,
     };
     let mut corpus = match m.kind {
-        TableKind::Corpus => Some(CorpusSink::new(run.store, &run.recipe)?),
+        TableKind::Corpus => Some(Sink::<Corpus>::new(run.store, &run.recipe)?),
         TableKind::Questions => None,
     };
     for path in run.opts.paths.clone() {
@@ -308,7 +307,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                         let qid = run.qids.assign(&dataset, id.as_deref(), &question);
                         let lang = lang.unwrap_or_else(|| run.lang_for(None, &question));
                         let split = split.or_else(|| run.opts.split.clone());
-                        sink.push(&QuestionRow {
+                        sink.push(QuestionRow {
                             qid,
                             dataset: dataset.clone(),
                             split,
@@ -323,7 +322,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
                 }
             } else if let Some(sink) = corpus.as_mut() {
                 match corpus_row(obj, &m) {
-                    Ok(row) => sink.push(&row)?,
+                    Ok(row) => sink.push(row)?,
                     Err(fe) => run.skipper.handle(rec_err(fe))?,
                 }
             }

@@ -10,6 +10,7 @@
 //! * [`mock`]: a loopback OpenAI-compatible server with fault injection, for
 //!   tests and benchmarks.
 
+pub mod backend;
 pub mod journal;
 pub mod local;
 pub mod mock;

@@ -1,0 +1,172 @@
+//! `cases`: one evaluation input each — a question, its ordered documents,
+//! the condition, and the label a robust model should give.
+
+use arrow::array::{Array, ArrayRef, BooleanArray, ListArray, StringArray, StructArray};
+use arrow::buffer::OffsetBuffer;
+use arrow::datatypes::{DataType, Field, Fields};
+use std::sync::Arc;
+
+use crate::column::{cell, downcast, Column};
+use crate::kind::Kind;
+
+/// The `cases` kind.
+pub struct Cases;
+
+/// One document of a case, in the order the model will see it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaseDoc {
+    pub doc_id: String,
+    pub title: Option<String>,
+    pub text: String,
+    /// retrieved | random | topk | conflict | edited | clean | adversarial |
+    /// positive | negative | counterfactual | judged
+    pub source: String,
+    pub has_answer: Option<bool>,
+}
+
+/// One `cases` row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaseRow {
+    pub case_id: String,
+    pub qid: String,
+    pub dataset: String,
+    pub lang: String,
+    pub condition: String,
+    pub question: String,
+    pub docs: Vec<CaseDoc>,
+    pub answers: Vec<String>,
+    pub answer_parts: Option<Vec<Vec<String>>>,
+    /// answer | unanswerable | conflict | relevant | non_relevant
+    pub expected: String,
+    pub inserted_at: Option<i32>,
+    pub foil: Option<String>,
+    /// beginning | middle | end
+    pub answer_position: Option<String>,
+    /// JSON: parameters, seed, source doc ids.
+    pub derivation: String,
+    /// Multiple choice: (label, text) of each option, in order.
+    pub options: Option<Vec<(String, String)>>,
+}
+
+fn doc_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("doc_id", DataType::Utf8, false),
+        Field::new("title", DataType::Utf8, true),
+        Field::new("text", DataType::Utf8, false),
+        Field::new("source", DataType::Utf8, false),
+        Field::new("has_answer", DataType::Boolean, true),
+    ])
+}
+
+fn doc_item() -> Arc<Field> {
+    Arc::new(Field::new("item", DataType::Struct(doc_fields()), true))
+}
+
+/// `docs`: a list of document structs per case.
+fn docs_column() -> Column<CaseRow> {
+    Column::custom(
+        "docs",
+        DataType::List(doc_item()),
+        false,
+        |rows: &[CaseRow]| -> ArrayRef {
+            let docs: Vec<&CaseDoc> = rows.iter().flat_map(|r| r.docs.iter()).collect();
+            let doc_struct = StructArray::new(
+                doc_fields(),
+                vec![
+                    Arc::new(StringArray::from_iter_values(
+                        docs.iter().map(|d| d.doc_id.as_str()),
+                    )) as ArrayRef,
+                    Arc::new(StringArray::from_iter(
+                        docs.iter().map(|d| d.title.as_deref()),
+                    )),
+                    Arc::new(StringArray::from_iter_values(
+                        docs.iter().map(|d| d.text.as_str()),
+                    )),
+                    Arc::new(StringArray::from_iter_values(
+                        docs.iter().map(|d| d.source.as_str()),
+                    )),
+                    Arc::new(BooleanArray::from_iter(docs.iter().map(|d| d.has_answer))),
+                ],
+                None,
+            );
+            let offsets = OffsetBuffer::from_lengths(rows.iter().map(|r| r.docs.len()));
+            Arc::new(ListArray::new(
+                doc_item(),
+                offsets,
+                Arc::new(doc_struct),
+                None,
+            ))
+        },
+        |a: &dyn Array, rows: &mut [CaseRow]| {
+            let list = downcast::<ListArray>(a)?;
+            for (i, r) in rows.iter_mut().enumerate() {
+                let d = list.value(i);
+                let d = downcast::<StructArray>(d.as_ref())?;
+                let field = |n: &str| {
+                    d.column_by_name(n)
+                        .ok_or_else(|| format!("has no field `{n}`"))
+                };
+                let s = |n: &str| -> Result<StringArray, String> {
+                    downcast::<StringArray>(field(n)?.as_ref()).cloned()
+                };
+                let (did, title, text, source) =
+                    (s("doc_id")?, s("title")?, s("text")?, s("source")?);
+                let has = downcast::<BooleanArray>(field("has_answer")?.as_ref())?.clone();
+                r.docs = (0..d.len())
+                    .map(|j| CaseDoc {
+                        doc_id: did.value(j).to_string(),
+                        title: cell(&title, j).map(str::to_string),
+                        text: text.value(j).to_string(),
+                        source: source.value(j).to_string(),
+                        has_answer: cell(&has, j),
+                    })
+                    .collect();
+            }
+            Ok(())
+        },
+    )
+}
+
+impl Kind for Cases {
+    const NAME: &'static str = "cases";
+    const VERSION: u32 = 2;
+    type Row = CaseRow;
+    fn columns() -> Vec<Column<CaseRow>> {
+        type R = CaseRow;
+        vec![
+            Column::utf8("case_id", |r: &R| &r.case_id, |r, v| r.case_id = v),
+            Column::utf8("qid", |r: &R| &r.qid, |r, v| r.qid = v),
+            Column::utf8("dataset", |r: &R| &r.dataset, |r, v| r.dataset = v),
+            Column::utf8("lang", |r: &R| &r.lang, |r, v| r.lang = v),
+            Column::utf8("condition", |r: &R| &r.condition, |r, v| r.condition = v),
+            Column::utf8("question", |r: &R| &r.question, |r, v| r.question = v),
+            docs_column(),
+            Column::utf8_list(
+                "answers",
+                false,
+                |r: &R| Some(r.answers.iter().map(String::as_str).collect()),
+                |r, v| r.answers = v.unwrap_or_default(),
+            ),
+            Column::utf8_list_list(
+                "answer_parts",
+                |r: &R| r.answer_parts.as_deref(),
+                |r, v| r.answer_parts = v,
+            ),
+            Column::utf8("expected", |r: &R| &r.expected, |r, v| r.expected = v),
+            Column::opt_int32(
+                "inserted_at",
+                |r: &R| r.inserted_at,
+                |r, v| r.inserted_at = v,
+            ),
+            Column::opt_utf8("foil", |r: &R| r.foil.as_deref(), |r, v| r.foil = v),
+            Column::opt_utf8(
+                "answer_position",
+                |r: &R| r.answer_position.as_deref(),
+                |r, v| r.answer_position = v,
+            ),
+            Column::utf8("derivation", |r: &R| &r.derivation, |r, v| r.derivation = v),
+            super::option_labels::<R>(|r| &r.options, |r| &mut r.options),
+            super::option_texts::<R>(|r| &r.options, |r| &mut r.options),
+        ]
+    }
+}

@@ -1,0 +1,69 @@
+//! `metrics`: one aggregate number per row.
+
+use crate::column::Column;
+use crate::kind::Kind;
+
+/// The `metrics` kind.
+pub struct Metrics;
+
+/// One `metrics` row. `value` is None when the subset is empty (n = 0):
+/// never NaN.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetricRow {
+    pub study: String,
+    pub dataset: String,
+    pub model: String,
+    /// Prompt template id ("" where no prompt is involved, e.g. retrieval).
+    pub prompt: String,
+    pub condition: String,
+    pub metric: String,
+    pub value: Option<f64>,
+    pub n: i64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub details: Option<String>,
+}
+
+impl Kind for Metrics {
+    const NAME: &'static str = "metrics";
+    const VERSION: u32 = 1;
+    type Row = MetricRow;
+    fn columns() -> Vec<Column<MetricRow>> {
+        type R = MetricRow;
+        vec![
+            Column::utf8("study", |r: &R| &r.study, |r, v| r.study = v),
+            Column::utf8("dataset", |r: &R| &r.dataset, |r, v| r.dataset = v),
+            Column::utf8("model", |r: &R| &r.model, |r, v| r.model = v),
+            Column::utf8("prompt", |r: &R| &r.prompt, |r, v| r.prompt = v),
+            Column::utf8("condition", |r: &R| &r.condition, |r, v| r.condition = v),
+            Column::utf8("metric", |r: &R| &r.metric, |r, v| r.metric = v),
+            Column::opt_float64(
+                "value",
+                |r: &R| r.value.filter(|v| v.is_finite()),
+                |r, v| r.value = v,
+            ),
+            Column::int64("n", |r: &R| r.n, |r, v| r.n = v),
+            Column::opt_float64("ci_low", |r: &R| r.ci_low, |r, v| r.ci_low = v),
+            Column::opt_float64("ci_high", |r: &R| r.ci_high, |r, v| r.ci_high = v),
+            Column::opt_utf8(
+                "details",
+                |r: &R| r.details.as_deref(),
+                |r, v| r.details = v,
+            ),
+        ]
+    }
+    /// (study, dataset, model, prompt, condition, metric).
+    fn sort(rows: &mut [MetricRow]) {
+        fn key(r: &MetricRow) -> [&str; 6] {
+            [
+                &r.study,
+                &r.dataset,
+                &r.model,
+                &r.prompt,
+                &r.condition,
+                &r.metric,
+            ]
+        }
+        rows.sort_by(|a, b| key(a).cmp(&key(b)));
+    }
+}

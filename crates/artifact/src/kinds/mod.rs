@@ -1,0 +1,172 @@
+//! Every artifact kind, one file each (design.md §4), and the registry of
+//! kinds known by name at run time.
+//!
+//! Each kind has a file in `schemas/<kind>.md` listing every column with its
+//! type, nullability and meaning; a test checks that the schemas here equal
+//! those files, so code and documentation never drift.
+
+mod cases;
+mod contexts;
+mod corpus;
+mod embeddings;
+mod genadv;
+mod metrics;
+mod questions;
+mod responses;
+mod scores;
+
+pub use cases::{CaseDoc, CaseRow, Cases};
+pub use contexts::{ContextRow, Contexts};
+pub use corpus::{Corpus, CorpusRow};
+pub use embeddings::{EmbeddingRow, Embeddings, EMBEDDING_DIM};
+pub use genadv::{GenAdv, GenAdvRow};
+pub use metrics::{MetricRow, Metrics};
+pub use questions::{QuestionRow, Questions};
+pub use responses::{ResponseRow, Responses};
+pub use scores::{ScoreRow, Scores};
+
+use arrow::datatypes::{DataType, Fields};
+
+use crate::column::Column;
+use crate::kind::KindInfo;
+
+/// Every kind this build knows.
+pub const ALL: &[KindInfo] = &[
+    KindInfo::of::<Questions>(),
+    KindInfo::of::<Corpus>(),
+    KindInfo::of::<Contexts>(),
+    KindInfo::of::<Embeddings>(),
+    KindInfo::of::<Metrics>(),
+    KindInfo::of::<Cases>(),
+    KindInfo::of::<Responses>(),
+    KindInfo::of::<Scores>(),
+    KindInfo::of::<GenAdv>(),
+];
+
+/// Look a kind up by name.
+pub fn kind(name: &str) -> Option<&'static KindInfo> {
+    ALL.iter().find(|k| k.name == name)
+}
+
+/// Multiple-choice options as (label, text) pairs.
+type Options = Option<Vec<(String, String)>>;
+
+/// `option_labels` (schema v2 of questions and cases): the labels of the
+/// options, in order.
+fn option_labels<R: 'static>(
+    get: fn(&R) -> &Options,
+    set: fn(&mut R) -> &mut Options,
+) -> Column<R> {
+    // fn pointers cannot capture, so the accessors travel in a closure.
+    let build = move |rows: &[R]| -> arrow::array::ArrayRef {
+        std::sync::Arc::new(crate::column::string_lists(rows.iter().map(|r| {
+            get(r)
+                .as_ref()
+                .map(|o| o.iter().map(|x| x.0.as_str()).collect::<Vec<_>>())
+        })))
+    };
+    Column::custom(
+        "option_labels",
+        crate::column::list_of(DataType::Utf8),
+        true,
+        build,
+        move |a, rows| {
+            let a = crate::column::downcast::<arrow::array::ListArray>(a)?;
+            for (i, r) in rows.iter_mut().enumerate() {
+                *set(r) = if arrow::array::Array::is_null(a, i) {
+                    None
+                } else {
+                    let labels = crate::column::list_strings(a, i)?;
+                    Some(labels.into_iter().map(|l| (l, String::new())).collect())
+                };
+            }
+            Ok(())
+        },
+    )
+    .added_in(2)
+}
+
+/// `option_texts`: the texts of the options, paired with `option_labels`
+/// (read after it; options without a text are dropped, as a zip would).
+fn option_texts<R: 'static>(get: fn(&R) -> &Options, set: fn(&mut R) -> &mut Options) -> Column<R> {
+    let build = move |rows: &[R]| -> arrow::array::ArrayRef {
+        std::sync::Arc::new(crate::column::string_lists(rows.iter().map(|r| {
+            get(r)
+                .as_ref()
+                .map(|o| o.iter().map(|x| x.1.as_str()).collect::<Vec<_>>())
+        })))
+    };
+    Column::custom(
+        "option_texts",
+        crate::column::list_of(DataType::Utf8),
+        true,
+        build,
+        move |a, rows| {
+            let a = crate::column::downcast::<arrow::array::ListArray>(a)?;
+            for (i, r) in rows.iter_mut().enumerate() {
+                if let Some(opts) = set(r).as_mut() {
+                    let texts = crate::column::list_strings(a, i)?;
+                    opts.truncate(texts.len());
+                    for (o, t) in opts.iter_mut().zip(texts) {
+                        o.1 = t;
+                    }
+                }
+            }
+            Ok(())
+        },
+    )
+    .added_in(2)
+}
+
+/// The notation `schemas/*.md` uses for an Arrow type: `utf8`, `int32`,
+/// `float64`, `bool`, `list<T>`, `fixed_size_list<T, N>`,
+/// `struct<name: T, name?: T>` (`?` marks a nullable child).
+pub fn type_name(dt: &DataType) -> String {
+    match dt {
+        DataType::Utf8 => "utf8".into(),
+        DataType::LargeUtf8 => "large_utf8".into(),
+        DataType::Boolean => "bool".into(),
+        DataType::Int8 => "int8".into(),
+        DataType::Int16 => "int16".into(),
+        DataType::Int32 => "int32".into(),
+        DataType::Int64 => "int64".into(),
+        DataType::UInt32 => "uint32".into(),
+        DataType::UInt64 => "uint64".into(),
+        DataType::Float32 => "float32".into(),
+        DataType::Float64 => "float64".into(),
+        DataType::List(f) => format!("list<{}>", type_name(f.data_type())),
+        DataType::FixedSizeList(f, n) => {
+            format!("fixed_size_list<{}, {n}>", type_name(f.data_type()))
+        }
+        DataType::Struct(fields) => format!("struct<{}>", struct_fields(fields)),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+fn struct_fields(fields: &Fields) -> String {
+    fields
+        .iter()
+        .map(|f| {
+            format!(
+                "{}{}: {}",
+                f.name(),
+                if f.is_nullable() { "?" } else { "" },
+                type_name(f.data_type())
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+use crate::kind::Kind;
+
+/// Kind names, for lookups by name (`Store::resolve_kind`).
+pub const QUESTIONS: &str = Questions::NAME;
+pub const CORPUS: &str = Corpus::NAME;
+pub const CONTEXTS: &str = Contexts::NAME;
+pub const EMBEDDINGS: &str = Embeddings::NAME;
+pub const METRICS: &str = Metrics::NAME;
+pub const CASES: &str = Cases::NAME;
+pub const RESPONSES: &str = Responses::NAME;
+pub const SCORES: &str = Scores::NAME;
+pub const GENADV: &str = GenAdv::NAME;

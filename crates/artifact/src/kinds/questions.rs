@@ -1,0 +1,65 @@
+//! `questions`: one row per question with its gold answers.
+
+use crate::column::Column;
+use crate::kind::Kind;
+
+/// The `questions` kind.
+pub struct Questions;
+
+/// One `questions` row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QuestionRow {
+    pub qid: String,
+    pub dataset: String,
+    pub split: Option<String>,
+    pub lang: String,
+    pub question: String,
+    pub answers: Vec<String>,
+    pub answer_parts: Option<Vec<Vec<String>>>,
+    pub fake_answers: Option<Vec<String>>,
+    pub subset: Option<String>,
+    /// Multiple choice: (label, text) of each option, in order.
+    pub options: Option<Vec<(String, String)>>,
+    pub meta: Option<String>,
+}
+
+impl Kind for Questions {
+    const NAME: &'static str = "questions";
+    const VERSION: u32 = 2;
+    type Row = QuestionRow;
+    fn columns() -> Vec<Column<QuestionRow>> {
+        type R = QuestionRow;
+        vec![
+            Column::utf8("qid", |r: &R| &r.qid, |r, v| r.qid = v),
+            Column::utf8("dataset", |r: &R| &r.dataset, |r, v| r.dataset = v),
+            Column::opt_utf8("split", |r: &R| r.split.as_deref(), |r, v| r.split = v),
+            Column::utf8("lang", |r: &R| &r.lang, |r, v| r.lang = v),
+            Column::utf8("question", |r: &R| &r.question, |r, v| r.question = v),
+            Column::utf8_list(
+                "answers",
+                false,
+                |r: &R| Some(r.answers.iter().map(String::as_str).collect()),
+                |r, v| r.answers = v.unwrap_or_default(),
+            ),
+            Column::utf8_list_list(
+                "answer_parts",
+                |r: &R| r.answer_parts.as_deref(),
+                |r, v| r.answer_parts = v,
+            ),
+            Column::utf8_list(
+                "fake_answers",
+                true,
+                |r: &R| {
+                    r.fake_answers
+                        .as_ref()
+                        .map(|f| f.iter().map(String::as_str).collect())
+                },
+                |r, v| r.fake_answers = v,
+            ),
+            Column::opt_utf8("subset", |r: &R| r.subset.as_deref(), |r, v| r.subset = v),
+            super::option_labels::<R>(|r| &r.options, |r| &mut r.options),
+            super::option_texts::<R>(|r| &r.options, |r| &mut r.options),
+            Column::opt_utf8("meta", |r: &R| r.meta.as_deref(), |r, v| r.meta = v),
+        ]
+    }
+}

@@ -1,0 +1,154 @@
+//! `scores`: one scored response per row.
+
+use crate::column::Column;
+use crate::kind::Kind;
+
+/// The `scores` kind.
+pub struct Scores;
+
+/// One scored response. Flags are None when the row failed (no response)
+/// or when the flag does not apply (no foil, no answer parts, ...).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScoreRow {
+    pub case_id: String,
+    pub qid: String,
+    pub dataset: String,
+    pub lang: String,
+    pub condition: String,
+    pub prompt: String,
+    /// The prompt template's study (`000`, `001`, `002`, `rgb`), as declared.
+    pub prompt_study: Option<String>,
+    /// The prompt template's role (closed-book, normal, unans, conflict,
+    /// soft, strict, nomiracl, rgb): metric families are chosen from it.
+    pub prompt_role: Option<String>,
+    /// The prompt template's wording variant (v0, v1, v2, mcq, ...).
+    pub prompt_variant: Option<String>,
+    pub model: String,
+    pub request_id: String,
+    pub expected: String,
+    pub answer_position: Option<String>,
+    /// Some retrieved document holds a gold answer (None without retrieved documents).
+    pub answerable: Option<bool>,
+    /// The request failed: excluded from every denominator, counted.
+    pub failed: bool,
+    pub accuracy: Option<bool>,
+    pub em: Option<bool>,
+    pub f1: Option<f64>,
+    pub says_unanswerable: Option<bool>,
+    pub says_conflict: Option<bool>,
+    /// Seed 002 §A.4 foil-only: matches the foil and not the reference.
+    pub foil_only: Option<bool>,
+    /// Matches the foil (whether or not it also matches the reference).
+    pub foil_any: Option<bool>,
+    /// The normalised response equals the normalised foil (exact foil
+    /// match, seed 002 §C.4 "exact foil-only" with `em` false).
+    pub foil_exact: Option<bool>,
+    pub nomiracl_label: Option<String>,
+    pub rgb_rejection: Option<bool>,
+    pub rgb_fact_error: Option<bool>,
+    pub rgb_correct: Option<bool>,
+    /// Multiple choice: the chosen option's label, `several` or `none`.
+    pub mcq_choice: Option<String>,
+    pub foil: Option<String>,
+    pub response: Option<String>,
+}
+
+impl Kind for Scores {
+    const NAME: &'static str = "scores";
+    const VERSION: u32 = 3;
+    type Row = ScoreRow;
+    fn columns() -> Vec<Column<ScoreRow>> {
+        type R = ScoreRow;
+        vec![
+            Column::utf8("case_id", |r: &R| &r.case_id, |r, v| r.case_id = v),
+            Column::utf8("qid", |r: &R| &r.qid, |r, v| r.qid = v),
+            Column::utf8("dataset", |r: &R| &r.dataset, |r, v| r.dataset = v),
+            Column::utf8("lang", |r: &R| &r.lang, |r, v| r.lang = v),
+            Column::utf8("condition", |r: &R| &r.condition, |r, v| r.condition = v),
+            Column::utf8("prompt", |r: &R| &r.prompt, |r, v| r.prompt = v),
+            Column::opt_utf8(
+                "prompt_study",
+                |r: &R| r.prompt_study.as_deref(),
+                |r, v| r.prompt_study = v,
+            )
+            .added_in(3),
+            Column::opt_utf8(
+                "prompt_role",
+                |r: &R| r.prompt_role.as_deref(),
+                |r, v| r.prompt_role = v,
+            )
+            .added_in(3),
+            Column::opt_utf8(
+                "prompt_variant",
+                |r: &R| r.prompt_variant.as_deref(),
+                |r, v| r.prompt_variant = v,
+            )
+            .added_in(3),
+            Column::utf8("model", |r: &R| &r.model, |r, v| r.model = v),
+            Column::utf8("request_id", |r: &R| &r.request_id, |r, v| r.request_id = v),
+            Column::utf8("expected", |r: &R| &r.expected, |r, v| r.expected = v),
+            Column::opt_utf8(
+                "answer_position",
+                |r: &R| r.answer_position.as_deref(),
+                |r, v| r.answer_position = v,
+            ),
+            Column::opt_bool("answerable", |r: &R| r.answerable, |r, v| r.answerable = v),
+            Column::boolean("failed", |r: &R| r.failed, |r, v| r.failed = v),
+            Column::opt_bool("accuracy", |r: &R| r.accuracy, |r, v| r.accuracy = v),
+            Column::opt_bool("em", |r: &R| r.em, |r, v| r.em = v),
+            Column::opt_float64("f1", |r: &R| r.f1, |r, v| r.f1 = v),
+            Column::opt_bool(
+                "says_unanswerable",
+                |r: &R| r.says_unanswerable,
+                |r, v| r.says_unanswerable = v,
+            ),
+            Column::opt_bool(
+                "says_conflict",
+                |r: &R| r.says_conflict,
+                |r, v| r.says_conflict = v,
+            ),
+            Column::opt_bool("foil_only", |r: &R| r.foil_only, |r, v| r.foil_only = v),
+            Column::opt_bool("foil_any", |r: &R| r.foil_any, |r, v| r.foil_any = v),
+            Column::opt_bool("foil_exact", |r: &R| r.foil_exact, |r, v| r.foil_exact = v)
+                .added_in(3),
+            Column::opt_utf8(
+                "nomiracl_label",
+                |r: &R| r.nomiracl_label.as_deref(),
+                |r, v| r.nomiracl_label = v,
+            ),
+            Column::opt_bool(
+                "rgb_rejection",
+                |r: &R| r.rgb_rejection,
+                |r, v| r.rgb_rejection = v,
+            ),
+            Column::opt_bool(
+                "rgb_fact_error",
+                |r: &R| r.rgb_fact_error,
+                |r, v| r.rgb_fact_error = v,
+            ),
+            Column::opt_bool(
+                "rgb_correct",
+                |r: &R| r.rgb_correct,
+                |r, v| r.rgb_correct = v,
+            ),
+            Column::opt_utf8(
+                "mcq_choice",
+                |r: &R| r.mcq_choice.as_deref(),
+                |r, v| r.mcq_choice = v,
+            ),
+            Column::opt_utf8("foil", |r: &R| r.foil.as_deref(), |r, v| r.foil = v),
+            Column::opt_utf8(
+                "response",
+                |r: &R| r.response.as_deref(),
+                |r, v| r.response = v,
+            ),
+        ]
+    }
+    /// (model, prompt, case_id, request_id).
+    fn sort(rows: &mut [ScoreRow]) {
+        fn key(r: &ScoreRow) -> [&str; 4] {
+            [&r.model, &r.prompt, &r.case_id, &r.request_id]
+        }
+        rows.sort_by(|a, b| key(a).cmp(&key(b)));
+    }
+}

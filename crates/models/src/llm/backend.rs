@@ -1,0 +1,266 @@
+//! [`LlmBackend`]: what every model behind ragprobe does — say who it is,
+//! answer one call, and answer many with as much parallelism as it allows.
+//! The embedded model, the OpenAI-compatible client and the scripted test
+//! model implement it; [`ModelSession`](super::session::ModelSession) is the
+//! one path every stage calls models through.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::local::LocalLlm;
+use super::openai::{OpenAiClient, OpenAiConfig};
+use super::{ChatMessage, GenSettings, Generation};
+use crate::{ModelError, Result};
+
+/// Which model answers.
+#[derive(Debug, Clone)]
+pub enum BackendSpec {
+    /// The embedded GGUF model (default: SmolLM2-135M-Instruct).
+    Local { gguf: PathBuf },
+    /// An OpenAI-compatible server.
+    OpenAi(OpenAiConfig),
+}
+
+/// A model's identity in request hashes, recipes and responses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendId {
+    /// `local`, `openai` or `scripted`.
+    pub kind: &'static str,
+    /// What enters request hashes: the GGUF file's hash or the served model id.
+    pub key: String,
+    /// Name recorded in responses.
+    pub name: String,
+}
+
+/// The outcome of one call: the generation or the final error, with the
+/// attempts it took.
+#[derive(Debug, Clone)]
+pub struct CallOutcome {
+    pub result: std::result::Result<Generation, String>,
+    pub attempts: u32,
+    pub latency: Duration,
+}
+
+/// Called as each call of [`LlmBackend::call_all`] finishes: (index, outcome).
+pub type OnDone<'a> = dyn FnMut(usize, CallOutcome) -> Result<()> + 'a;
+
+/// A model that answers chat requests.
+pub trait LlmBackend: Send {
+    /// Who the model is.
+    fn id(&self) -> &BackendId;
+    /// How many calls may be in flight at once.
+    fn max_in_flight(&self) -> usize {
+        1
+    }
+    /// One call.
+    fn call(&mut self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome;
+    /// Every call of `requests`, reporting each as it finishes (in any
+    /// order). The default runs them one after another.
+    fn call_all(
+        &mut self,
+        requests: &[&[ChatMessage]],
+        settings: &GenSettings,
+        on_done: &mut OnDone<'_>,
+    ) -> Result<()> {
+        for (i, m) in requests.iter().enumerate() {
+            let out = self.call(m, settings);
+            on_done(i, out)?;
+        }
+        Ok(())
+    }
+}
+
+/// Opens the backend a spec names. The embedded model is identified by its
+/// file hash and loaded only on its first call, so a fully cached stage
+/// never loads it.
+pub fn open_backend(spec: &BackendSpec) -> Result<Box<dyn LlmBackend>> {
+    Ok(match spec {
+        BackendSpec::Local { gguf } => Box::new(LocalBackend::new(gguf)?),
+        BackendSpec::OpenAi(cfg) => Box::new(OpenAiBackend::new(cfg.clone())?),
+    })
+}
+
+/// The embedded GGUF model, loaded lazily.
+pub struct LocalBackend {
+    id: BackendId,
+    path: PathBuf,
+    llm: Option<LocalLlm>,
+}
+
+impl LocalBackend {
+    /// Hashes `gguf` (the model's id); does not load it.
+    pub fn new(gguf: &Path) -> Result<Self> {
+        let sha = crate::paths::file_sha256(gguf).map_err(|_| ModelError::Missing {
+            path: gguf.to_path_buf(),
+        })?;
+        let file = gguf
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(LocalBackend {
+            id: BackendId {
+                kind: "local",
+                name: format!("{file}@sha256:{}", &sha[..16]),
+                key: format!("sha256:{sha}"),
+            },
+            path: gguf.to_path_buf(),
+            llm: None,
+        })
+    }
+}
+
+impl LlmBackend for LocalBackend {
+    fn id(&self) -> &BackendId {
+        &self.id
+    }
+
+    fn call(&mut self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome {
+        let t0 = Instant::now();
+        let result = match &mut self.llm {
+            Some(llm) => llm.chat(messages, settings),
+            None => LocalLlm::load(&self.path)
+                .and_then(|llm| self.llm.insert(llm).chat(messages, settings)),
+        };
+        let result = result
+            .map(|mut g| {
+                g.model = self.id.name.clone();
+                g
+            })
+            .map_err(|e| e.to_string());
+        CallOutcome {
+            result,
+            attempts: 1,
+            latency: t0.elapsed(),
+        }
+    }
+}
+
+/// An OpenAI-compatible server: calls run concurrently up to twice the
+/// client's per-replica concurrency.
+pub struct OpenAiBackend {
+    id: BackendId,
+    client: Arc<OpenAiClient>,
+    runtime: tokio::runtime::Runtime,
+    in_flight: usize,
+}
+
+impl OpenAiBackend {
+    /// Connects and asks the server which model it serves.
+    pub fn new(cfg: OpenAiConfig) -> Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| ModelError::Backend(e.to_string()))?;
+        let in_flight = cfg.concurrency.max(1) * 2;
+        let client = OpenAiClient::new(cfg).map_err(ModelError::Backend)?;
+        let served = runtime
+            .block_on(client.served_model())
+            .map_err(ModelError::Backend)?;
+        Ok(OpenAiBackend {
+            id: BackendId {
+                kind: "openai",
+                key: served.clone(),
+                name: served,
+            },
+            client: Arc::new(client),
+            runtime,
+            in_flight,
+        })
+    }
+}
+
+fn outcome(out: super::openai::CallOutcome) -> CallOutcome {
+    CallOutcome {
+        result: out.result,
+        attempts: out.attempts,
+        latency: out.latency,
+    }
+}
+
+impl LlmBackend for OpenAiBackend {
+    fn id(&self) -> &BackendId {
+        &self.id
+    }
+
+    fn max_in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    fn call(&mut self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome {
+        outcome(self.runtime.block_on(self.client.call(messages, settings)))
+    }
+
+    fn call_all(
+        &mut self,
+        requests: &[&[ChatMessage]],
+        settings: &GenSettings,
+        on_done: &mut OnDone<'_>,
+    ) -> Result<()> {
+        let (client, cap) = (self.client.clone(), self.in_flight);
+        self.runtime.block_on(async {
+            let mut set = tokio::task::JoinSet::new();
+            let mut next = 0usize;
+            loop {
+                while set.len() < cap && next < requests.len() {
+                    let (c, msgs, settings) =
+                        (client.clone(), requests[next].to_vec(), settings.clone());
+                    let i = next;
+                    set.spawn(async move { (i, c.call(&msgs, &settings).await) });
+                    next += 1;
+                }
+                let Some(joined) = set.join_next().await else {
+                    break;
+                };
+                let (i, out) =
+                    joined.map_err(|e| ModelError::Backend(format!("request task failed: {e}")))?;
+                on_done(i, outcome(out))?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A deterministic stand-in model for tests: a function of the messages.
+pub type Script = Box<dyn FnMut(&[ChatMessage]) -> String + Send>;
+
+/// A scripted model (tests).
+pub struct ScriptedBackend {
+    id: BackendId,
+    script: Script,
+}
+
+impl ScriptedBackend {
+    pub fn new(name: &str, script: Script) -> Self {
+        ScriptedBackend {
+            id: BackendId {
+                kind: "scripted",
+                key: name.into(),
+                name: name.into(),
+            },
+            script,
+        }
+    }
+}
+
+impl LlmBackend for ScriptedBackend {
+    fn id(&self) -> &BackendId {
+        &self.id
+    }
+
+    fn call(&mut self, messages: &[ChatMessage], _settings: &GenSettings) -> CallOutcome {
+        CallOutcome {
+            result: Ok(Generation {
+                text: (self.script)(messages),
+                finish_reason: "stop".into(),
+                prompt_tokens: None,
+                completion_tokens: None,
+                token_ids: None,
+                model: self.id.name.clone(),
+            }),
+            attempts: 1,
+            latency: Duration::ZERO,
+        }
+    }
+}
