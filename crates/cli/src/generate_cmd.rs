@@ -1,25 +1,12 @@
 use anyhow::{bail, Context, Result};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use ragprobe_artifact::Store;
 use ragprobe_generate::{generate, BackendSpec, GenerateOptions, Template};
+use ragprobe_models::llm::backend::BackendKind;
 use ragprobe_models::llm::openai::{Endpoint, OpenAiConfig};
 use ragprobe_models::llm::GenSettings;
 use std::path::PathBuf;
 use std::time::Duration;
-
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum BackendArg {
-    /// The embedded GGUF model, in-process (SmolLM2-135M-Instruct unless --model names a .gguf file).
-    Local,
-    /// An OpenAI-compatible server (vLLM, llama.cpp server, Ollama, TGI, OpenAI).
-    Openai,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum EndpointArg {
-    Chat,
-    Completions,
-}
 
 /// Render every case with a prompt template and get the model's responses.
 ///
@@ -37,8 +24,8 @@ pub struct GenerateArgs {
     /// Directory of extra templates (`<dir>/<id>.toml` overrides a built-in).
     #[arg(long)]
     pub prompts_dir: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = BackendArg::Local)]
-    pub backend: BackendArg,
+    #[arg(long, value_enum, default_value_t = BackendKind::Local)]
+    pub backend: BackendKind,
     /// Model: a .gguf path or `embedded` (local), or the served model name (openai).
     #[arg(long)]
     pub model: Option<String>,
@@ -48,8 +35,8 @@ pub struct GenerateArgs {
     /// Name of the environment variable holding the API key (the key itself is never logged).
     #[arg(long)]
     pub api_key_env: Option<String>,
-    #[arg(long, value_enum, default_value_t = EndpointArg::Chat)]
-    pub endpoint: EndpointArg,
+    #[arg(long, value_enum, default_value_t = Endpoint::Chat)]
+    pub endpoint: Endpoint,
     /// Requests in flight at once (openai).
     #[arg(long, default_value_t = 16, value_parser = crate::bounds::usize_in(1, 4096))]
     pub concurrency: usize,
@@ -120,7 +107,7 @@ pub enum PromptsCmd {
 pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
     let template = Template::load(&a.prompt, a.prompts_dir.as_deref())?;
     let backend = match a.backend {
-        BackendArg::Local => {
+        BackendKind::Local => {
             let gguf = match a.model.as_deref() {
                 Some(m) if m.ends_with(".gguf") => PathBuf::from(m),
                 Some("embedded" | "default") | None => ragprobe_models::paths::smollm2_gguf(),
@@ -130,17 +117,14 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
             };
             BackendSpec::Local { gguf }
         }
-        BackendArg::Openai => BackendSpec::OpenAi(OpenAiConfig {
+        BackendKind::Openai => BackendSpec::OpenAi(OpenAiConfig {
             base_urls: a.base_urls.clone(),
             model: a
                 .model
                 .clone()
                 .context("--backend openai needs --model (the served model name)")?,
             api_key_env: a.api_key_env.clone(),
-            endpoint: match a.endpoint {
-                EndpointArg::Chat => Endpoint::Chat,
-                EndpointArg::Completions => Endpoint::Completions,
-            },
+            endpoint: a.endpoint,
             concurrency: a.concurrency,
             timeout: Duration::from_secs_f64(a.timeout),
             max_attempts: a.max_attempts,

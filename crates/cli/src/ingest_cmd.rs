@@ -1,65 +1,8 @@
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use ragprobe_artifact::Store;
 use ragprobe_ingest::{ingest, Format, IngestOptions, OnError, TableKind, TableMapping};
 use std::path::PathBuf;
-
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum FormatArg {
-    /// DPR/FiD retrieval results (JSON array or JSONL): question, answers, ctxs.
-    Dpr,
-    /// NoMIRACL JSONL: query_id, query, positive_passages, negative_passages.
-    Nomiracl,
-    /// RGB JSONL: id, query, answer, positive, negative, fakeanswer?, positive_wrong?.
-    Rgb,
-    /// BEIR directory: corpus.jsonl, queries.jsonl, qrels/*.tsv.
-    Beir,
-    /// Self-RAG / PopQA JSONL: question, answers, ctxs with string scores.
-    Selfrag,
-    /// Any CSV/TSV, JSONL or Parquet table; columns set by the --col-* flags.
-    Table,
-    /// TriviaQA RC JSON ({"Data": [...]}); evidence files with --evidence-dir.
-    Triviaqa,
-    /// HotpotQA distractor JSON: question, answer, supporting_facts, context paragraphs.
-    Hotpotqa,
-    /// SearchQA JSON/JSONL: question, answer, search snippets.
-    Searchqa,
-    /// MedQA-style multiple choice JSONL: question, options, answer_idx, answer (any language).
-    Mcq,
-}
-
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Dpr => Format::Dpr,
-            FormatArg::Nomiracl => Format::Nomiracl,
-            FormatArg::Rgb => Format::Rgb,
-            FormatArg::Beir => Format::Beir,
-            FormatArg::Selfrag => Format::Selfrag,
-            FormatArg::Table => Format::Table,
-            FormatArg::Triviaqa => Format::Triviaqa,
-            FormatArg::Hotpotqa => Format::Hotpotqa,
-            FormatArg::Searchqa => Format::Searchqa,
-            FormatArg::Mcq => Format::Mcq,
-        }
-    }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, Default)]
-pub enum OnErrorArg {
-    /// Stop at the first bad record.
-    #[default]
-    Fail,
-    /// Skip bad records; count them, log the first few, record the count in the manifest.
-    Skip,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, Default)]
-pub enum TableKindArg {
-    #[default]
-    Questions,
-    Corpus,
-}
 
 /// Read dataset files (gzip read transparently) into canonical artifacts.
 ///
@@ -70,7 +13,7 @@ pub enum TableKindArg {
 pub struct IngestArgs {
     /// Input format.
     #[arg(long, short)]
-    pub format: FormatArg,
+    pub format: Format,
     /// Input files (a directory for BEIR).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -87,8 +30,8 @@ pub struct IngestArgs {
     #[arg(long, value_parser = ["relevant", "non_relevant"])]
     pub subset: Option<String>,
     /// What to do with a bad record.
-    #[arg(long, value_enum, default_value_t = OnErrorArg::Fail)]
-    pub on_error: OnErrorArg,
+    #[arg(long, value_enum, default_value_t = OnError::Fail)]
+    pub on_error: OnError,
     /// TriviaQA: the evidence directory (wikipedia/ and web/ files).
     #[arg(long)]
     pub evidence_dir: Option<PathBuf>,
@@ -96,8 +39,8 @@ pub struct IngestArgs {
     #[arg(long, default_value_t = 100)]
     pub passage_words: usize,
     /// Table format: what the rows are.
-    #[arg(long, value_enum, default_value_t = TableKindArg::Questions, help_heading = "Table format")]
-    pub table_kind: TableKindArg,
+    #[arg(long, value_enum, default_value_t = TableKind::Questions, help_heading = "Table format")]
+    pub table_kind: TableKind,
     /// Table format: question id column [default: a hash of dataset + question].
     #[arg(long, help_heading = "Table format")]
     pub col_id: Option<String>,
@@ -129,21 +72,15 @@ pub struct IngestArgs {
 
 pub fn run(store: &Store, a: IngestArgs) -> Result<crate::StageOut> {
     let opts = IngestOptions {
-        format: Some(a.format.into()),
+        format: Some(a.format),
         paths: a.paths,
         dataset: a.dataset,
         split: a.split,
         lang: a.lang,
         subset: a.subset,
-        on_error: match a.on_error {
-            OnErrorArg::Fail => OnError::Fail,
-            OnErrorArg::Skip => OnError::Skip,
-        },
+        on_error: a.on_error,
         table: TableMapping {
-            kind: match a.table_kind {
-                TableKindArg::Questions => TableKind::Questions,
-                TableKindArg::Corpus => TableKind::Corpus,
-            },
+            kind: a.table_kind,
             id: a.col_id,
             question: a.col_question,
             answers: a.col_answers,

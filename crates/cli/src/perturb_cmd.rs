@@ -1,11 +1,13 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ragprobe_artifact::Store;
-use ragprobe_models::llm::backend::BackendSpec;
+use ragprobe_models::llm::backend::{BackendKind, BackendSpec};
 use ragprobe_models::llm::openai::OpenAiConfig;
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_perturb::genadv::WriterSettings;
-use ragprobe_perturb::{perturb, summary_table, PerturbOptions, Scenario};
+use ragprobe_perturb::{
+    perturb, summary_table, ConflictWriter, EntityFinder, PerturbOptions, Scenario,
+};
 use std::path::PathBuf;
 
 /// Turn questions + contexts into evaluation cases.
@@ -62,12 +64,12 @@ pub struct PerturbArgs {
     /// Choose foils without MiniLM similarity (random among same-shape candidates).
     #[arg(long)]
     pub no_foil_similarity: bool,
-    /// add-conflict: `rule` (replace the answer in a retrieved passage) or `model` (the writer model writes a passage).
-    #[arg(long, default_value = "rule", value_parser = ["rule", "model"])]
-    pub writer: String,
+    /// add-conflict: who writes the conflicting passage.
+    #[arg(long, value_enum, default_value_t = ConflictWriter::Rule)]
+    pub writer: ConflictWriter,
     /// Writer model backend for add-genadv / --writer model.
-    #[arg(long, default_value = "local", value_parser = ["local", "openai"])]
-    pub writer_backend: String,
+    #[arg(long, value_enum, default_value_t = BackendKind::Local)]
+    pub writer_backend: BackendKind,
     /// Writer model: a .gguf path (local) or a served model name (openai) [default: the embedded model].
     #[arg(long)]
     pub writer_model: Option<String>,
@@ -77,9 +79,9 @@ pub struct PerturbArgs {
     /// Name of the environment variable holding the writer's API key.
     #[arg(long)]
     pub writer_api_key_env: Option<String>,
-    /// GenADV entity detection: `rules` (built in) or `model` (asks the writer for a JSON list).
-    #[arg(long, default_value = "rules", value_parser = ["rules", "model"])]
-    pub ner: String,
+    /// GenADV: how the answer sentence's entities are found.
+    #[arg(long, value_enum, default_value_t = EntityFinder::Rules)]
+    pub ner: EntityFinder,
     /// GenADV: reject adversarial sentences whose MiniLM cosine with the answer sentence is at least this.
     #[arg(long, default_value_t = 0.8, value_parser = crate::bounds::f32_in(-1.0, 1.0, false))]
     pub max_cosine: f32,
@@ -142,22 +144,6 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
             ),
         }
     }
-    let needs_writer = scenarios.contains(&Scenario::AddGenadv)
-        || (a.writer == "model" && scenarios.contains(&Scenario::AddConflict));
-    let needs_foil = scenarios
-        .iter()
-        .any(|s| matches!(s, Scenario::AddConflict | Scenario::EvidenceEdit));
-    let embedder = if (needs_foil && !a.no_foil_similarity) || needs_writer {
-        match ragprobe_models::Embedder::load_default() {
-            Ok(e) => Some(e),
-            Err(e) => {
-                tracing::warn!("foil similarity off: {e}");
-                None
-            }
-        }
-    } else {
-        None
-    };
     let opts = PerturbOptions {
         scenarios,
         k: a.k,
@@ -168,7 +154,7 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
         rgb_passages: a.rgb_passages,
         limit: a.limit,
         sample: a.sample,
-        conflict_writer_model: a.writer == "model",
+        conflict_writer_model: a.writer == ConflictWriter::Model,
         nomiracl_sample: a
             .nomiracl_sample
             .as_deref()
@@ -177,14 +163,25 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
             .transpose()?,
         writer: WriterSettings {
             max_cosine: a.max_cosine,
-            ner_model: a.ner == "model",
+            ner_model: a.ner == EntityFinder::Model,
             max_tokens: a.writer_max_tokens,
         },
     };
+    let embedder = if opts.needs_embedder(!a.no_foil_similarity) {
+        match ragprobe_models::Embedder::load_default() {
+            Ok(e) => Some(e),
+            Err(e) => {
+                tracing::warn!("foil similarity off: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let journal_dir = store.root().join("requests");
-    let mut session = if needs_writer {
-        let spec = match a.writer_backend.as_str() {
-            "openai" => BackendSpec::OpenAi(OpenAiConfig {
+    let mut session = if opts.needs_writer() {
+        let spec = match a.writer_backend {
+            BackendKind::Openai => BackendSpec::OpenAi(OpenAiConfig {
                 base_urls: a.writer_base_urls.clone(),
                 model: a
                     .writer_model
@@ -193,7 +190,7 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
                 api_key_env: a.writer_api_key_env.clone(),
                 ..Default::default()
             }),
-            _ => BackendSpec::Local {
+            BackendKind::Local => BackendSpec::Local {
                 gguf: a
                     .writer_model
                     .clone()

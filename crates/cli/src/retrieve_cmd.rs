@@ -1,17 +1,7 @@
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use ragprobe_artifact::Store;
 use ragprobe_retrieve::{evaluate, recall_table, retrieve, Analyzer, Method, RetrieveOptions};
-
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum MethodArg {
-    /// BM25 with tantivy (index built once per corpus and analyzer, then reused).
-    Bm25,
-    /// Exact inner product over all-MiniLM-L6-v2 embeddings.
-    Dense,
-    /// Reciprocal rank fusion of BM25 and dense.
-    Hybrid,
-}
 
 /// Retrieve the top-k passages of a corpus for every question.
 ///
@@ -27,8 +17,8 @@ pub struct RetrieveArgs {
     #[arg(long)]
     pub questions: String,
     /// Ranking method.
-    #[arg(long, value_enum, default_value_t = MethodArg::Bm25)]
-    pub method: MethodArg,
+    #[arg(long, value_enum, default_value_t = Method::Bm25)]
+    pub method: Method,
     /// Passages per question.
     #[arg(short, long, default_value_t = 5, value_parser = crate::bounds::usize_in(1, 100_000))]
     pub k: usize,
@@ -59,11 +49,7 @@ pub struct RecallArgs {
 }
 
 pub fn run(store: &Store, a: RetrieveArgs) -> Result<crate::StageOut> {
-    let method = match a.method {
-        MethodArg::Bm25 => Method::Bm25,
-        MethodArg::Dense => Method::Dense,
-        MethodArg::Hybrid => Method::Hybrid,
-    };
+    let method = a.method;
     let embedder = if method == Method::Bm25 {
         None
     } else {

@@ -26,26 +26,27 @@ pub const STAGE_VERSION: u32 = 1;
 
 /// Supported input formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
-    /// DPR/FiD retrieval results: `{question, answers, ctxs: [{id?, title, text, score?, hasanswer?}]}`.
+    /// DPR/FiD retrieval results (JSON array or JSONL): question, answers, ctxs.
     Dpr,
-    /// NoMIRACL: `{query_id, query, positive_passages, negative_passages}`.
+    /// NoMIRACL JSONL (query_id, query, positive_passages, negative_passages) or its distribution directory.
     Nomiracl,
-    /// RGB: `{id, query, answer, positive, negative, fakeanswer?, positive_wrong?}`.
+    /// RGB JSONL: id, query, answer, positive, negative, fakeanswer?, positive_wrong?.
     Rgb,
-    /// BEIR: a directory with `corpus.jsonl`, `queries.jsonl`, `qrels/*.tsv`.
+    /// BEIR directory: corpus.jsonl, queries.jsonl, qrels/*.tsv.
     Beir,
-    /// Self-RAG PopQA style: like DPR, with string scores.
+    /// Self-RAG / PopQA JSONL: question, answers, ctxs with string scores.
     Selfrag,
-    /// Any CSV/TSV, JSON Lines or Parquet table with a column mapping.
+    /// Any CSV/TSV, JSONL or Parquet table; columns set by the --col-* flags.
     Table,
-    /// TriviaQA RC: `{"Data": [{Question, QuestionId, Answer: {Value, Aliases}, EntityPages, SearchResults}]}`.
+    /// TriviaQA RC JSON ({"Data": [...]}); evidence files with --evidence-dir.
     Triviaqa,
-    /// HotpotQA distractor: `[{_id, question, answer, supporting_facts, context}]`.
+    /// HotpotQA distractor JSON: question, answer, supporting_facts, context paragraphs.
     Hotpotqa,
-    /// SearchQA: `{question, answer, search_results: [{snippet, title}]}` or `snippets: [str]`.
+    /// SearchQA JSON/JSONL: question, answer, search snippets.
     Searchqa,
-    /// MedQA-style multiple choice: `{question, options: {A: ...}, answer_idx, answer}`, any language.
+    /// MedQA-style multiple choice JSONL: question, options, answer_idx, answer (any language).
     Mcq,
 }
 
@@ -85,16 +86,18 @@ impl Format {
 
 /// What to do with a bad record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum OnError {
-    /// Stop at the first bad record (the default).
+    /// Stop at the first bad record.
     #[default]
     Fail,
-    /// Skip bad records, count them, log the first few, record the count.
+    /// Skip bad records; count them, log the first few, record the count in the manifest.
     Skip,
 }
 
 /// What a table holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TableKind {
     #[default]
     Questions,

@@ -102,6 +102,28 @@ impl Scenario {
     }
 }
 
+/// Who writes add-conflict's conflicting passage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum ConflictWriter {
+    /// Replace the answer in a retrieved passage with the foil.
+    #[default]
+    Rule,
+    /// The writer model writes a passage supporting the foil (seed 000 §5.4.1).
+    Model,
+}
+
+/// How GenADV finds the entities of the answer sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum EntityFinder {
+    /// The built-in rule-based NER.
+    #[default]
+    Rules,
+    /// Ask the writer model for a JSON list.
+    Model,
+}
+
 /// Options of one perturb run.
 #[derive(Debug, Clone)]
 pub struct PerturbOptions {
@@ -142,6 +164,21 @@ pub struct NomiraclSample {
     pub non_relevant_ratio: f64,
     pub max_pool: Option<usize>,
     pub seed: u64,
+}
+
+impl PerturbOptions {
+    /// The run needs a writer model (add-genadv, or add-conflict written by
+    /// the model).
+    pub fn needs_writer(&self) -> bool {
+        self.scenarios.contains(&Scenario::AddGenadv)
+            || (self.conflict_writer_model && self.scenarios.contains(&Scenario::AddConflict))
+    }
+
+    /// The run uses the MiniLM embedder: foil similarity (when
+    /// `foil_similarity`) or model-written passages.
+    pub fn needs_embedder(&self, foil_similarity: bool) -> bool {
+        (foil_similarity && self.scenarios.iter().any(|s| s.needs_foil())) || self.needs_writer()
+    }
 }
 
 impl Default for PerturbOptions {
@@ -895,8 +932,7 @@ pub fn perturb(
             "noise rate {r} is outside [0, 1]"
         )));
     }
-    let needs_writer = opts.scenarios.contains(&Scenario::AddGenadv)
-        || (opts.conflict_writer_model && opts.scenarios.contains(&Scenario::AddConflict));
+    let needs_writer = opts.needs_writer();
     if needs_writer && writer.is_none() {
         return Err(PerturbError::Invalid(
             "add-genadv and add-conflict --writer model need a writer model".into(),
@@ -907,8 +943,7 @@ pub fn perturb(
     let cid = contexts
         .map(|c| store.resolve_kind(c, kinds::CONTEXTS))
         .transpose()?;
-    let needs_foil = opts.scenarios.iter().any(|s| s.needs_foil());
-    let embedder = if needs_foil || needs_writer {
+    let embedder = if opts.needs_embedder(true) {
         embedder
     } else {
         None

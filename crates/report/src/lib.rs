@@ -4,11 +4,14 @@
 //! (no timestamps, sorted everything).
 
 pub mod charts;
+mod compare;
+
+pub use compare::{compare, compare_metrics};
 pub mod html;
 pub mod tables;
 
 use ragprobe_artifact::{
-    kinds, read, ArtifactError, CaseRow, Cases, MetricRow, Metrics, ScoreRow, Scores, Store,
+    kinds, read, ArtifactError, CaseRow, Cases, Kind, MetricRow, Metrics, ScoreRow, Scores, Store,
 };
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -18,6 +21,8 @@ use std::path::{Path, PathBuf};
 pub enum ReportError {
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
+    #[error("{0}")]
+    Invalid(String),
     #[error("{path}: {error}")]
     Io {
         path: PathBuf,
@@ -238,24 +243,7 @@ pub fn report(
         .map(|s| store.resolve_kind(s, kinds::SCORES))
         .transpose()?;
     ids.extend(scores_id.iter().cloned());
-    rows.sort_by(|a, b| {
-        (
-            &a.study,
-            &a.dataset,
-            &a.model,
-            &a.prompt,
-            &a.condition,
-            &a.metric,
-        )
-            .cmp(&(
-                &b.study,
-                &b.dataset,
-                &b.model,
-                &b.prompt,
-                &b.condition,
-                &b.metric,
-            ))
-    });
+    Metrics::sort(&mut rows);
     render(store, &rows, &ids, scores_id.as_deref(), out, title)
 }
 

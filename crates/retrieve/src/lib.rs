@@ -44,8 +44,11 @@ pub type Result<T, E = RetrieveError> = std::result::Result<T, E>;
 
 /// How passages are ranked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Method {
+    /// BM25 with tantivy (index built once per corpus and analyzer, then reused).
     Bm25,
+    /// Exact inner product over all-MiniLM-L6-v2 embeddings.
     Dense,
     /// Reciprocal rank fusion of BM25 and dense (Cormack et al. 2009, k = 60).
     Hybrid,

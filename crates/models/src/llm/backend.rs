@@ -22,6 +22,17 @@ pub enum BackendSpec {
     OpenAi(OpenAiConfig),
 }
 
+/// Which kind of backend a stage uses (the CLI's `--backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum BackendKind {
+    /// The embedded GGUF model, in-process (SmolLM2-135M-Instruct unless a .gguf file is named).
+    #[default]
+    Local,
+    /// An OpenAI-compatible server (vLLM, llama.cpp server, Ollama, TGI, OpenAI).
+    Openai,
+}
+
 /// A model's identity in request hashes, recipes and responses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackendId {

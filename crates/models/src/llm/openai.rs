@@ -23,7 +23,9 @@ use super::{apply_stop, ChatMessage, GenSettings, Generation};
 
 /// Which endpoint to call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Endpoint {
+    /// `/v1/chat/completions` with the rendered messages.
     Chat,
     /// Plain completions: the messages' contents joined by blank lines form the prompt.
     Completions,
