@@ -1,4 +1,4 @@
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use ragprobe_artifact::Store;
 use ragprobe_generate::{generate, BackendSpec, GenerateOptions, Template};
@@ -104,19 +104,31 @@ pub enum PromptsCmd {
     },
 }
 
+/// The GGUF file a local-backend generate loads: `--model` when it is a
+/// `.gguf` path, the embedded model for `embedded`/`default`/none; None
+/// for another backend or another `--model`.
+pub fn local_gguf(a: &GenerateArgs) -> Option<PathBuf> {
+    if a.backend != BackendKind::Local {
+        return None;
+    }
+    match a.model.as_deref() {
+        Some(m) if m.ends_with(".gguf") => Some(PathBuf::from(m)),
+        Some("embedded" | "default") | None => Some(ragprobe_models::paths::smollm2_gguf()),
+        Some(_) => None,
+    }
+}
+
 pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
     let template = Template::load(&a.prompt, a.prompts_dir.as_deref())?;
     let backend = match a.backend {
-        BackendKind::Local => {
-            let gguf = match a.model.as_deref() {
-                Some(m) if m.ends_with(".gguf") => PathBuf::from(m),
-                Some("embedded" | "default") | None => ragprobe_models::paths::smollm2_gguf(),
-                Some(m) => bail!(
-                    "--model for the local backend must be a .gguf file (or `embedded`), got `{m}`"
-                ),
-            };
-            BackendSpec::Local { gguf }
-        }
+        BackendKind::Local => BackendSpec::Local {
+            gguf: local_gguf(&a).with_context(|| {
+                format!(
+                    "--model for the local backend must be a .gguf file (or `embedded`), got `{}`",
+                    a.model.as_deref().unwrap_or_default()
+                )
+            })?,
+        },
         BackendKind::Openai => BackendSpec::OpenAi(OpenAiConfig {
             base_urls: a.base_urls.clone(),
             model: a

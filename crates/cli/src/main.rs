@@ -7,9 +7,9 @@ mod generate_cmd;
 mod ingest_cmd;
 mod mock_cmd;
 mod perturb_cmd;
-mod pipeline;
 mod report_cmd;
 mod retrieve_cmd;
+mod run_cmd;
 mod score_cmd;
 
 use anyhow::Result;
@@ -58,7 +58,7 @@ pub enum Command {
     /// Build evaluation cases from questions + contexts (unanswerable, add-one, conflict, evidence edit, NoMIRACL, RGB).
     Perturb(perturb_cmd::PerturbArgs),
     /// Run a pipeline file: a DAG of stage steps, every step cached through the store.
-    Run(pipeline::RunArgs),
+    Run(run_cmd::RunArgs),
     /// Get model responses for cases with a prompt template (embedded model or OpenAI-compatible servers).
     Generate(generate_cmd::GenerateArgs),
     /// Score responses (or external predictions): per-row scores and the studies' metrics.
@@ -128,7 +128,7 @@ pub fn dispatch(store: &ragprobe_artifact::Store, command: Command) -> Result<St
         Command::Generate(args) => generate_cmd::run(store, args),
         Command::Score(args) => score_cmd::run(store, args),
         Command::Report(args) => report_cmd::run(store, args),
-        Command::Run(args) => none(pipeline::run(store, args)),
+        Command::Run(args) => none(run_cmd::run(store, args)),
         Command::Prompts(cmd) => none(generate_cmd::prompts(store, cmd)),
         Command::MockServer(args) => none(mock_cmd::run(args)),
         Command::Artifacts(cmd) => none(artifacts_cmd::run(store, cmd)),

@@ -129,7 +129,22 @@ fn parse_nomiracl_sample(v: &str, seed: u64) -> Result<ragprobe_perturb::Nomirac
     })
 }
 
+/// The GGUF file a local writer loads (`--writer-model`, else the embedded
+/// model) when the scenarios need a writer; None otherwise.
+pub fn local_writer(a: &PerturbArgs) -> Option<PathBuf> {
+    let needs = a.scenario.iter().any(|s| s.trim() == "add-genadv")
+        || (a.writer == ConflictWriter::Model
+            && a.scenario.iter().any(|s| s.trim() == "add-conflict"));
+    (needs && a.writer_backend == BackendKind::Local).then(|| {
+        a.writer_model
+            .clone()
+            .map(PathBuf::from)
+            .unwrap_or_else(ragprobe_models::paths::smollm2_gguf)
+    })
+}
+
 pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
+    let writer_gguf = local_writer(&a);
     let mut scenarios = Vec::new();
     for s in &a.scenario {
         match Scenario::parse(s.trim()) {
@@ -191,11 +206,7 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
                 ..Default::default()
             }),
             BackendKind::Local => BackendSpec::Local {
-                gguf: a
-                    .writer_model
-                    .clone()
-                    .map(PathBuf::from)
-                    .unwrap_or_else(ragprobe_models::paths::smollm2_gguf),
+                gguf: writer_gguf.clone().expect("a local writer"),
             },
         };
         Some(ModelSession::open(&spec, &journal_dir)?)

@@ -1,0 +1,189 @@
+//! `ragprobe run PIPELINE.toml`: the pipeline runner of `ragprobe-pipeline`
+//! over this CLI's stages. The stages are run through the same argument
+//! parser as the command line, so everything the CLI can do a pipeline can
+//! do, and each stage declares here which files and models a step reads.
+
+use anyhow::Result;
+use clap::{Args, Parser};
+use ragprobe_artifact::Store;
+use ragprobe_pipeline::{Pipeline, PlanState, RunOptions, StepExecutor, StepInputs, StepOutcome};
+use ragprobe_retrieve::Method;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::{dispatch, Cli, Command};
+
+/// Run a pipeline file: a DAG of stage steps, every step cached through the
+/// store (see `pipelines/*.toml`; `[vars]`, `[defaults.<stage>]`, `[steps.<name>]`).
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The pipeline file (TOML).
+    pub pipeline: PathBuf,
+    /// Set a variable: --set model=Qwen/Qwen2.5-7B-Instruct --set base_url=http://gpu1:8000/v1
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Print the plan, each step marked cached or to-run, and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run only this step (its inputs must already be cached).
+    #[arg(long, conflicts_with = "from")]
+    pub only: Option<String>,
+    /// Run this step and everything after it again, ignoring their step cache.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Steps to run at once when they are independent (steps that load a local model run one at a time).
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+}
+
+/// The stages a step may run.
+const STAGES: &[&str] = &[
+    "ingest", "retrieve", "recall", "perturb", "generate", "score", "report",
+];
+
+/// This CLI's stages as pipeline steps.
+struct CliSteps<'a> {
+    store: &'a Store,
+}
+
+fn parse(argv: &[String]) -> Result<Command, clap::Error> {
+    let full = std::iter::once("ragprobe".to_string()).chain(argv.iter().cloned());
+    Cli::try_parse_from(full).map(|c| c.command)
+}
+
+fn path_str(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn minilm() -> PathBuf {
+    ragprobe_models::paths::minilm_dir().join("model.safetensors")
+}
+
+impl StepExecutor for CliSteps<'_> {
+    fn stages(&self) -> &[&str] {
+        STAGES
+    }
+
+    fn check(&self, argv: &[String]) -> Result<(), String> {
+        parse(argv).map(|_| ()).map_err(|e| {
+            let msg = e.to_string();
+            msg.lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim_start_matches("error: ")
+                .to_string()
+        })
+    }
+
+    /// Declared per stage: ingest's paths and evidence directory; generate's
+    /// prompt file, prompts directory, passage tokenizer and local model;
+    /// perturb's writer model and the embedder; score's predictions;
+    /// dense retrieval's embedder.
+    fn inputs(&self, argv: &[String]) -> StepInputs {
+        let Ok(cmd) = parse(argv) else {
+            return StepInputs::default();
+        };
+        let mut i = StepInputs::default();
+        match cmd {
+            Command::Ingest(a) => {
+                i.files = a.paths.iter().map(|p| path_str(p)).collect();
+                i.files.extend(a.evidence_dir.as_deref().map(path_str));
+            }
+            Command::Retrieve(a) => {
+                if a.method != Method::Bm25 {
+                    i.models.push(minilm());
+                    i.exclusive = true;
+                }
+            }
+            Command::Perturb(a) => {
+                i.models.push(minilm());
+                let gguf = crate::perturb_cmd::local_writer(&a);
+                i.files.extend(a.writer_model.clone());
+                i.models.extend(gguf);
+                i.exclusive = true;
+            }
+            Command::Generate(a) => {
+                i.files.push(a.prompt.clone());
+                i.files.extend(a.prompts_dir.as_deref().map(path_str));
+                i.files.extend(a.passage_tokenizer.as_deref().map(path_str));
+                if let Some(gguf) = crate::generate_cmd::local_gguf(&a) {
+                    i.files.push(path_str(&gguf));
+                    i.models.push(gguf);
+                    i.exclusive = true;
+                }
+            }
+            Command::Score(a) => i.files.extend(a.predictions.as_deref().map(path_str)),
+            _ => {}
+        }
+        i
+    }
+
+    fn run(&self, argv: &[String]) -> Result<StepOutcome, String> {
+        let cmd = parse(argv).map_err(|e| e.to_string())?;
+        let out = dispatch(self.store, cmd).map_err(|e| format!("{e:#}"))?;
+        if let Some(e) = out.error {
+            return Err(e);
+        }
+        Ok(StepOutcome {
+            outputs: out.outputs,
+            requests: out.requests,
+        })
+    }
+}
+
+pub fn run(store: &Store, a: RunArgs) -> Result<()> {
+    let started = Instant::now();
+    let steps = CliSteps { store };
+    let p = Pipeline::load(&a.pipeline, &a.set, &steps)?;
+    let opts = RunOptions {
+        only: a.only.clone(),
+        from: a.from.clone(),
+        jobs: a.jobs,
+        progress: true,
+    };
+    if a.dry_run {
+        if let Err(e) = p.check_inputs() {
+            eprintln!("warning: {e}");
+        }
+        let plan = p.dry_run(store, &steps, &opts)?;
+        println!("plan for {} ({} steps):", a.pipeline.display(), plan.len());
+        for (n, stage, state) in plan {
+            let state = match state {
+                PlanState::Cached => "cached",
+                PlanState::ToRun => "to-run",
+                PlanState::AfterInputs => "to-run (after its inputs)",
+            };
+            println!("  {n:<28} {stage:<9} {state}");
+        }
+        return Ok(());
+    }
+    let summary = p.run(store, &steps, &opts, &mut |n, outs| {
+        for (k, id) in outs {
+            println!("{n}\t{k}\t{id}");
+        }
+    })?;
+    let report = p
+        .steps
+        .values()
+        .filter(|s| s.stage == "report")
+        .find_map(|s| {
+            s.params
+                .iter()
+                .find(|(k, _)| k == "out")
+                .and_then(|(_, v)| v.first().cloned())
+        });
+    let (new, cached, failed) = summary.requests;
+    eprintln!(
+        "pipeline {}: {} step(s) run, {} cached; requests: {new} new, {cached} cached, {failed} failed; {:.1}s{}",
+        a.pipeline.display(),
+        summary.ran,
+        summary.cached,
+        started.elapsed().as_secs_f64(),
+        report
+            .map(|r| format!("; report: {}", Path::new(&r).join("index.html").display()))
+            .unwrap_or_default()
+    );
+    store.log_run(json!({"stage": "run", "pipeline": a.pipeline.display().to_string(), "ran": summary.ran, "cached": summary.cached, "seconds": started.elapsed().as_secs_f64()}));
+    Ok(())
+}

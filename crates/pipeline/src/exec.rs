@@ -1,0 +1,334 @@
+//! Execution: steps run in plan order, independent ones in parallel (up to
+//! `jobs`), steps that load a local model one at a time; each step's key is
+//! checked against the step cache first, and its outputs recorded after.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use ragprobe_artifact::Store;
+use std::collections::BTreeSet;
+
+use crate::cache::{cached_step, record_step, step_key};
+use crate::plan::{resolver, Done, Pipeline};
+use crate::{PipelineError, Result, StepExecutor, StepOutcome};
+
+/// How to run a pipeline.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Run only this step (its inputs must be cached).
+    pub only: Option<String>,
+    /// Run this step and everything after it again, ignoring the step cache.
+    pub from: Option<String>,
+    /// Independent steps run at once.
+    pub jobs: usize,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    pub ran: usize,
+    pub cached: usize,
+    /// Model requests: (new, cached, failed).
+    pub requests: (u64, u64, u64),
+}
+
+/// A step's state in a dry run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanState {
+    Cached,
+    ToRun,
+    /// Its inputs come from steps that must run first.
+    AfterInputs,
+}
+
+impl Pipeline {
+    fn check_steps(&self, opts: &RunOptions) -> Result<()> {
+        for name in opts.only.iter().chain(opts.from.iter()) {
+            if !self.steps.contains_key(name) {
+                return Err(PipelineError::msg(format!(
+                    "no step `{name}` in {}",
+                    self.path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn key(&self, exec: &dyn StepExecutor, argv: &[String]) -> Result<String> {
+        let base = self.path.parent().unwrap_or(std::path::Path::new("."));
+        step_key(base, argv, &exec.inputs(argv))
+    }
+
+    /// Each step in order with its state; runs nothing.
+    pub fn dry_run(
+        &self,
+        store: &Store,
+        exec: &dyn StepExecutor,
+        opts: &RunOptions,
+    ) -> Result<Vec<(String, String, PlanState)>> {
+        self.check_steps(opts)?;
+        let forced = opts
+            .from
+            .as_deref()
+            .map(|f| self.downstream(f))
+            .unwrap_or_default();
+        let mut done = Done::new();
+        let mut out = Vec::new();
+        for n in &self.order {
+            let s = &self.steps[n];
+            let argv = self.argv(s, &resolver(&done));
+            let state = match argv {
+                Ok(argv) => match (
+                    forced.contains(n),
+                    cached_step(store, &self.key(exec, &argv)?),
+                ) {
+                    (false, Some(outs)) => {
+                        done.insert(n.clone(), outs);
+                        PlanState::Cached
+                    }
+                    _ => PlanState::ToRun,
+                },
+                Err(_) => PlanState::AfterInputs,
+            };
+            out.push((n.clone(), s.stage.clone(), state));
+        }
+        Ok(out)
+    }
+
+    /// The inputs of `--only` step `only`, from cached runs of their steps.
+    fn cached_inputs(
+        &self,
+        store: &Store,
+        exec: &dyn StepExecutor,
+        only: &str,
+        done: &mut Done,
+    ) -> Result<()> {
+        for d in &self.steps[only].deps {
+            let argv = self
+                .argv(&self.steps[d], &resolver(done))
+                .map_err(|e| PipelineError::msg(format!("--only {only}: input step `{d}`: {e}")))?;
+            let outs = cached_step(store, &self.key(exec, &argv)?).ok_or_else(|| {
+                PipelineError::msg(format!("--only {only}: its input step `{d}` has not run yet; run the pipeline (or --only {d}) first"))
+            })?;
+            done.insert(d.clone(), outs);
+        }
+        Ok(())
+    }
+
+    /// One step: from the step cache, or run by `exec` and recorded.
+    fn run_step(
+        &self,
+        store: &Store,
+        exec: &dyn StepExecutor,
+        n: &str,
+        done: &Done,
+        forced: bool,
+        exclusive: &std::sync::Mutex<()>,
+        bar: &ProgressBar,
+    ) -> Result<(StepOutcome, bool)> {
+        let s = &self.steps[n];
+        let argv = self.argv(s, &resolver(done))?;
+        let key = self.key(exec, &argv)?;
+        if !forced {
+            if let Some(outputs) = cached_step(store, &key) {
+                return Ok((
+                    StepOutcome {
+                        outputs,
+                        requests: None,
+                    },
+                    true,
+                ));
+            }
+        }
+        let _guard = exec
+            .inputs(&argv)
+            .exclusive
+            .then(|| exclusive.lock().unwrap_or_else(|e| e.into_inner()));
+        bar.set_message(format!("running {n} ({})", s.stage));
+        tracing::info!("step {n}: {}", argv.join(" "));
+        let out = exec.run(&argv).map_err(|message| PipelineError::Step {
+            step: n.to_string(),
+            stage: s.stage.clone(),
+            message,
+        })?;
+        record_step(store, &key, &out.outputs)?;
+        Ok((out, false))
+    }
+
+    /// Runs the pipeline; `on_step` sees each finished step's outputs.
+    pub fn run(
+        &self,
+        store: &Store,
+        exec: &dyn StepExecutor,
+        opts: &RunOptions,
+        on_step: &mut dyn FnMut(&str, &[(String, String)]),
+    ) -> Result<RunSummary> {
+        self.check_steps(opts)?;
+        self.check_inputs()?;
+        let forced: BTreeSet<String> = opts
+            .from
+            .as_deref()
+            .map(|f| self.downstream(f))
+            .unwrap_or_default();
+        let mut done = Done::new();
+        let mut summary = RunSummary::default();
+        let bar = if opts.progress {
+            ProgressBar::new(self.order.len() as u64)
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(
+            ProgressStyle::with_template("pipeline [{bar:20}] {pos}/{len} steps {msg}")
+                .expect("static")
+                .progress_chars("=> "),
+        );
+        let mut remaining: Vec<String> = match &opts.only {
+            Some(o) => {
+                self.cached_inputs(store, exec, o, &mut done)?;
+                vec![o.clone()]
+            }
+            None => self.order.clone(),
+        };
+        let exclusive = std::sync::Mutex::new(());
+        while !remaining.is_empty() {
+            let batch: Vec<String> = remaining
+                .iter()
+                .filter(|n| self.steps[*n].deps.iter().all(|d| done.contains_key(d)))
+                .take(opts.jobs.max(1))
+                .cloned()
+                .collect();
+            if batch.is_empty() {
+                return Err(PipelineError::msg(
+                    "internal: no step is ready (unresolved inputs)".into(),
+                ));
+            }
+            let results: Vec<(String, Result<(StepOutcome, bool)>)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = batch
+                    .iter()
+                    .map(|n| {
+                        let (done, forced, exclusive, bar) = (&done, &forced, &exclusive, &bar);
+                        scope.spawn(move || {
+                            let r = self.run_step(
+                                store,
+                                exec,
+                                n,
+                                done,
+                                forced.contains(n),
+                                exclusive,
+                                bar,
+                            );
+                            (n.clone(), r)
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("step thread"))
+                    .collect()
+            });
+            for (n, r) in results {
+                let (out, from_cache) = r?;
+                if from_cache {
+                    summary.cached += 1;
+                    tracing::info!("step {n}: cached");
+                } else {
+                    summary.ran += 1;
+                }
+                if let Some((new, cached, failed)) = out.requests {
+                    summary.requests.0 += new;
+                    summary.requests.1 += cached;
+                    summary.requests.2 += failed;
+                }
+                on_step(&n, &out.outputs);
+                done.insert(n.clone(), out.outputs);
+                remaining.retain(|x| *x != n);
+                bar.inc(1);
+            }
+        }
+        bar.finish_and_clear();
+        Ok(summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::Fake;
+
+    fn setup(text: &str) -> (tempfile::TempDir, Store, Pipeline, Fake) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("p.toml");
+        std::fs::write(&p, text).unwrap();
+        let store = Store::open(&d.path().join("s")).unwrap();
+        let fake = Fake::default();
+        let pipe = Pipeline::load(&p, &[], &fake).unwrap();
+        (d, store, pipe, fake)
+    }
+
+    const TWO: &str =
+        "[steps.a]\nstage = \"a\"\nx = 1\n\n[steps.b]\nstage = \"a\"\nin = \"@a.out\"\n";
+
+    #[test]
+    fn steps_run_in_order_then_come_from_the_cache() {
+        let (_d, store, p, fake) = setup(TWO);
+        let opts = RunOptions {
+            jobs: 2,
+            ..Default::default()
+        };
+        let mut seen = Vec::new();
+        // The fake writes no objects: store a file for each output, as a stage would.
+        let s = p
+            .run(&store, &fake, &opts, &mut |n, outs| {
+                seen.push(n.to_string());
+                for (_, id) in outs {
+                    std::fs::write(store.object_path(id), "x").unwrap();
+                }
+            })
+            .unwrap();
+        assert_eq!((s.ran, s.cached), (2, 0));
+        assert_eq!(seen, ["a", "b"]);
+        let calls = fake.calls.lock().unwrap().clone();
+        assert_eq!(calls[1], vec!["a", "--in", &fake.id_for(&calls[0])]);
+        let s = p.run(&store, &fake, &opts, &mut |_, _| {}).unwrap();
+        assert_eq!((s.ran, s.cached), (0, 2));
+        let states: Vec<PlanState> = p
+            .dry_run(&store, &fake, &opts)
+            .unwrap()
+            .into_iter()
+            .map(|x| x.2)
+            .collect();
+        assert_eq!(states, [PlanState::Cached, PlanState::Cached]);
+        // --from re-runs the step and everything after it.
+        let from = RunOptions {
+            from: Some("a".into()),
+            jobs: 1,
+            ..Default::default()
+        };
+        let s = p.run(&store, &fake, &from, &mut |_, _| {}).unwrap();
+        assert_eq!((s.ran, s.cached), (2, 0));
+    }
+
+    #[test]
+    fn only_needs_its_inputs_cached_and_a_failing_step_names_itself() {
+        let (_d, store, p, fake) = setup(TWO);
+        let only = RunOptions {
+            only: Some("b".into()),
+            jobs: 1,
+            ..Default::default()
+        };
+        let e = p
+            .run(&store, &fake, &only, &mut |_, _| {})
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("input step `a` has not run yet"), "{e}");
+        let (_d2, store2, p2, fake2) = setup("[steps.bad]\nstage = \"a\"\nfail = true\n");
+        let e = p2
+            .run(&store2, &fake2, &RunOptions::default(), &mut |_, _| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("step `bad` (a)") && e.contains("asked to fail"),
+            "{e}"
+        );
+    }
+}

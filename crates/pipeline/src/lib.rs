@@ -1,0 +1,170 @@
+//! Pipelines: a pipeline file is a DAG of named steps, each a stage
+//! invocation with parameters; inputs refer to earlier steps' outputs as
+//! `@step.kind` (or `@step` for its first output).
+//!
+//! ```toml
+//! [vars]
+//! fixtures = "fixtures"            # {{fixtures}} in any string; --set fixtures=... overrides
+//! langs = ["en", "de"]             # a list variable; --set langs=en,fr overrides
+//!
+//! [defaults.generate]              # every generate step takes these unless it sets them
+//! max-tokens = 16
+//!
+//! [steps.nq]
+//! stage = "ingest"
+//! format = "dpr"
+//! paths = ["{{fixtures}}/nq-mini.jsonl"]
+//!
+//! [steps.cases]
+//! stage = "perturb"
+//! questions = "@nq.questions"
+//! contexts = "@nq.contexts"
+//! scenario = ["base", "add-random"]
+//! ```
+//!
+//! A list variable expands a list item that uses it into one item per
+//! value (`paths = ["{{data}}/{{langs}}.jsonl"]` reads one file per
+//! language); in a single value it becomes the comma-separated list. An
+//! input path that does not exist names the variables to set.
+//!
+//! A step's parameters are the stage command's flags (`max-tokens = 16` is
+//! `--max-tokens 16`; `true` is a bare flag; a list repeats the flag;
+//! `paths` are the positional arguments), so everything the CLI can do a
+//! pipeline can do. The whole pipeline is validated before anything runs:
+//! unknown stage, unknown variable, reference to a missing step, a cycle, or
+//! a parameter the stage does not accept are errors with the line.
+//!
+//! Every step is cached: its key is the SHA-256 of its command line
+//! (input artifact ids resolved), the content of the files it reads and the
+//! fingerprints of the models it may load; a step whose key has a record
+//! with all outputs present is skipped. The stages cache too, and the
+//! generation journal makes an interrupted step resume without redoing
+//! finished calls.
+//!
+//! The crate knows no stage: a [`StepExecutor`] (the CLI) checks and runs
+//! steps and declares what each reads.
+
+mod cache;
+mod exec;
+mod parse;
+mod plan;
+mod vars;
+
+pub use exec::{PlanState, RunOptions, RunSummary};
+pub use parse::{Step, GLOBAL_FLAGS, POSITIONAL};
+pub use plan::Pipeline;
+pub use vars::{VarValue, Vars};
+
+use std::path::{Path, PathBuf};
+
+/// Errors of pipeline files and runs. Each names the file and line, or the
+/// step.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// A problem with the file, its variables or its plan; the message
+    /// starts with `file:line`.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("step `{step}` ({stage}) failed: {message}")]
+    Step {
+        step: String,
+        stage: String,
+        message: String,
+    },
+    #[error("{path}: {error}")]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+impl PipelineError {
+    pub(crate) fn msg(m: String) -> Self {
+        PipelineError::Invalid(m)
+    }
+
+    pub(crate) fn io(path: &Path, error: std::io::Error) -> Self {
+        PipelineError::Io {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
+pub type Result<T, E = PipelineError> = std::result::Result<T, E>;
+
+/// What a step reads, as its stage declares it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepInputs {
+    /// Arguments naming files or directories it reads: hashed into its key.
+    pub files: Vec<String>,
+    /// Model files it may load: fingerprinted into its key.
+    pub models: Vec<PathBuf>,
+    /// It loads a model in-process, so it runs alone.
+    pub exclusive: bool,
+}
+
+/// What a finished step wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepOutcome {
+    /// (kind, id) of each artifact written.
+    pub outputs: Vec<(String, String)>,
+    /// Model requests: (new, cached, failed).
+    pub requests: Option<(u64, u64, u64)>,
+}
+
+/// The stages behind a pipeline. `argv` is `[stage, args...]`.
+pub trait StepExecutor: Sync {
+    /// The stage names a step may use.
+    fn stages(&self) -> &[&str];
+    /// Checks a step's arguments without running it; the error is one line.
+    fn check(&self, argv: &[String]) -> std::result::Result<(), String>;
+    /// The files and models a step reads.
+    fn inputs(&self, argv: &[String]) -> StepInputs;
+    /// Runs a step.
+    fn run(&self, argv: &[String]) -> std::result::Result<StepOutcome, String>;
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A stage `a` that accepts any flag but `--reject`, fails on `--fail`,
+    /// and writes one `out` artifact whose id is a hash of its arguments.
+    #[derive(Default)]
+    pub struct Fake {
+        pub calls: Mutex<Vec<Vec<String>>>,
+    }
+
+    impl Fake {
+        pub fn id_for(&self, argv: &[String]) -> String {
+            ragprobe_artifact::sha256_hex(argv.join(" ").as_bytes())
+        }
+    }
+
+    impl StepExecutor for Fake {
+        fn stages(&self) -> &[&str] {
+            &["a"]
+        }
+        fn check(&self, argv: &[String]) -> std::result::Result<(), String> {
+            match argv.iter().find(|a| *a == "--reject") {
+                Some(_) => Err("unexpected argument '--reject'".into()),
+                None => Ok(()),
+            }
+        }
+        fn inputs(&self, _argv: &[String]) -> StepInputs {
+            StepInputs::default()
+        }
+        fn run(&self, argv: &[String]) -> std::result::Result<StepOutcome, String> {
+            if argv.iter().any(|a| a == "--fail") {
+                return Err("asked to fail".into());
+            }
+            self.calls.lock().unwrap().push(argv.to_vec());
+            Ok(StepOutcome {
+                outputs: vec![("out".into(), self.id_for(argv))],
+                requests: None,
+            })
+        }
+    }
+}
