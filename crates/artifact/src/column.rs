@@ -12,6 +12,8 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field};
 use std::sync::Arc;
 
+use crate::domain::Vocabulary;
+
 /// Turns a slice of rows into one Arrow array.
 type BuildFn<R> = Box<dyn Fn(&[R]) -> ArrayRef + Send + Sync>;
 /// Fills one field of each row from an Arrow array (same length as the rows).
@@ -48,6 +50,11 @@ pub fn downcast<'a, T: Array + 'static>(array: &'a dyn Array) -> Result<&'a T, S
             array.data_type()
         )
     })
+}
+
+/// The [`Vocabulary`] value `s` spells, or an error listing the spellings.
+pub fn vocab_value<E: Vocabulary>(s: &str) -> Result<E, String> {
+    E::parse(s).ok_or_else(|| format!("has value {s:?}, not one of {}", E::spellings()))
 }
 
 /// The non-null strings of a `list<utf8>` cell (empty for a null cell).
@@ -136,6 +143,31 @@ impl<R: 'static> Column<R> {
             move |a, rows| {
                 let a = downcast::<StringArray>(a)?;
                 each(rows, a.len(), |r, i| set(r, a.value(i).to_string()))
+            },
+        )
+    }
+
+    /// Non-null `utf8` holding a [`Vocabulary`] value; another value is
+    /// an error naming it.
+    pub fn vocab<E: Vocabulary>(name: &'static str, get: fn(&R) -> E, set: fn(&mut R, E)) -> Self {
+        Self::custom(
+            name,
+            DataType::Utf8,
+            false,
+            move |rows| {
+                Arc::new(StringArray::from_iter_values(
+                    rows.iter().map(|r| get(r).as_str()),
+                ))
+            },
+            move |a, rows| {
+                let a = downcast::<StringArray>(a)?;
+                if rows.len() != a.len() {
+                    return Err(format!("has {} values for {} rows", a.len(), rows.len()));
+                }
+                for (i, r) in rows.iter_mut().enumerate() {
+                    set(r, vocab_value::<E>(a.value(i))?);
+                }
+                Ok(())
             },
         )
     }

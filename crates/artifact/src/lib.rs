@@ -18,6 +18,7 @@
 //! ```
 
 pub mod column;
+pub mod domain;
 mod error;
 mod kind;
 pub mod kinds;
@@ -25,6 +26,7 @@ mod manifest;
 mod store;
 mod writer;
 
+pub use domain::{condition, DocSource, Expected, GenAdvStatus, Vocabulary};
 pub use error::{ArtifactError, Result};
 pub use kind::{read, rows_of, write_all, writer, Kind, KindInfo, Sink, BATCH_ROWS};
 pub use kinds::{

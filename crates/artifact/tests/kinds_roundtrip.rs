@@ -7,6 +7,10 @@ use proptest::option::of;
 use proptest::prelude::*;
 use ragprobe_artifact::*;
 
+fn vocab<E: Vocabulary + std::fmt::Debug>() -> impl Strategy<Value = E> {
+    proptest::sample::select(E::ALL)
+}
+
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![Just(String::new()), "[a-z]{1,6}", "\\PC{0,12}",]
 }
@@ -91,15 +95,20 @@ fn corpus() -> impl Strategy<Value = CorpusRow> {
 }
 
 fn doc() -> impl Strategy<Value = CaseDoc> {
-    (text(), of(text()), text(), text(), of(any::<bool>())).prop_map(
-        |(doc_id, title, text, source, has_answer)| CaseDoc {
+    (
+        text(),
+        of(text()),
+        text(),
+        vocab::<DocSource>(),
+        of(any::<bool>()),
+    )
+        .prop_map(|(doc_id, title, text, source, has_answer)| CaseDoc {
             doc_id,
             title,
             text,
             source,
             has_answer,
-        },
-    )
+        })
 }
 
 fn case() -> impl Strategy<Value = CaseRow> {
@@ -116,7 +125,7 @@ fn case() -> impl Strategy<Value = CaseRow> {
         (
             texts(),
             of(vec(texts(), 0..3)),
-            text(),
+            vocab::<Expected>(),
             of(any::<i32>()),
             of(text()),
             of(text()),
@@ -246,7 +255,7 @@ fn score() -> impl Strategy<Value = ScoreRow> {
         ),
         (
             text(),
-            text(),
+            vocab::<Expected>(),
             of(text()),
             flag(),
             any::<bool>(),
@@ -337,7 +346,13 @@ fn metric() -> impl Strategy<Value = MetricRow> {
 fn genadv() -> impl Strategy<Value = GenAdvRow> {
     (
         (text(), text(), text(), of(text()), of(text()), of(text())),
-        (of(-1.0f64..1.0), of(text()), of(text()), text(), of(text())),
+        (
+            of(-1.0f64..1.0),
+            of(text()),
+            of(text()),
+            vocab::<GenAdvStatus>(),
+            of(text()),
+        ),
     )
         .prop_map(
             |(

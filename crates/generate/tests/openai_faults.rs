@@ -23,11 +23,11 @@ fn cases(store: &Store, n: usize) -> String {
                 doc_id: format!("d{i}"),
                 title: Some("T".into()),
                 text: format!("Item {i} is a thing."),
-                source: "retrieved".into(),
+                source: ragprobe_artifact::DocSource::Retrieved,
                 has_answer: Some(true),
             }],
             answers: vec![format!("thing {i}")],
-            expected: "answer".into(),
+            expected: ragprobe_artifact::Expected::Answer,
             derivation: "{}".into(),
             ..Default::default()
         })

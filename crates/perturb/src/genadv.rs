@@ -52,6 +52,7 @@ impl Default for WriterSettings {
 /// intermediate text, the entities, the cosine, the outcome and why — the
 /// rows of the `genadv` artifact.
 pub use ragprobe_artifact::GenAdvRow as Trail;
+use ragprobe_artifact::GenAdvStatus;
 
 /// Clean a one-sentence model answer: first non-empty line, quotes and a
 /// leading label ("Sentence:") removed.
@@ -187,15 +188,15 @@ impl<'a> Writer<'a> {
             answer: answer.clone(),
             ..Default::default()
         };
-        let fail = |mut t: Trail, status: &str, reason: String| {
-            t.status = status.into();
+        let fail = |mut t: Trail, status: GenAdvStatus, reason: String| {
+            t.status = status;
             t.reason = Some(reason);
             t
         };
         let sentence = match self.answer_sentence(question, &answer) {
             Ok(s) if !s.is_empty() => s,
-            Ok(_) => return fail(t, "failed", "empty answer sentence".into()),
-            Err(e) => return fail(t, "failed", format!("answer sentence: {e}")),
+            Ok(_) => return fail(t, GenAdvStatus::Failed, "empty answer sentence".into()),
+            Err(e) => return fail(t, GenAdvStatus::Failed, format!("answer sentence: {e}")),
         };
         t.answer_sentence = Some(sentence.clone());
         let ents = self.entities(&sentence);
@@ -203,7 +204,7 @@ impl<'a> Writer<'a> {
         if ents.len() < 2 {
             return fail(
                 t,
-                "dropped",
+                GenAdvStatus::Dropped,
                 "fewer than two entities in the answer sentence".into(),
             );
         }
@@ -216,16 +217,26 @@ impl<'a> Writer<'a> {
             ],
         ) {
             Ok(s) => first_line(&s),
-            Err(e) => return fail(t, "failed", format!("adversarial sentence: {e}")),
+            Err(e) => {
+                return fail(
+                    t,
+                    GenAdvStatus::Failed,
+                    format!("adversarial sentence: {e}"),
+                )
+            }
         };
         t.rewritten_sentence = Some(rewritten.clone());
         if rewritten.is_empty() {
-            return fail(t, "rejected", "empty adversarial sentence".into());
+            return fail(
+                t,
+                GenAdvStatus::Rejected,
+                "empty adversarial sentence".into(),
+            );
         }
         if has_answer(answers, &rewritten) {
             return fail(
                 t,
-                "rejected",
+                GenAdvStatus::Rejected,
                 "answer leaked into the adversarial sentence".into(),
             );
         }
@@ -236,7 +247,7 @@ impl<'a> Writer<'a> {
                     if c >= self.settings.max_cosine {
                         return fail(
                             t,
-                            "rejected",
+                            GenAdvStatus::Rejected,
                             format!(
                                 "too similar to the answer sentence (cosine >= {})",
                                 self.settings.max_cosine
@@ -244,22 +255,26 @@ impl<'a> Writer<'a> {
                         );
                     }
                 }
-                Err(err) => return fail(t, "failed", format!("similarity: {err}")),
+                Err(err) => return fail(t, GenAdvStatus::Failed, format!("similarity: {err}")),
             }
         }
         let tpl = self.t_passage.clone();
         let passage = match self.call(&tpl, &[("sentence", rewritten)]) {
             Ok(s) => passage_text(&s),
-            Err(e) => return fail(t, "failed", format!("adversarial passage: {e}")),
+            Err(e) => return fail(t, GenAdvStatus::Failed, format!("adversarial passage: {e}")),
         };
         t.passage = Some(passage.clone());
         if passage.is_empty() {
-            return fail(t, "rejected", "empty passage".into());
+            return fail(t, GenAdvStatus::Rejected, "empty passage".into());
         }
         if has_answer(answers, &passage) {
-            return fail(t, "rejected", "answer leaked into the passage".into());
+            return fail(
+                t,
+                GenAdvStatus::Rejected,
+                "answer leaked into the passage".into(),
+            );
         }
-        t.status = "accepted".into();
+        t.status = GenAdvStatus::Accepted;
         t
     }
 
@@ -273,22 +288,22 @@ impl<'a> Writer<'a> {
             foil: Some(foil.into()),
             ..Default::default()
         };
-        let fail = |mut t: Trail, status: &str, reason: String| {
-            t.status = status.into();
+        let fail = |mut t: Trail, status: GenAdvStatus, reason: String| {
+            t.status = status;
             t.reason = Some(reason);
             t
         };
         let sentence = match self.answer_sentence(question, &answer) {
             Ok(s) if !s.is_empty() => s,
-            Ok(_) => return fail(t, "failed", "empty answer sentence".into()),
-            Err(e) => return fail(t, "failed", format!("answer sentence: {e}")),
+            Ok(_) => return fail(t, GenAdvStatus::Failed, "empty answer sentence".into()),
+            Err(e) => return fail(t, GenAdvStatus::Failed, format!("answer sentence: {e}")),
         };
         t.answer_sentence = Some(sentence.clone());
         let (conflicting, n) = replace_aliases(&sentence, answers, foil);
         if n == 0 {
             return fail(
                 t,
-                "rejected",
+                GenAdvStatus::Rejected,
                 "the answer sentence does not contain the answer".into(),
             );
         }
@@ -296,20 +311,24 @@ impl<'a> Writer<'a> {
         let tpl = self.t_conflict.clone();
         let passage = match self.call(&tpl, &[("sentence", conflicting)]) {
             Ok(s) => passage_text(&s),
-            Err(e) => return fail(t, "failed", format!("conflict passage: {e}")),
+            Err(e) => return fail(t, GenAdvStatus::Failed, format!("conflict passage: {e}")),
         };
         t.passage = Some(passage.clone());
         if !has_answer(&[foil], &passage) {
             return fail(
                 t,
-                "rejected",
+                GenAdvStatus::Rejected,
                 "the passage does not contain the foil".into(),
             );
         }
         if has_answer(answers, &passage) {
-            return fail(t, "rejected", "answer leaked into the passage".into());
+            return fail(
+                t,
+                GenAdvStatus::Rejected,
+                "answer leaked into the passage".into(),
+            );
         }
-        t.status = "accepted".into();
+        t.status = GenAdvStatus::Accepted;
         t
     }
 
@@ -358,7 +377,7 @@ pub fn quality(
             "answer_sentence": step(&|t| t.answer_sentence.is_some()),
             "two_or_more_entities_or_rewritten": step(&|t| t.rewritten_sentence.is_some()),
             "passage_written": step(&|t| t.passage.is_some()),
-            "accepted": step(&|t| t.status == "accepted"),
+            "accepted": step(&|t| t.status == GenAdvStatus::Accepted),
         },
         "acceptance_rate": by_status.get("accepted").copied().unwrap_or(0) as f64 / n,
         "answer_leakage_in_kept_passages": kept_leaks,

@@ -15,8 +15,9 @@ pub mod pyrandom;
 pub mod text;
 
 use ragprobe_artifact::{
-    kinds, read, sha256_hex, write_all, ArtifactError, CaseDoc, CaseRow, Cases, ContextRow,
-    Contexts, GenAdv, QuestionRow, Questions, Recipe, Store, Written,
+    condition, kinds, read, sha256_hex, write_all, ArtifactError, CaseDoc, CaseRow, Cases,
+    ContextRow, Contexts, DocSource, Expected, GenAdv, GenAdvStatus, QuestionRow, Questions,
+    Recipe, Store, Written,
 };
 use ragprobe_matching::has_answer;
 use ragprobe_models::llm::session::ModelSession;
@@ -239,12 +240,12 @@ fn case_id(qid: &str, condition: &str, params: &Value) -> String {
         .to_string()
 }
 
-fn doc(c: &ContextRow, source: &str) -> CaseDoc {
+fn doc(c: &ContextRow, source: DocSource) -> CaseDoc {
     CaseDoc {
         doc_id: c.doc_id.clone(),
         title: c.title.clone(),
         text: c.text.clone(),
-        source: source.into(),
+        source,
         has_answer: c.has_answer,
     }
 }
@@ -315,7 +316,7 @@ impl<'a> Builder<'a> {
         q: &QuestionRow,
         condition: &str,
         docs: Vec<CaseDoc>,
-        expected: &str,
+        expected: Expected,
         params: Value,
     ) -> CaseRow {
         CaseRow {
@@ -328,7 +329,7 @@ impl<'a> Builder<'a> {
             docs,
             answers: q.answers.clone(),
             answer_parts: q.answer_parts.clone(),
-            expected: expected.into(),
+            expected,
             inserted_at: None,
             foil: None,
             answer_position: None,
@@ -341,11 +342,11 @@ impl<'a> Builder<'a> {
         !top.iter().any(|c| c.has_answer == Some(true))
     }
 
-    fn expected_for(&self, top: &[&ContextRow]) -> &'static str {
+    fn expected_for(&self, top: &[&ContextRow]) -> Expected {
         if self.opts.relabel_unanswerable && self.unanswerable(top) {
-            "unanswerable"
+            Expected::Unanswerable
         } else {
-            "answer"
+            Expected::Answer
         }
     }
 
@@ -359,7 +360,7 @@ impl<'a> Builder<'a> {
         extra_params: Value,
     ) -> CaseRow {
         let mut rng = rng_for(self.opts.seed, &q.qid, &format!("{}:slot", s.name()));
-        let mut docs: Vec<CaseDoc> = top.iter().map(|c| doc(c, "retrieved")).collect();
+        let mut docs: Vec<CaseDoc> = top.iter().map(|c| doc(c, DocSource::Retrieved)).collect();
         let inserted_id = extra.doc_id.clone();
         let slot = insert_at_random_slot(&mut docs, extra, &mut rng);
         let mut params = json!({"k": self.opts.k, "seed": self.opts.seed, "relabel_unanswerable": self.opts.relabel_unanswerable,
@@ -372,6 +373,8 @@ impl<'a> Builder<'a> {
         case
     }
 
+    /// The cases of scenario `s` for question `q` (none, with the reason
+    /// counted, when the question does not allow it).
     fn build(&mut self, q: &QuestionRow, s: Scenario) -> Result<Vec<CaseRow>> {
         let top = self.topk(&q.qid);
         let has_contexts = !self.contexts(&q.qid).is_empty();
@@ -379,220 +382,278 @@ impl<'a> Builder<'a> {
             self.skip(s, "no contexts for the question");
             return Ok(vec![]);
         }
-        let opts = self.opts;
         match s {
             Scenario::ClosedBook => Ok(vec![self.base_case(
                 q,
                 s.name(),
                 vec![],
-                "answer",
+                Expected::Answer,
                 json!({}),
             )]),
-            Scenario::Base => {
-                let docs = top.iter().map(|c| doc(c, "retrieved")).collect();
-                let params = json!({"k": opts.k, "relabel_unanswerable": opts.relabel_unanswerable, "retrieved": top.iter().map(|c| c.doc_id.as_str()).collect::<Vec<_>>()});
-                Ok(vec![self.base_case(
-                    q,
-                    s.name(),
-                    docs,
-                    self.expected_for(&top),
-                    params,
-                )])
-            }
-            Scenario::AddRandom => {
-                let mut rng = rng_for(opts.seed, &q.qid, "add-random:source");
-                let others: Vec<&QuestionRow> = self
-                    .questions
-                    .iter()
-                    .filter(|o| o.qid != q.qid && self.by_qid.contains_key(o.qid.as_str()))
-                    .collect();
-                for _ in 0..20 {
-                    let Some(other) = others.choose(&mut rng) else {
-                        break;
-                    };
-                    let pool = self.topk(&other.qid);
-                    let Some(c) = pool.choose(&mut rng) else {
-                        continue;
-                    };
-                    if !q.answers.is_empty() && has_answer(&q.answers, &c.text) {
-                        continue;
-                    }
-                    let mut d = doc(c, "random");
-                    d.has_answer = (!q.answers.is_empty()).then_some(false);
-                    return Ok(vec![self.add_one(
-                        q,
-                        s,
-                        &top,
-                        d,
-                        json!({"from_qid": other.qid}),
-                    )]);
-                }
-                self.skip(s, "no passage of another question without the answer");
-                Ok(vec![])
-            }
-            Scenario::AddTopk => {
-                let Some(next) = self
-                    .contexts(&q.qid)
-                    .iter()
-                    .find(|c| c.rank as usize == opts.k + 1)
-                else {
-                    self.skip(s, "no (k+1)-th passage (retrieve with --extra 1)");
-                    return Ok(vec![]);
-                };
-                Ok(vec![self.add_one(q, s, &top, doc(next, "topk"), json!({}))])
-            }
-            Scenario::AddConflict => {
-                let Some(src) = top.iter().find(|c| c.has_answer == Some(true)) else {
-                    self.skip(s, "no answer-bearing passage in the top k");
-                    return Ok(vec![]);
-                };
-                let mut rng = rng_for(opts.seed, &q.qid, "foil");
-                let Some(foil) = self.foils.pick(q, &mut rng)? else {
-                    self.skip(s, "no foil of the right shape");
-                    return Ok(vec![]);
-                };
-                let (d, extra) = if let Some(w) = self
-                    .writer
-                    .as_mut()
-                    .filter(|_| self.opts.conflict_writer_model)
-                {
-                    let trail = w.conflict(&q.qid, &q.question, &q.answers, &foil.text);
-                    let ok = trail.status == "accepted";
-                    let reason = trail.reason.clone().unwrap_or_default();
-                    let text = trail.passage.clone().unwrap_or_default();
-                    self.trails.push(trail);
-                    if !ok {
-                        self.skip(s, &format!("model-written conflict passage {reason}"));
-                        return Ok(vec![]);
-                    }
-                    (
-                        CaseDoc {
-                            doc_id: format!("{}#conflict-model", q.qid),
-                            title: None,
-                            text,
-                            source: "conflict".into(),
-                            has_answer: Some(false),
-                        },
-                        json!({"writer": "model", "foil": foil_json(&foil)}),
-                    )
-                } else {
-                    let (text, n) = replace_aliases(&src.text, &q.answers, &foil.text);
-                    if let Some(reason) = conflict_passage_problem(&text, n, &q.answers, &foil.text)
-                    {
-                        self.skip(s, reason);
-                        return Ok(vec![]);
-                    }
-                    (
-                        CaseDoc {
-                            doc_id: format!("{}#conflict", src.doc_id),
-                            title: src.title.clone(),
-                            text,
-                            source: "conflict".into(),
-                            has_answer: Some(false),
-                        },
-                        json!({"writer": "rule", "conflict_source": src.doc_id, "foil": foil_json(&foil), "replacements": n}),
-                    )
-                };
-                let mut case = self.add_one(q, s, &top, d, extra);
-                case.expected = "conflict".into();
-                case.foil = Some(foil.text);
-                Ok(vec![case])
-            }
-            Scenario::AddGenadv => {
-                if q.answers.is_empty() {
-                    self.skip(s, "no gold answer");
-                    return Ok(vec![]);
-                }
-                let w = self.writer.as_mut().expect("checked before the run");
-                let trail = w.genadv(&q.qid, &q.question, &q.answers);
-                let ok = trail.status == "accepted";
-                let reason = format!(
-                    "{}: {}",
-                    trail.status,
-                    trail.reason.clone().unwrap_or_default()
-                );
-                let text = trail.passage.clone().unwrap_or_default();
-                self.trails.push(trail);
-                if !ok {
-                    self.skip(s, &reason);
-                    return Ok(vec![]);
-                }
-                let d = CaseDoc {
-                    doc_id: format!("{}#genadv", q.qid),
-                    title: None,
-                    text,
-                    source: "adversarial".into(),
-                    has_answer: Some(false),
-                };
-                Ok(vec![self.add_one(
-                    q,
-                    s,
-                    &top,
-                    d,
-                    json!({"writer": "model"}),
-                )])
-            }
+            Scenario::Base => Ok(vec![self.base(q, s, &top)]),
+            Scenario::AddRandom => self.add_random(q, s, &top),
+            Scenario::AddTopk => self.add_topk(q, s, &top),
+            Scenario::AddConflict => self.add_conflict(q, s, &top),
+            Scenario::AddGenadv => self.add_genadv(q, s, &top),
             Scenario::EvidenceEdit => self.evidence_edit(q, &top),
-            Scenario::Nomiracl => {
-                // The reference reproduction script (project-miracl/nomiracl
-                // examples/repro_nomiracl_generation.py) uses a query's judged
-                // passages in qrels order (positives, then negatives, as the
-                // data loader inserts them), 10 of them: no sampling or
-                // shuffling of passages. Ingest keeps that order as `rank`.
-                let Some(subset) = q.subset.as_deref() else {
-                    self.skip(s, "question has no NoMIRACL subset");
-                    return Ok(vec![]);
-                };
-                let judged = self.contexts(&q.qid).len();
-                let docs: Vec<CaseDoc> = self
-                    .contexts(&q.qid)
-                    .iter()
-                    .take(opts.k)
-                    .map(|c| doc(c, "judged"))
-                    .collect();
-                if judged != opts.k {
-                    self.note(s, &format!("{} judged passages than k = {} (the reference script uses only queries with exactly 10)", if judged < opts.k { "fewer" } else { "more" }, opts.k));
-                }
-                let params = json!({"k": opts.k, "order": "qrels", "passages": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
-                Ok(vec![self.base_case(q, s.name(), docs, subset, params)])
-            }
-            Scenario::RgbNoise => Ok(opts
+            Scenario::Nomiracl => self.nomiracl(q, s),
+            Scenario::RgbNoise => Ok(self
+                .opts
                 .noise_rates
                 .clone()
                 .into_iter()
                 .filter_map(|r| self.rgb_noise(q, r))
                 .collect()),
-            Scenario::RgbCounterfactual => {
-                let all = self.contexts(&q.qid);
-                let wrong: Vec<&ContextRow> = all
-                    .iter()
-                    .copied()
-                    .filter(|c| c.relevance.as_deref() == Some("counterfactual"))
-                    .collect();
-                if wrong.is_empty() {
-                    self.skip(s, "no counterfactual passages (positive_wrong)");
-                    return Ok(vec![]);
-                }
-                let n = opts.rgb_passages;
-                let mut picked: Vec<CaseDoc> = wrong
-                    .iter()
-                    .take(n)
-                    .map(|c| doc(c, "counterfactual"))
-                    .collect();
-                for c in all
-                    .iter()
-                    .filter(|c| c.relevance.as_deref() == Some("non_relevant"))
-                    .take(n.saturating_sub(picked.len()))
-                {
-                    picked.push(doc(c, "negative"));
-                }
-                picked.shuffle(&mut rng_for(opts.seed, &q.qid, "rgb-counterfactual:order"));
-                let params = json!({"seed": opts.seed, "passages": n, "order": picked.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
-                let mut case = self.base_case(q, s.name(), picked, "conflict", params);
-                case.foil = q.fake_answers.as_ref().and_then(|f| f.first().cloned());
-                Ok(vec![case])
-            }
+            Scenario::RgbCounterfactual => self.rgb_counterfactual(q, s),
         }
+    }
+
+    /// base: the top-k in rank order, labelled by `--relabel-unanswerable`.
+    fn base(&self, q: &QuestionRow, s: Scenario, top: &[&ContextRow]) -> CaseRow {
+        let opts = self.opts;
+        let docs = top.iter().map(|c| doc(c, DocSource::Retrieved)).collect();
+        let params = json!({"k": opts.k, "relabel_unanswerable": opts.relabel_unanswerable, "retrieved": top.iter().map(|c| c.doc_id.as_str()).collect::<Vec<_>>()});
+        self.base_case(q, s.name(), docs, self.expected_for(top), params)
+    }
+
+    /// add-random: the top-k plus a passage retrieved for another question
+    /// that does not hold the answer, at a random slot.
+    fn add_random(
+        &mut self,
+        q: &QuestionRow,
+        s: Scenario,
+        top: &[&'a ContextRow],
+    ) -> Result<Vec<CaseRow>> {
+        let opts = self.opts;
+        let mut rng = rng_for(opts.seed, &q.qid, "add-random:source");
+        let others: Vec<&QuestionRow> = self
+            .questions
+            .iter()
+            .filter(|o| o.qid != q.qid && self.by_qid.contains_key(o.qid.as_str()))
+            .collect();
+        for _ in 0..20 {
+            let Some(other) = others.choose(&mut rng) else {
+                break;
+            };
+            let pool = self.topk(&other.qid);
+            let Some(c) = pool.choose(&mut rng) else {
+                continue;
+            };
+            if !q.answers.is_empty() && has_answer(&q.answers, &c.text) {
+                continue;
+            }
+            let mut d = doc(c, DocSource::Random);
+            d.has_answer = (!q.answers.is_empty()).then_some(false);
+            return Ok(vec![self.add_one(
+                q,
+                s,
+                &top,
+                d,
+                json!({"from_qid": other.qid}),
+            )]);
+        }
+        self.skip(s, "no passage of another question without the answer");
+        Ok(vec![])
+    }
+
+    /// add-topk: the top-k plus the (k+1)-th retrieved passage.
+    fn add_topk(
+        &mut self,
+        q: &QuestionRow,
+        s: Scenario,
+        top: &[&'a ContextRow],
+    ) -> Result<Vec<CaseRow>> {
+        let opts = self.opts;
+        let Some(next) = self
+            .contexts(&q.qid)
+            .iter()
+            .find(|c| c.rank as usize == opts.k + 1)
+        else {
+            self.skip(s, "no (k+1)-th passage (retrieve with --extra 1)");
+            return Ok(vec![]);
+        };
+        Ok(vec![self.add_one(
+            q,
+            s,
+            &top,
+            doc(next, DocSource::Topk),
+            json!({}),
+        )])
+    }
+
+    /// add-conflict: the top-k plus a passage supporting a foil, written by
+    /// rule (aliases replaced) or by the writer model.
+    fn add_conflict(
+        &mut self,
+        q: &QuestionRow,
+        s: Scenario,
+        top: &[&'a ContextRow],
+    ) -> Result<Vec<CaseRow>> {
+        let opts = self.opts;
+        let Some(src) = top.iter().find(|c| c.has_answer == Some(true)) else {
+            self.skip(s, "no answer-bearing passage in the top k");
+            return Ok(vec![]);
+        };
+        let mut rng = rng_for(opts.seed, &q.qid, "foil");
+        let Some(foil) = self.foils.pick(q, &mut rng)? else {
+            self.skip(s, "no foil of the right shape");
+            return Ok(vec![]);
+        };
+        let (d, extra) = if let Some(w) = self
+            .writer
+            .as_mut()
+            .filter(|_| self.opts.conflict_writer_model)
+        {
+            let trail = w.conflict(&q.qid, &q.question, &q.answers, &foil.text);
+            let ok = trail.status == GenAdvStatus::Accepted;
+            let reason = trail.reason.clone().unwrap_or_default();
+            let text = trail.passage.clone().unwrap_or_default();
+            self.trails.push(trail);
+            if !ok {
+                self.skip(s, &format!("model-written conflict passage {reason}"));
+                return Ok(vec![]);
+            }
+            (
+                CaseDoc {
+                    doc_id: format!("{}#conflict-model", q.qid),
+                    title: None,
+                    text,
+                    source: DocSource::Conflict,
+                    has_answer: Some(false),
+                },
+                json!({"writer": "model", "foil": foil_json(&foil)}),
+            )
+        } else {
+            let (text, n) = replace_aliases(&src.text, &q.answers, &foil.text);
+            if let Some(reason) = conflict_passage_problem(&text, n, &q.answers, &foil.text) {
+                self.skip(s, reason);
+                return Ok(vec![]);
+            }
+            (
+                CaseDoc {
+                    doc_id: format!("{}#conflict", src.doc_id),
+                    title: src.title.clone(),
+                    text,
+                    source: DocSource::Conflict,
+                    has_answer: Some(false),
+                },
+                json!({"writer": "rule", "conflict_source": src.doc_id, "foil": foil_json(&foil), "replacements": n}),
+            )
+        };
+        let mut case = self.add_one(q, s, &top, d, extra);
+        case.expected = Expected::Conflict;
+        case.foil = Some(foil.text);
+        Ok(vec![case])
+    }
+
+    /// add-genadv: the top-k plus an accepted GenADV passage.
+    fn add_genadv(
+        &mut self,
+        q: &QuestionRow,
+        s: Scenario,
+        top: &[&'a ContextRow],
+    ) -> Result<Vec<CaseRow>> {
+        if q.answers.is_empty() {
+            self.skip(s, "no gold answer");
+            return Ok(vec![]);
+        }
+        let w = self.writer.as_mut().expect("checked before the run");
+        let trail = w.genadv(&q.qid, &q.question, &q.answers);
+        let ok = trail.status == GenAdvStatus::Accepted;
+        let reason = format!(
+            "{}: {}",
+            trail.status,
+            trail.reason.clone().unwrap_or_default()
+        );
+        let text = trail.passage.clone().unwrap_or_default();
+        self.trails.push(trail);
+        if !ok {
+            self.skip(s, &reason);
+            return Ok(vec![]);
+        }
+        let d = CaseDoc {
+            doc_id: format!("{}#genadv", q.qid),
+            title: None,
+            text,
+            source: DocSource::Adversarial,
+            has_answer: Some(false),
+        };
+        Ok(vec![self.add_one(
+            q,
+            s,
+            &top,
+            d,
+            json!({"writer": "model"}),
+        )])
+    }
+
+    /// nomiracl: the judged passages of a query in qrels order (first k).
+    fn nomiracl(&mut self, q: &QuestionRow, s: Scenario) -> Result<Vec<CaseRow>> {
+        let opts = self.opts;
+        // The reference reproduction script (project-miracl/nomiracl
+        // examples/repro_nomiracl_generation.py) uses a query's judged
+        // passages in qrels order (positives, then negatives, as the
+        // data loader inserts them), 10 of them: no sampling or
+        // shuffling of passages. Ingest keeps that order as `rank`.
+        let Some(subset) = q.subset.as_deref() else {
+            self.skip(s, "question has no NoMIRACL subset");
+            return Ok(vec![]);
+        };
+        let Some(expected) = Expected::parse(subset)
+            .filter(|e| matches!(e, Expected::Relevant | Expected::NonRelevant))
+        else {
+            self.skip(
+                s,
+                &format!("NoMIRACL subset {subset:?} is neither relevant nor non_relevant"),
+            );
+            return Ok(vec![]);
+        };
+        let judged = self.contexts(&q.qid).len();
+        let docs: Vec<CaseDoc> = self
+            .contexts(&q.qid)
+            .iter()
+            .take(opts.k)
+            .map(|c| doc(c, DocSource::Judged))
+            .collect();
+        if judged != opts.k {
+            self.note(s, &format!("{} judged passages than k = {} (the reference script uses only queries with exactly 10)", if judged < opts.k { "fewer" } else { "more" }, opts.k));
+        }
+        let params = json!({"k": opts.k, "order": "qrels", "passages": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
+        Ok(vec![self.base_case(q, s.name(), docs, expected, params)])
+    }
+
+    /// rgb-counterfactual: the counterfactual passages, topped up with
+    /// negatives, shuffled.
+    fn rgb_counterfactual(&mut self, q: &QuestionRow, s: Scenario) -> Result<Vec<CaseRow>> {
+        let opts = self.opts;
+        let all = self.contexts(&q.qid);
+        let wrong: Vec<&ContextRow> = all
+            .iter()
+            .copied()
+            .filter(|c| c.relevance.as_deref() == Some("counterfactual"))
+            .collect();
+        if wrong.is_empty() {
+            self.skip(s, "no counterfactual passages (positive_wrong)");
+            return Ok(vec![]);
+        }
+        let n = opts.rgb_passages;
+        let mut picked: Vec<CaseDoc> = wrong
+            .iter()
+            .take(n)
+            .map(|c| doc(c, DocSource::Counterfactual))
+            .collect();
+        for c in all
+            .iter()
+            .filter(|c| c.relevance.as_deref() == Some("non_relevant"))
+            .take(n.saturating_sub(picked.len()))
+        {
+            picked.push(doc(c, DocSource::Negative));
+        }
+        picked.shuffle(&mut rng_for(opts.seed, &q.qid, "rgb-counterfactual:order"));
+        let params = json!({"seed": opts.seed, "passages": n, "order": picked.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
+        let mut case = self.base_case(q, s.name(), picked, Expected::Conflict, params);
+        case.foil = q.fake_answers.as_ref().and_then(|f| f.first().cloned());
+        Ok(vec![case])
     }
 
     /// RGB's noise mix (Chen et al. 2024, `evalue.py`): of `n` passages,
@@ -638,18 +699,22 @@ impl<'a> Builder<'a> {
         let mut docs: Vec<CaseDoc> = pos
             .iter()
             .take(pos_num)
-            .map(|c| doc(c, "positive"))
+            .map(|c| doc(c, DocSource::Positive))
             .collect();
-        docs.extend(neg.iter().take(neg_num).map(|c| doc(c, "negative")));
+        docs.extend(
+            neg.iter()
+                .take(neg_num)
+                .map(|c| doc(c, DocSource::Negative)),
+        );
         docs.shuffle(&mut rng_for(
             self.opts.seed,
             &q.qid,
             &format!("{condition}:order"),
         ));
-        let expected = if docs.iter().any(|d| d.source == "positive") {
-            "answer"
+        let expected = if docs.iter().any(|d| d.source == DocSource::Positive) {
+            Expected::Answer
         } else {
-            "unanswerable"
+            Expected::Unanswerable
         };
         let params = json!({"seed": self.opts.seed, "noise_rate": rate, "passages": n, "positives": pos_num.min(pos.len()), "negatives": neg_num.min(neg.len()),
             "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
@@ -703,8 +768,15 @@ impl<'a> Builder<'a> {
         }
         let positives = picked.len();
         let neg_num = n.saturating_sub(positives);
-        let mut docs: Vec<CaseDoc> = picked.into_iter().map(|c| doc(c, "positive")).collect();
-        docs.extend(neg.iter().take(neg_num).map(|c| doc(c, "negative")));
+        let mut docs: Vec<CaseDoc> = picked
+            .into_iter()
+            .map(|c| doc(c, DocSource::Positive))
+            .collect();
+        docs.extend(
+            neg.iter()
+                .take(neg_num)
+                .map(|c| doc(c, DocSource::Negative)),
+        );
         docs.shuffle(&mut rng_for(
             self.opts.seed,
             &q.qid,
@@ -712,7 +784,7 @@ impl<'a> Builder<'a> {
         ));
         let params = json!({"seed": self.opts.seed, "noise_rate": rate, "passages": n, "positives": positives, "negatives": neg_num.min(neg.len()), "parts": lists.len(),
             "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
-        Some(self.base_case(q, &condition, docs, "answer", params))
+        Some(self.base_case(q, &condition, docs, Expected::Answer, params))
     }
 
     /// Seed 002's evidence edit: the answer-bearing passage, its answer
@@ -798,7 +870,7 @@ impl<'a> Builder<'a> {
             .iter()
             .filter(|c| c.has_answer != Some(true))
             .take(self.opts.distractors)
-            .map(|c| doc(c, "retrieved"))
+            .map(|c| doc(c, DocSource::Retrieved))
             .collect();
         let mut out = Vec::new();
         for position in ["beginning", "middle", "end"] {
@@ -821,20 +893,23 @@ impl<'a> Builder<'a> {
                 self.skip(s, &format!("position not realisable: {position}"));
                 continue;
             }
-            for (arm, text, at) in [("clean", clean, c_at), ("edited", edited, e_at)] {
-                let condition = format!("evidence-{arm}");
+            for (arm, text, at) in [
+                (DocSource::Clean, clean, c_at),
+                (DocSource::Edited, edited, e_at),
+            ] {
+                let condition = format!("{}{arm}", condition::EVIDENCE_PREFIX);
                 let target = CaseDoc {
                     doc_id: format!("{}#{arm}-{position}", src.doc_id),
                     title: src.title.clone(),
                     text,
-                    source: arm.into(),
-                    has_answer: Some(arm == "clean"),
+                    source: arm,
+                    has_answer: Some(arm == DocSource::Clean),
                 };
                 let mut docs = vec![target];
                 docs.extend(distractors.iter().cloned());
                 let params = json!({"position": position, "arm": arm, "source_doc": src.doc_id, "span_offset": at, "foil": foil_json(&foil),
                     "distractors": distractors.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>(), "seed": self.opts.seed});
-                let mut case = self.base_case(q, &condition, docs, "answer", params);
+                let mut case = self.base_case(q, &condition, docs, Expected::Answer, params);
                 case.foil = Some(foil.text.clone());
                 case.answer_position = Some(position.into());
                 out.push(case);
@@ -1133,13 +1208,13 @@ pub fn perturb(
         let kept: Vec<(String, String)> = b
             .trails
             .iter()
-            .filter(|t| t.status == "accepted")
+            .filter(|t| t.status == GenAdvStatus::Accepted)
             .filter_map(|t| Some((qtext.get(t.qid.as_str())?.to_string(), t.passage.clone()?)))
             .collect();
         let leaks = b
             .trails
             .iter()
-            .filter(|t| t.status == "accepted")
+            .filter(|t| t.status == GenAdvStatus::Accepted)
             .filter(|t| {
                 answers
                     .get(t.qid.as_str())

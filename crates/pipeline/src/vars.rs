@@ -49,9 +49,11 @@ fn fill_with(s: &str, vars: &Vars, at: &str, item: Option<(&str, &str)>) -> Resu
             (Some((n, v)), _) if n == name => out.push_str(v),
             (_, Some(VarValue::One(v))) => out.push_str(v),
             (_, Some(VarValue::List(l))) => out.push_str(&l.join(",")),
-            (_, None) => return Err(PipelineError::msg(format!(
+            (_, None) => {
+                return Err(PipelineError::msg(format!(
                 "{at}: unknown variable `{name}` (define it under [vars] or pass --set {name}=...)"
-            ))),
+            )))
+            }
         }
         rest = &after[j + 2..];
     }

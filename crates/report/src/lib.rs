@@ -11,7 +11,8 @@ pub mod html;
 pub mod tables;
 
 use ragprobe_artifact::{
-    kinds, read, ArtifactError, CaseRow, Cases, Kind, MetricRow, Metrics, ScoreRow, Scores, Store,
+    kinds, read, ArtifactError, CaseRow, Cases, Expected, Kind, MetricRow, Metrics, ScoreRow,
+    Scores, Store,
 };
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -122,17 +123,17 @@ fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
         t.push("failed".to_string());
         return t;
     }
-    let ok = match r.expected.as_str() {
-        "unanswerable" => r.says_unanswerable == Some(true),
-        "conflict" if r.condition != "rgb-counterfactual" => {
+    let ok = match r.expected {
+        Expected::Unanswerable => r.says_unanswerable == Some(true),
+        Expected::Conflict if r.condition != "rgb-counterfactual" => {
             r.says_conflict == Some(true) || r.accuracy == Some(true)
         }
-        "relevant" => r.nomiracl_label.as_deref() == Some("yes"),
-        "non_relevant" => r.nomiracl_label.as_deref() == Some("idk"),
+        Expected::Relevant => r.nomiracl_label.as_deref() == Some("yes"),
+        Expected::NonRelevant => r.nomiracl_label.as_deref() == Some("idk"),
         _ => r.accuracy == Some(true) || r.rgb_correct == Some(true),
     };
     t.push(if ok { "correct" } else { "wrong" }.to_string());
-    if r.expected == "unanswerable"
+    if r.expected == Expected::Unanswerable
         && r.says_unanswerable != Some(true)
         && r.rgb_rejection != Some(true)
     {
@@ -159,7 +160,7 @@ fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
     if r.condition.starts_with("add-")
         && base_correct == Some(true)
         && r.accuracy != Some(true)
-        && r.expected != "unanswerable"
+        && r.expected != Expected::Unanswerable
     {
         t.push("lost by the added document".into());
     }
@@ -203,7 +204,7 @@ fn browser(store: &Store, scores_id: &str) -> Result<(Value, String)> {
                     c.docs
                         .iter()
                         .enumerate()
-                        .map(|(i, d)| json!({"title": d.title, "text": d.text, "source": d.source, "inserted": Some(i as i32) == inserted || matches!(d.source.as_str(), "edited" | "conflict" | "adversarial" | "counterfactual")}))
+                        .map(|(i, d)| json!({"title": d.title, "text": d.text, "source": d.source, "inserted": Some(i as i32) == inserted || d.source.is_inserted()}))
                         .collect()
                 })
                 .unwrap_or_default();

@@ -11,7 +11,7 @@
 //! family for `soft`/`strict` paired with the study's `closed-book`
 //! baseline. A template named `no-conflict-v2` runs what its role says.
 
-use ragprobe_artifact::{MetricRow, ScoreRow};
+use ragprobe_artifact::{Expected, MetricRow, ScoreRow};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -308,8 +308,8 @@ pub fn qa(rows: &[ScoreRow], out: &mut Out) {
 /// Whether a base-condition response is correct under its label: an
 /// unanswerable question is answered correctly by saying "unanswerable",
 /// an answerable one by the gold answer (accuracy).
-fn correct_for(label: &str, r: &ScoreRow) -> bool {
-    if label == "unanswerable" {
+fn correct_for(label: Expected, r: &ScoreRow) -> bool {
+    if label == Expected::Unanswerable {
         r.says_unanswerable == Some(true)
     } else {
         r.accuracy == Some(true)
@@ -324,7 +324,7 @@ fn correct_for(label: &str, r: &ScoreRow) -> bool {
 /// And the share of answerable questions wrongly called unanswerable.
 pub fn unanswerable(rows: &[ScoreRow], out: &mut Out) {
     for (g, rs) in groups(rows, |r| r.condition == "base") {
-        if !rs.iter().any(|r| r.expected == "unanswerable") {
+        if !rs.iter().any(|r| r.expected == Expected::Unanswerable) {
             continue;
         }
         let k = key("imperfect", &g);
@@ -339,9 +339,9 @@ pub fn unanswerable(rows: &[ScoreRow], out: &mut Out) {
             Clusters::default(),
         );
         for r in &rs {
-            let ok = correct_for(&r.expected, r);
+            let ok = correct_for(r.expected, r);
             all.add(&r.qid, b(ok));
-            if r.expected == "unanswerable" {
+            if r.expected == Expected::Unanswerable {
                 let said = r.says_unanswerable == Some(true);
                 let gold = !said && r.accuracy == Some(true);
                 unans.add(&r.qid, b(said));
@@ -423,7 +423,7 @@ pub fn rad(rows: &[ScoreRow], out: &mut Out) {
             .filter(|r| r.condition.starts_with("add-"))
             .map(|r| r.condition.as_str())
             .collect();
-        let labelled = base.values().any(|r| r.expected == "unanswerable");
+        let labelled = base.values().any(|r| r.expected == Expected::Unanswerable);
         for add in adds {
             let added = by_qid(&rs, add);
             let (mut all, mut ans, mut unans) = (
@@ -432,13 +432,13 @@ pub fn rad(rows: &[ScoreRow], out: &mut Out) {
                 Clusters::default(),
             );
             for (qid, br) in &base {
-                if !correct_for(&br.expected, br) {
+                if !correct_for(br.expected, br) {
                     continue;
                 }
                 let Some(ar) = added.get(qid) else { continue };
-                let still = b(correct_for(&br.expected, ar));
+                let still = b(correct_for(br.expected, ar));
                 all.add(qid, still);
-                if br.expected == "unanswerable" {
+                if br.expected == Expected::Unanswerable {
                     unans.add(qid, still);
                 } else {
                     ans.add(qid, still);
@@ -619,14 +619,15 @@ pub fn nomiracl(rows: &[ScoreRow], out: &mut Out) {
     for (gk, rs) in g {
         let k = key("nomiracl", &gk);
         for (subset, main, main_label, other_label) in [
-            ("non_relevant", "hallucination_rate", "yes", "idk"),
-            ("relevant", "error_rate", "idk", "yes"),
+            (Expected::NonRelevant, "hallucination_rate", "yes", "idk"),
+            (Expected::Relevant, "error_rate", "idk", "yes"),
         ] {
             let (mut rate, mut invalid, mut valid_rate) = (
                 Clusters::default(),
                 Clusters::default(),
                 Clusters::default(),
             );
+            let subset_name = subset.as_str();
             for r in rs.iter().filter(|r| r.expected == subset) {
                 let l = r.nomiracl_label.as_deref().unwrap_or("invalid");
                 rate.add(&r.qid, b(l == main_label));
@@ -636,23 +637,23 @@ pub fn nomiracl(rows: &[ScoreRow], out: &mut Out) {
                 }
             }
             let datasets: BTreeSet<&str> = rs.iter().map(|r| r.dataset.as_str()).collect();
-            out.mean(&k, subset, main, &rate, 100.0, json!({"definition": format!("#{main_label} / N over the {subset} subset (invalid outputs in the denominator)"), "datasets": datasets}));
+            out.mean(&k, subset_name, main, &rate, 100.0, json!({"definition": format!("#{main_label} / N over the {subset_name} subset (invalid outputs in the denominator)"), "datasets": datasets}));
             out.mean(
                 &k,
-                subset,
+                subset_name,
                 "invalid_rate",
                 &invalid,
                 100.0,
                 json!({"definition": "#invalid / N"}),
             );
-            let v = if subset == "non_relevant" {
+            let v = if subset == Expected::NonRelevant {
                 "FP/(FP+TN) = yes/(yes+idk): invalid outputs left out"
             } else {
                 "FN/(FN+TP) = idk/(idk+yes): invalid outputs left out"
             };
             out.mean(
                 &k,
-                subset,
+                subset_name,
                 &format!("{main}_valid_only"),
                 &valid_rate,
                 100.0,
@@ -1217,7 +1218,7 @@ pub fn rgb(rows: &[ScoreRow], out: &mut Out) {
             }
             let (mut acc, mut rej) = (Clusters::default(), Clusters::default());
             for r in &these {
-                if r.expected == "answer" {
+                if r.expected == Expected::Answer {
                     acc.add(&r.qid, b(r.rgb_correct == Some(true)));
                 } else {
                     rej.add(&r.qid, b(r.rgb_rejection == Some(true)));

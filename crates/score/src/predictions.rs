@@ -6,7 +6,9 @@
 
 use arrow::array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use ragprobe_artifact::{kinds, read, sha256_hex, CaseRow, Cases, Questions, Recipe, Store};
+use ragprobe_artifact::{
+    kinds, read, sha256_hex, CaseRow, Cases, Expected, Questions, Recipe, Store,
+};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -205,7 +207,7 @@ pub fn score_predictions(
                 question: q.question,
                 answers: q.answers,
                 answer_parts: q.answer_parts,
-                expected: "answer".into(),
+                expected: Expected::Answer,
                 derivation: "{}".into(),
                 ..Default::default()
             })

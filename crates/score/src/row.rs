@@ -1,6 +1,6 @@
 //! Per-response scores (see schemas/scores.md for each flag's definition).
 
-use ragprobe_artifact::{CaseRow, ScoreRow};
+use ragprobe_artifact::{CaseRow, DocSource, ScoreRow};
 use ragprobe_matching::parse::{
     nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict,
     says_unanswerable, ParseMode,
@@ -22,7 +22,7 @@ pub fn score(
     let retrieved: Vec<_> = case
         .docs
         .iter()
-        .filter(|d| d.source == "retrieved")
+        .filter(|d| d.source == DocSource::Retrieved)
         .collect();
     let answerable =
         (!retrieved.is_empty()).then(|| retrieved.iter().any(|d| d.has_answer == Some(true)));

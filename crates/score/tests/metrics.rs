@@ -43,7 +43,7 @@ fn r(qid: &str, cond: &str, prompt: &str) -> ScoreRow {
         prompt: prompt.into(),
         model: "m".into(),
         request_id: format!("r-{qid}-{cond}-{prompt}"),
-        expected: "answer".into(),
+        expected: ragprobe_artifact::Expected::Answer,
         accuracy: Some(false),
         em: Some(false),
         f1: Some(0.0),
@@ -135,7 +135,7 @@ fn unanswerable_table_4() {
     rows[1].says_unanswerable = Some(true); // answerable, wrongly called unanswerable
     let mut u = |qid: &str, said: bool, gold: bool| {
         let mut x = acc(r(qid, "base", "unans"), gold);
-        x.expected = "unanswerable".into();
+        x.expected = ragprobe_artifact::Expected::Unanswerable;
         x.says_unanswerable = Some(said);
         rows.push(x);
     };
@@ -338,7 +338,7 @@ fn nomiracl_rates() {
     .enumerate()
     {
         let mut x = r(&format!("q{i}"), "nomiracl", "nomiracl-vanilla");
-        x.expected = exp.to_string();
+        x.expected = ragprobe_artifact::Expected::parse(exp).unwrap();
         x.nomiracl_label = Some(label.to_string());
         x.accuracy = None;
         rows.push(x);
@@ -682,7 +682,7 @@ fn rgb_noise_rejection_counterfactual_and_integration() {
     let mut rows = Vec::new();
     let mut add = |q: &str, cond: &str, expected: &str, correct: bool, rej: bool, fe: bool| {
         let mut x = r(q, cond, "rgb-en");
-        x.expected = expected.into();
+        x.expected = ragprobe_artifact::Expected::parse(expected).unwrap();
         x.rgb_correct = Some(correct);
         x.rgb_rejection = Some(rej);
         x.rgb_fact_error = Some(fe);
@@ -733,7 +733,7 @@ fn rgb_noise_rejection_counterfactual_and_integration() {
 fn empty_subsets_have_n_zero_and_no_value() {
     // Only unanswerable questions: Acc(ans) has an empty denominator.
     let mut x = r("q1", "base", "unans");
-    x.expected = "unanswerable".into();
+    x.expected = ragprobe_artifact::Expected::Unanswerable;
     x.says_unanswerable = Some(true);
     let m = run(&[x], metrics::unanswerable);
     let a = get(&m, "base", "acc_ans");

@@ -6,7 +6,8 @@ use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, Fields};
 use std::sync::Arc;
 
-use crate::column::{cell, downcast, Column};
+use crate::column::{cell, downcast, vocab_value, Column};
+use crate::domain::{DocSource, Expected};
 use crate::kind::Kind;
 
 /// The `cases` kind.
@@ -18,9 +19,7 @@ pub struct CaseDoc {
     pub doc_id: String,
     pub title: Option<String>,
     pub text: String,
-    /// retrieved | random | topk | conflict | edited | clean | adversarial |
-    /// positive | negative | counterfactual | judged
-    pub source: String,
+    pub source: DocSource,
     pub has_answer: Option<bool>,
 }
 
@@ -36,8 +35,7 @@ pub struct CaseRow {
     pub docs: Vec<CaseDoc>,
     pub answers: Vec<String>,
     pub answer_parts: Option<Vec<Vec<String>>>,
-    /// answer | unanswerable | conflict | relevant | non_relevant
-    pub expected: String,
+    pub expected: Expected,
     pub inserted_at: Option<i32>,
     pub foil: Option<String>,
     /// beginning | middle | end
@@ -113,14 +111,16 @@ fn docs_column() -> Column<CaseRow> {
                     (s("doc_id")?, s("title")?, s("text")?, s("source")?);
                 let has = downcast::<BooleanArray>(field("has_answer")?.as_ref())?.clone();
                 r.docs = (0..d.len())
-                    .map(|j| CaseDoc {
-                        doc_id: did.value(j).to_string(),
-                        title: cell(&title, j).map(str::to_string),
-                        text: text.value(j).to_string(),
-                        source: source.value(j).to_string(),
-                        has_answer: cell(&has, j),
+                    .map(|j| -> Result<CaseDoc, String> {
+                        Ok(CaseDoc {
+                            doc_id: did.value(j).to_string(),
+                            title: cell(&title, j).map(str::to_string),
+                            text: text.value(j).to_string(),
+                            source: vocab_value(source.value(j))?,
+                            has_answer: cell(&has, j),
+                        })
                     })
-                    .collect();
+                    .collect::<Result<_, _>>()?;
             }
             Ok(())
         },
@@ -152,7 +152,7 @@ impl Kind for Cases {
                 |r: &R| r.answer_parts.as_deref(),
                 |r, v| r.answer_parts = v,
             ),
-            Column::utf8("expected", |r: &R| &r.expected, |r, v| r.expected = v),
+            Column::vocab("expected", |r: &R| r.expected, |r, v| r.expected = v),
             Column::opt_int32(
                 "inserted_at",
                 |r: &R| r.inserted_at,

@@ -1,6 +1,7 @@
 //! `genadv`: the trail of each model-written perturbation.
 
 use crate::column::Column;
+use crate::domain::GenAdvStatus;
 use crate::kind::Kind;
 
 /// The `genadv` kind.
@@ -18,7 +19,7 @@ pub struct GenAdvRow {
     pub cosine: Option<f64>,
     pub foil: Option<String>,
     pub passage: Option<String>,
-    pub status: String,
+    pub status: GenAdvStatus,
     pub reason: Option<String>,
 }
 
@@ -54,7 +55,7 @@ impl Kind for GenAdv {
                 |r: &R| r.passage.as_deref(),
                 |r, v| r.passage = v,
             ),
-            Column::utf8("status", |r: &R| &r.status, |r, v| r.status = v),
+            Column::vocab("status", |r: &R| r.status, |r, v| r.status = v),
             Column::opt_utf8("reason", |r: &R| r.reason.as_deref(), |r, v| r.reason = v),
         ]
     }

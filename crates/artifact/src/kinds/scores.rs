@@ -1,6 +1,7 @@
 //! `scores`: one scored response per row.
 
 use crate::column::Column;
+use crate::domain::Expected;
 use crate::kind::Kind;
 
 /// The `scores` kind.
@@ -25,7 +26,7 @@ pub struct ScoreRow {
     pub prompt_variant: Option<String>,
     pub model: String,
     pub request_id: String,
-    pub expected: String,
+    pub expected: Expected,
     pub answer_position: Option<String>,
     /// Some retrieved document holds a gold answer (None without retrieved documents).
     pub answerable: Option<bool>,
@@ -86,7 +87,7 @@ impl Kind for Scores {
             .added_in(3),
             Column::utf8("model", |r: &R| &r.model, |r, v| r.model = v),
             Column::utf8("request_id", |r: &R| &r.request_id, |r, v| r.request_id = v),
-            Column::utf8("expected", |r: &R| &r.expected, |r, v| r.expected = v),
+            Column::vocab("expected", |r: &R| r.expected, |r, v| r.expected = v),
             Column::opt_utf8(
                 "answer_position",
                 |r: &R| r.answer_position.as_deref(),
