@@ -43,7 +43,7 @@ pub fn cell<A: ArrayAccessor>(a: A, i: usize) -> Option<A::Item> {
 }
 
 /// `array` downcast to `T`, or a message naming the type found.
-pub fn downcast<'a, T: Array + 'static>(array: &'a dyn Array) -> Result<&'a T, String> {
+pub fn downcast<T: Array + 'static>(array: &dyn Array) -> Result<&T, String> {
     array.as_any().downcast_ref::<T>().ok_or_else(|| {
         format!(
             "has type {}, not the one the reader expects",

@@ -63,8 +63,7 @@ impl ParseMode {
 /// `'` and `\r` to a space (ragprobe's earlier normalisation).
 pub fn nomiracl_label_with(response: &str, mode: ParseMode) -> NomiraclLabel {
     let mut t = response
-        .replace('\n', " ")
-        .replace('\t', " ")
+        .replace(['\n', '\t'], " ")
         .to_lowercase();
     if mode == ParseMode::Lenient {
         t = t

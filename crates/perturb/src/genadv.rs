@@ -64,8 +64,8 @@ fn first_line(s: &str) -> String {
         .unwrap_or("")
         .to_string();
     let line = line
-        .trim_start_matches(|c| c == '"' || c == '“')
-        .trim_end_matches(|c| c == '"' || c == '”');
+        .trim_start_matches(['"', '“'])
+        .trim_end_matches(['"', '”']);
     for label in ["Sentence:", "Revised sentence:", "Passage:", "Claim:"] {
         if let Some(x) = line.strip_prefix(label) {
             return x.trim().to_string();

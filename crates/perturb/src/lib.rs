@@ -447,7 +447,7 @@ impl<'a> Builder<'a> {
             return Ok(vec![self.add_one(
                 q,
                 s,
-                &top,
+                top,
                 d,
                 json!({"from_qid": other.qid}),
             )]);
@@ -475,7 +475,7 @@ impl<'a> Builder<'a> {
         Ok(vec![self.add_one(
             q,
             s,
-            &top,
+            top,
             doc(next, DocSource::Topk),
             json!({}),
         )])
@@ -540,7 +540,7 @@ impl<'a> Builder<'a> {
                 json!({"writer": "rule", "conflict_source": src.doc_id, "foil": foil_json(&foil), "replacements": n}),
             )
         };
-        let mut case = self.add_one(q, s, &top, d, extra);
+        let mut case = self.add_one(q, s, top, d, extra);
         case.expected = Expected::Conflict;
         case.foil = Some(foil.text);
         Ok(vec![case])
@@ -581,7 +581,7 @@ impl<'a> Builder<'a> {
         Ok(vec![self.add_one(
             q,
             s,
-            &top,
+            top,
             d,
             json!({"writer": "model"}),
         )])

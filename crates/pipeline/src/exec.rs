@@ -259,7 +259,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("p.toml");
         std::fs::write(&p, text).unwrap();
-        let store = Store::open(&d.path().join("s")).unwrap();
+        let store = Store::open(d.path().join("s")).unwrap();
         let fake = Fake::default();
         let pipe = Pipeline::load(&p, &[], &fake).unwrap();
         (d, store, pipe, fake)

@@ -334,7 +334,7 @@ impl Table {
             "r".repeat(self.columns.len())
         ));
         let sp = spans(&self.groups);
-        s.push_str(" ");
+        s.push(' ');
         for (g, n) in &sp {
             s.push_str(&format!(" & \\multicolumn{{{n}}}{{c}}{{{}}}", esc(g)));
         }

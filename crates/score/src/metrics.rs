@@ -795,7 +795,7 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
                 .collect();
             population.insert(v, (complete.clone(), any.len() - complete.len()));
         }
-        for (v, _) in &variants {
+        for v in variants.keys() {
             let base = baseline(rs, v, main_m, audit_m);
             let (fixed, excluded) = &population[v];
             let k_main: BTreeSet<&str> = fixed

@@ -38,7 +38,7 @@ pub fn score(
         prompt_variant: prompt.variant.clone(),
         model: model.into(),
         request_id: request_id.into(),
-        expected: case.expected.clone(),
+        expected: case.expected,
         answer_position: case.answer_position.clone(),
         answerable,
         failed: response.is_none(),

@@ -158,7 +158,7 @@ pub fn scripted_reply(prompt: &str) -> String {
             .into();
     }
     let lower = prompt.to_lowercase();
-    if lower.contains("conflict") && r % 4 == 0 {
+    if lower.contains("conflict") && r.is_multiple_of(4) {
         return "conflict".into();
     }
     if lower.contains("unanswerable") && r % 4 == 1 {
@@ -201,23 +201,6 @@ pub fn scripted_reply(prompt: &str) -> String {
         return reply_for(prompt);
     }
     passages[(r % passages.len() as u64) as usize].to_string()
-}
-
-#[cfg(test)]
-mod scripted_tests {
-    use super::*;
-
-    #[test]
-    fn scripted_replies_play_each_role() {
-        let s = scripted_reply("Please write a single sentence using the following question and answer. The sentence should include the answer and be as realistic as possible.:\nQuestion: who wrote Hamlet\nAnswer: Shakespeare\nSentence:");
-        assert!(s.contains("Shakespeare") && s.contains("London"), "{s}");
-        let c = scripted_reply("Given a claim that contradicts factual information, write a passage within 100 words supporting this claim.\nClaim: Marlowe wrote Hamlet.\nPassage:");
-        assert!(c.starts_with("Marlowe wrote Hamlet.") && !c.contains("Shakespeare"));
-        let o = scripted_reply("Question: 维生素?\nA. 维生素A\nB. 维生素C\nAnswer:");
-        assert!(o == "A" || o == "B", "{o}");
-        let n = scripted_reply("respond as either \"Yes, answer is present\" or \"I don't know\".");
-        assert!(["Yes, answer is present", "I don't know", "[2]", "Maybe."].contains(&n.as_str()));
-    }
 }
 
 /// Bind to `127.0.0.1:port` (0 = any free port) and serve until dropped.
@@ -410,4 +393,21 @@ async fn write(
     let sock = reader.get_mut();
     sock.write_all(msg.as_bytes()).await?;
     sock.flush().await
+}
+
+#[cfg(test)]
+mod scripted_tests {
+    use super::*;
+
+    #[test]
+    fn scripted_replies_play_each_role() {
+        let s = scripted_reply("Please write a single sentence using the following question and answer. The sentence should include the answer and be as realistic as possible.:\nQuestion: who wrote Hamlet\nAnswer: Shakespeare\nSentence:");
+        assert!(s.contains("Shakespeare") && s.contains("London"), "{s}");
+        let c = scripted_reply("Given a claim that contradicts factual information, write a passage within 100 words supporting this claim.\nClaim: Marlowe wrote Hamlet.\nPassage:");
+        assert!(c.starts_with("Marlowe wrote Hamlet.") && !c.contains("Shakespeare"));
+        let o = scripted_reply("Question: 维生素?\nA. 维生素A\nB. 维生素C\nAnswer:");
+        assert!(o == "A" || o == "B", "{o}");
+        let n = scripted_reply("respond as either \"Yes, answer is present\" or \"I don't know\".");
+        assert!(["Yes, answer is present", "I don't know", "[2]", "Maybe."].contains(&n.as_str()));
+    }
 }

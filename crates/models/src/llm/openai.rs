@@ -194,7 +194,7 @@ impl OpenAiClient {
                     .collect()
             })
             .unwrap_or_default();
-        if ids.iter().any(|i| *i == self.cfg.model) {
+        if ids.contains(&self.cfg.model) {
             Ok(self.cfg.model.clone())
         } else if let Some(first) = ids.first() {
             tracing::warn!(
