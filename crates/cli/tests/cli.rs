@@ -3,38 +3,22 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod common;
+use common::{stderr, stdout};
+
+/// `ragprobe ARGS` in `dir` (its default store `dir/.ragprobe`), logging at info.
+fn ragprobe(dir: &Path, args: &[&str]) -> Output {
+    common::run_with_env(dir, None, args, &[("RUST_LOG", "info")])
+}
+
+/// (kind, id) lines of a stage's stdout.
+fn outputs_of(o: &Output) -> Vec<(String, String)> {
+    common::outputs(&stdout(o))
+}
+
 const DPR: &str = r#"{"question": "who wrote hamlet", "answers": ["Shakespeare"], "ctxs": [{"id": "d1", "title": "Hamlet", "text": "Hamlet is a play by William Shakespeare.", "score": 2.0}]}
 {"question": "capital of france", "answers": ["Paris"], "ctxs": [{"id": "d2", "title": "France", "text": "Lyon is a city in France.", "score": 1.0}]}
 "#;
-
-fn ragprobe(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-        .current_dir(dir)
-        .env_remove("RAGPROBE_STORE")
-        .env("RUST_LOG", "info")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// (kind, id) lines from a stage's stdout.
-fn outputs(o: &Output) -> Vec<(String, String)> {
-    stdout(o)
-        .lines()
-        .map(|l| {
-            l.split_once('\t')
-                .map(|(k, i)| (k.to_string(), i.to_string()))
-                .expect("kind<TAB>id")
-        })
-        .collect()
-}
 
 fn setup() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
@@ -47,7 +31,7 @@ fn ingest_prints_kind_and_id_and_a_rerun_is_cached() {
     let d = setup();
     let first = ragprobe(d.path(), &["ingest", "--format", "dpr", "nq.jsonl"]);
     assert!(first.status.success(), "{}", stderr(&first));
-    let outs = outputs(&first);
+    let outs = outputs_of(&first);
     assert_eq!(
         outs.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
         ["questions", "contexts"]
@@ -59,7 +43,7 @@ fn ingest_prints_kind_and_id_and_a_rerun_is_cached() {
         .is_file());
     let second = ragprobe(d.path(), &["ingest", "--format", "dpr", "nq.jsonl"]);
     assert!(second.status.success());
-    assert_eq!(outputs(&second), outs);
+    assert_eq!(outputs_of(&second), outs);
     assert!(
         stderr(&second).contains("cached, not run"),
         "{}",
@@ -85,8 +69,8 @@ fn store_flag_before_or_after_the_subcommand_and_from_the_environment() {
         .output()
         .unwrap();
     assert!(a.status.success() && b.status.success() && c.status.success());
-    assert_eq!(outputs(&a), outputs(&b));
-    assert_eq!(outputs(&a), outputs(&c));
+    assert_eq!(outputs_of(&a), outputs_of(&b));
+    assert_eq!(outputs_of(&a), outputs_of(&c));
     for s in ["s1", "s2", "s3"] {
         assert_eq!(
             std::fs::read_dir(d.path().join(s).join("objects"))
@@ -101,7 +85,7 @@ fn store_flag_before_or_after_the_subcommand_and_from_the_environment() {
 #[test]
 fn show_prints_manifest_schema_rows_by_prefix() {
     let d = setup();
-    let outs = outputs(&ragprobe(
+    let outs = outputs_of(&ragprobe(
         d.path(),
         &["ingest", "--format", "dpr", "nq.jsonl"],
     ));
@@ -129,7 +113,7 @@ fn show_prints_manifest_schema_rows_by_prefix() {
 #[test]
 fn verify_fails_naming_the_corrupt_object() {
     let d = setup();
-    let outs = outputs(&ragprobe(
+    let outs = outputs_of(&ragprobe(
         d.path(),
         &["ingest", "--format", "dpr", "nq.jsonl"],
     ));
@@ -161,7 +145,7 @@ fn verify_fails_naming_the_corrupt_object() {
 #[test]
 fn export_then_import_and_altered_import_is_refused() {
     let d = setup();
-    let outs = outputs(&ragprobe(
+    let outs = outputs_of(&ragprobe(
         d.path(),
         &["ingest", "--format", "dpr", "nq.jsonl"],
     ));
@@ -177,7 +161,7 @@ fn export_then_import_and_altered_import_is_refused() {
         &["--store", "other", "artifacts", "import", &file],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(outputs(&o), vec![outs[0].clone()]);
+    assert_eq!(outputs_of(&o), vec![outs[0].clone()]);
     let mut bytes = std::fs::read(d.path().join(&file)).unwrap();
     bytes[120] ^= 0x01;
     std::fs::write(d.path().join(&file), bytes).unwrap();

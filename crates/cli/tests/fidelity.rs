@@ -4,30 +4,13 @@
 
 use ragprobe_artifact::{read, Cases, Contexts, Questions, Store};
 use ragprobe_models::prompts::Template;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{ok, ragprobe, root};
 
-fn ragprobe(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .current_dir(root())
-        .env_remove("RAGPROBE_STORE")
-        .output()
-        .unwrap()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn id_of(stdout: &str, kind: &str) -> String {
+/// The id on the stdout line that starts with `kind` and a tab (a stage's
+/// `kind\tid`, or a pipeline's `step\tkind\tid` with `kind` = `step\tkind`).
+fn id_in(stdout: &str, kind: &str) -> String {
     stdout
         .lines()
         .find_map(|l| l.strip_prefix(&format!("{kind}\t")))
@@ -78,8 +61,8 @@ fn nomiracl_distribution_directory_reads_like_the_rows_and_renders_the_reference
     ));
     let store = Store::open(&s).unwrap();
     let (mut qd, mut qr) = (
-        read::<Questions>(&store, &id_of(&dir, "questions")).unwrap(),
-        read::<Questions>(&store, &id_of(&rows, "questions")).unwrap(),
+        read::<Questions>(&store, &id_in(&dir, "questions")).unwrap(),
+        read::<Questions>(&store, &id_in(&rows, "questions")).unwrap(),
     );
     qd.sort_by(|a, b| a.qid.cmp(&b.qid));
     qr.sort_by(|a, b| a.qid.cmp(&b.qid));
@@ -91,8 +74,8 @@ fn nomiracl_distribution_directory_reads_like_the_rows_and_renders_the_reference
         );
     }
     let (mut cd, mut cr) = (
-        read::<Contexts>(&store, &id_of(&dir, "contexts")).unwrap(),
-        read::<Contexts>(&store, &id_of(&rows, "contexts")).unwrap(),
+        read::<Contexts>(&store, &id_in(&dir, "contexts")).unwrap(),
+        read::<Contexts>(&store, &id_in(&rows, "contexts")).unwrap(),
     );
     cd.sort_by(|a, b| (&a.qid, a.rank).cmp(&(&b.qid, b.rank)));
     cr.sort_by(|a, b| (&a.qid, a.rank).cmp(&(&b.qid, b.rank)));
@@ -118,16 +101,16 @@ fn nomiracl_distribution_directory_reads_like_the_rows_and_renders_the_reference
         &[
             "perturb",
             "--questions",
-            &id_of(&dir, "questions"),
+            &id_in(&dir, "questions"),
             "--contexts",
-            &id_of(&dir, "contexts"),
+            &id_in(&dir, "contexts"),
             "-s",
             "nomiracl",
             "-k",
             "10",
         ],
     ));
-    let cases = read::<Cases>(&store, &id_of(&cases, "cases")).unwrap();
+    let cases = read::<Cases>(&store, &id_in(&cases, "cases")).unwrap();
     let vanilla = Template::builtins()
         .into_iter()
         .find(|t| t.id == "nomiracl-vanilla")
@@ -232,13 +215,13 @@ fn rgb_integration_testbed_ingests_and_selects_passages_per_answer_part() {
         &["ingest", "--format", "rgb", "fixtures/rgb-int-mini.jsonl"],
     ));
     let store = Store::open(&s).unwrap();
-    let qs = read::<Questions>(&store, &id_of(&ing, "questions")).unwrap();
+    let qs = read::<Questions>(&store, &id_in(&ing, "questions")).unwrap();
     assert_eq!(
         qs[0].answer_parts.as_ref().unwrap().len(),
         2,
         "two required parts"
     );
-    let cs = read::<Contexts>(&store, &id_of(&ing, "contexts")).unwrap();
+    let cs = read::<Contexts>(&store, &id_in(&ing, "contexts")).unwrap();
     assert!(cs
         .iter()
         .any(|c| c.doc_id == "positive-1-1" && c.meta.as_deref() == Some("{\"answer_part\":1}")));
@@ -247,9 +230,9 @@ fn rgb_integration_testbed_ingests_and_selects_passages_per_answer_part() {
         &[
             "perturb",
             "--questions",
-            &id_of(&ing, "questions"),
+            &id_in(&ing, "questions"),
             "--contexts",
-            &id_of(&ing, "contexts"),
+            &id_in(&ing, "contexts"),
             "-s",
             "rgb-noise",
             "--noise-rate",
@@ -258,7 +241,7 @@ fn rgb_integration_testbed_ingests_and_selects_passages_per_answer_part() {
             "5",
         ],
     ));
-    let cases = read::<Cases>(&store, &id_of(&out, "cases")).unwrap();
+    let cases = read::<Cases>(&store, &id_in(&out, "cases")).unwrap();
     for c in &cases {
         assert!(
             c.condition.starts_with("rgb-integration-"),
@@ -341,7 +324,7 @@ fn pipeline_list_variables_and_missing_inputs_name_the_variable() {
     );
     let out = ok(&o);
     let store = Store::open(d.path().join("s")).unwrap();
-    let q = read::<Questions>(&store, &id_of(&out, "i\tquestions")).unwrap();
+    let q = read::<Questions>(&store, &id_in(&out, "i\tquestions")).unwrap();
     let langs: std::collections::BTreeSet<String> = q.iter().map(|x| x.lang.clone()).collect();
     assert_eq!(langs.into_iter().collect::<Vec<_>>(), ["de", "en"]);
 }
@@ -365,9 +348,9 @@ fn nomiracl_query_sample_is_the_reference_draw() {
             &[
                 "perturb",
                 "--questions",
-                &id_of(&ing, "questions"),
+                &id_in(&ing, "questions"),
                 "--contexts",
-                &id_of(&ing, "contexts"),
+                &id_in(&ing, "contexts"),
                 "-s",
                 "nomiracl",
                 "-k",
@@ -377,7 +360,7 @@ fn nomiracl_query_sample_is_the_reference_draw() {
             ],
         ));
         let store = Store::open(&s).unwrap();
-        let mut qids: Vec<String> = read::<Cases>(&store, &id_of(&out, "cases"))
+        let mut qids: Vec<String> = read::<Cases>(&store, &id_in(&out, "cases"))
             .unwrap()
             .into_iter()
             .map(|c| format!("{}:{}", c.expected, c.qid))

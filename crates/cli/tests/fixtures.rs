@@ -3,45 +3,19 @@
 //! (scripts/make-fixtures.py: 8 of the 40 NQ questions have no
 //! answer-bearing passage among their six; 3 of the 30 PopQA items none).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
-}
+mod common;
+use common::{fixtures, id_of};
 
+/// `ragprobe --store STORE ARGS` in the fixtures; asserts success; (outputs, stderr).
 fn rp(store: &Path, args: &[&str]) -> (Vec<(String, String)>, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .current_dir(fixtures())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "ragprobe {args:?} failed:\n{stderr}");
-    let out = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| {
-            l.split_once('\t')
-                .map(|(a, b)| (a.to_string(), b.to_string()))
-                .unwrap()
-        })
-        .collect();
-    (out, stderr)
+    common::run_ok(&fixtures(), store, args)
 }
 
 fn rows(store: &Path, id: &str) -> u64 {
     let s = ragprobe_artifact::Store::open(store).unwrap();
     s.manifest(id).unwrap().rows
-}
-
-fn id_of<'a>(outs: &'a [(String, String)], kind: &str) -> &'a str {
-    &outs
-        .iter()
-        .find(|(k, _)| k == kind)
-        .unwrap_or_else(|| panic!("no {kind} in {outs:?}"))
-        .1
 }
 
 #[test]

@@ -21,12 +21,11 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::root;
+
 /// Per-input time limit: far above any honest input's time.
 const LIMIT: Duration = Duration::from_secs(20);
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn iters() -> usize {
     std::env::var("FUZZ_ITERS")

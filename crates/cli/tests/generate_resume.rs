@@ -3,35 +3,16 @@
 //! server never sees a finished request again.
 
 use ragprobe_models::llm::mock::{start, MockConfig};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
-}
+mod common;
+use common::fixtures;
 
+/// `ragprobe --store STORE ARGS` in the fixtures; asserts success; its outputs.
 fn rp(store: &Path, args: &[&str]) -> Vec<(String, String)> {
-    let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .current_dir(fixtures())
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "ragprobe {args:?}:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| {
-            l.split_once('\t')
-                .map(|(a, b)| (a.into(), b.into()))
-                .unwrap()
-        })
-        .collect()
+    common::run_ok(&fixtures(), store, args).0
 }
 
 /// 120 cases from the NQ fixture (closed-book, base, add-random).

@@ -3,31 +3,15 @@
 //! letter, the text or both, and counts a response naming two options as
 //! neither reference nor foil.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rc")
-}
+mod common;
+use common::fixtures;
 
+/// `ragprobe --store STORE ARGS` in the fixtures; asserts success; (outputs, stderr).
 fn rp(store: &Path, args: &[&str]) -> (Vec<(String, String)>, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .current_dir(fixtures())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "ragprobe {args:?}:\n{err}");
-    let out = String::from_utf8_lossy(&o.stdout);
-    (
-        out.lines()
-            .filter_map(|l| l.split_once('\t'))
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect(),
-        err,
-    )
+    common::run_ok(&fixtures().join("rc"), store, args)
 }
 
 #[test]

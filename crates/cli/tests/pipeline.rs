@@ -3,26 +3,11 @@
 
 use ragprobe_models::llm::mock::{start, MockConfig};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn ragprobe(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{ragprobe, root, stderr};
 
 fn invalid(text: &str) -> String {
     let d = tempfile::tempdir().unwrap();
@@ -38,7 +23,7 @@ fn invalid(text: &str) -> String {
             .unwrap_or(false),
         "nothing ran"
     );
-    err(&o)
+    stderr(&o)
 }
 
 const INGEST: &str =
@@ -110,7 +95,7 @@ fn quickstart_end_to_end_then_fully_cached() {
         &format!("out={}", out.display()),
     ];
     let first = ragprobe(&store, &args);
-    assert!(first.status.success(), "{}", err(&first));
+    assert!(first.status.success(), "{}", stderr(&first));
     assert!(out.join("index.html").is_file());
     // Every expected metric exists, is finite and has n > 0.
     let stdout = String::from_utf8_lossy(&first.stdout).into_owned();
@@ -151,7 +136,11 @@ fn quickstart_end_to_end_then_fully_cached() {
     }
     let second = ragprobe(&store, &args);
     assert!(second.status.success());
-    assert!(err(&second).contains(": 0 step(s) run"), "{}", err(&second));
+    assert!(
+        stderr(&second).contains(": 0 step(s) run"),
+        "{}",
+        stderr(&second)
+    );
     assert_eq!(
         String::from_utf8_lossy(&second.stdout),
         stdout,
@@ -189,7 +178,7 @@ fn a_killed_pipeline_resumes_to_the_same_artifacts() {
     let m0 = rt.block_on(start(cfg(), 0)).unwrap();
     let p0 = mock_pipeline(d.path(), &m0.base_url());
     let reference = ragprobe(&d.path().join("s0"), &["run", p0.to_str().unwrap()]);
-    assert!(reference.status.success(), "{}", err(&reference));
+    assert!(reference.status.success(), "{}", stderr(&reference));
     let final_ids = |o: &str| {
         o.lines()
             .filter(|l| l.starts_with("s\t"))
@@ -237,7 +226,7 @@ fn a_killed_pipeline_resumes_to_the_same_artifacts() {
     let m2 = rt.block_on(start(cfg(), 0)).unwrap();
     let p2 = mock_pipeline(&dir1, &m2.base_url());
     let resumed = ragprobe(&s1, &["run", p2.to_str().unwrap()]);
-    assert!(resumed.status.success(), "{}", err(&resumed));
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(
         final_ids(&String::from_utf8_lossy(&resumed.stdout)),
         ref_ids

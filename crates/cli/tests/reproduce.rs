@@ -4,12 +4,11 @@
 //! Table 7's C/NC split and K's matcher included.
 
 use ragprobe_models::llm::mock::{start, MockConfig, MockServer, Replies};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::root;
 
 fn mock(rt: &tokio::runtime::Runtime) -> MockServer {
     rt.block_on(start(
