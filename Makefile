@@ -11,6 +11,7 @@ RUN       = $(RAGPROBE_REL) --store $(STORE) run
 
 
 .PHONY: browser
+.PHONY: lint check-fixtures
 .PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-score fixtures clean \
         reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb reproduce-check
 
@@ -23,10 +24,21 @@ demo: models
 	$(CARGO) build --release --workspace
 	RAGPROBE_BIN=$(RAGPROBE_REL) STORE=$(STORE) bash scripts/demo.sh
 
-## test: the whole test suite (CI runs exactly this); fetches the models first
-## so the real embedding and generation code is exercised
-test: models browser
+## test: the whole test suite (CI runs exactly this): formatting, clippy,
+## fixture drift, then every test; fetches the models first so the real
+## embedding and generation code is exercised
+test: models browser lint check-fixtures
 	$(CARGO) test --workspace --no-fail-fast
+
+## lint: rustfmt and clippy, warnings as errors (components installed when rustup is there)
+lint:
+	@command -v rustup >/dev/null 2>&1 && rustup component add rustfmt clippy >/dev/null 2>&1 || true
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## check-fixtures: fail when fixtures/ drifts from its generators
+check-fixtures:
+	bash scripts/check-fixtures.sh
 
 ## browser: headless Chromium for the report's render test (installed when possible; the test skips without it)
 browser:
@@ -71,9 +83,10 @@ reproduce-check:
 build-release:
 	$(CARGO) build --release --workspace
 
-## fixtures: regenerate fixtures/ from scripts/make-fixtures.py (deterministic)
+## fixtures: regenerate fixtures/ from both generators (deterministic)
 fixtures:
 	python3 scripts/make-fixtures.py
+	python3 scripts/make-fixtures-rc.py
 
 clean:
 	$(CARGO) clean

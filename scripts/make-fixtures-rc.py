@@ -5,7 +5,8 @@ SearchQA and MedQA-style multiple choice in English and Chinese.
 Deterministic: running it twice gives byte-identical files."""
 import json, os
 
-root = os.path.join(os.path.dirname(__file__), "..", "fixtures", "rc")
+# FIXTURES_OUT writes elsewhere (the drift check compares a fresh copy).
+root = os.path.join(os.environ.get("FIXTURES_OUT") or os.path.join(os.path.dirname(__file__), "..", "fixtures"), "rc")
 os.makedirs(os.path.join(root, "triviaqa-evidence", "wikipedia"), exist_ok=True)
 
 def dump(name, obj, indent=None):

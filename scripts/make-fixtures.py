@@ -26,7 +26,8 @@ import unicodedata
 import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "fixtures")
+# FIXTURES_OUT writes elsewhere (the drift check compares a fresh copy).
+OUT = os.environ.get("FIXTURES_OUT") or os.path.join(ROOT, "fixtures")
 
 # ---------------------------------------------------------------------------
 # 1. Knowledge base
