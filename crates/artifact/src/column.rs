@@ -88,14 +88,17 @@ where
     b.finish()
 }
 
-fn each<R>(rows: &mut [R], len: usize, mut f: impl FnMut(&mut R, usize)) -> Result<(), String> {
+/// Calls `f` on each row with its index, after checking the array has one
+/// value per row.
+fn try_each<R>(
+    rows: &mut [R],
+    len: usize,
+    mut f: impl FnMut(&mut R, usize) -> Result<(), String>,
+) -> Result<(), String> {
     if rows.len() != len {
         return Err(format!("has {len} values for {} rows", rows.len()));
     }
-    for (i, r) in rows.iter_mut().enumerate() {
-        f(r, i);
-    }
-    Ok(())
+    rows.iter_mut().enumerate().try_for_each(|(i, r)| f(r, i))
 }
 
 impl<R: 'static> Column<R> {
@@ -117,6 +120,34 @@ impl<R: 'static> Column<R> {
         }
     }
 
+    /// A column of one Arrow array type, read cell by cell (a cell may fail).
+    fn cells<A: Array + 'static>(
+        name: &'static str,
+        data_type: DataType,
+        nullable: bool,
+        build: impl Fn(&[R]) -> ArrayRef + Send + Sync + 'static,
+        read: impl Fn(&A, usize, &mut R) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        Self::custom(name, data_type, nullable, build, move |a, rows| {
+            let a = downcast::<A>(a)?;
+            try_each(rows, a.len(), |r, i| read(a, i, r))
+        })
+    }
+
+    /// [`cells`](Self::cells) whose cells always read.
+    fn scalar<A: Array + 'static>(
+        name: &'static str,
+        data_type: DataType,
+        nullable: bool,
+        build: impl Fn(&[R]) -> ArrayRef + Send + Sync + 'static,
+        read: impl Fn(&A, usize, &mut R) + Send + Sync + 'static,
+    ) -> Self {
+        Self::cells::<A>(name, data_type, nullable, build, move |a, i, r| {
+            read(a, i, r);
+            Ok(())
+        })
+    }
+
     /// Marks the column as introduced in schema version `version`.
     pub fn added_in(mut self, version: u32) -> Self {
         self.added_in = version;
@@ -135,22 +166,19 @@ impl<R: 'static> Column<R> {
 
     /// Non-null `utf8`.
     pub fn utf8(name: &'static str, get: fn(&R) -> &str, set: fn(&mut R, String)) -> Self {
-        Self::custom(
+        Self::scalar::<StringArray>(
             name,
             DataType::Utf8,
             false,
             move |rows| Arc::new(StringArray::from_iter_values(rows.iter().map(get))),
-            move |a, rows| {
-                let a = downcast::<StringArray>(a)?;
-                each(rows, a.len(), |r, i| set(r, a.value(i).to_string()))
-            },
+            move |a, i, r| set(r, a.value(i).to_string()),
         )
     }
 
     /// Non-null `utf8` holding a [`Vocabulary`] value; another value is
     /// an error naming it.
     pub fn vocab<E: Vocabulary>(name: &'static str, get: fn(&R) -> E, set: fn(&mut R, E)) -> Self {
-        Self::custom(
+        Self::cells::<StringArray>(
             name,
             DataType::Utf8,
             false,
@@ -159,14 +187,8 @@ impl<R: 'static> Column<R> {
                     rows.iter().map(|r| get(r).as_str()),
                 ))
             },
-            move |a, rows| {
-                let a = downcast::<StringArray>(a)?;
-                if rows.len() != a.len() {
-                    return Err(format!("has {} values for {} rows", a.len(), rows.len()));
-                }
-                for (i, r) in rows.iter_mut().enumerate() {
-                    set(r, vocab_value::<E>(a.value(i))?);
-                }
+            move |a, i, r| {
+                set(r, vocab_value::<E>(a.value(i))?);
                 Ok(())
             },
         )
@@ -178,29 +200,23 @@ impl<R: 'static> Column<R> {
         get: fn(&R) -> Option<&str>,
         set: fn(&mut R, Option<String>),
     ) -> Self {
-        Self::custom(
+        Self::scalar::<StringArray>(
             name,
             DataType::Utf8,
             true,
             move |rows| Arc::new(StringArray::from_iter(rows.iter().map(get))),
-            move |a, rows| {
-                let a = downcast::<StringArray>(a)?;
-                each(rows, a.len(), |r, i| set(r, cell(a, i).map(str::to_string)))
-            },
+            move |a, i, r| set(r, cell(a, i).map(str::to_string)),
         )
     }
 
     /// Non-null `bool`.
     pub fn boolean(name: &'static str, get: fn(&R) -> bool, set: fn(&mut R, bool)) -> Self {
-        Self::custom(
+        Self::scalar::<BooleanArray>(
             name,
             DataType::Boolean,
             false,
             move |rows| Arc::new(BooleanArray::from_iter(rows.iter().map(|r| Some(get(r))))),
-            move |a, rows| {
-                let a = downcast::<BooleanArray>(a)?;
-                each(rows, a.len(), |r, i| set(r, a.value(i)))
-            },
+            move |a, i, r| set(r, a.value(i)),
         )
     }
 
@@ -210,29 +226,23 @@ impl<R: 'static> Column<R> {
         get: fn(&R) -> Option<bool>,
         set: fn(&mut R, Option<bool>),
     ) -> Self {
-        Self::custom(
+        Self::scalar::<BooleanArray>(
             name,
             DataType::Boolean,
             true,
             move |rows| Arc::new(BooleanArray::from_iter(rows.iter().map(get))),
-            move |a, rows| {
-                let a = downcast::<BooleanArray>(a)?;
-                each(rows, a.len(), |r, i| set(r, cell(a, i)))
-            },
+            move |a, i, r| set(r, cell(a, i)),
         )
     }
 
     /// Non-null `int32`.
     pub fn int32(name: &'static str, get: fn(&R) -> i32, set: fn(&mut R, i32)) -> Self {
-        Self::custom(
+        Self::scalar::<Int32Array>(
             name,
             DataType::Int32,
             false,
             move |rows| Arc::new(Int32Array::from_iter_values(rows.iter().map(get))),
-            move |a, rows| {
-                let a = downcast::<Int32Array>(a)?;
-                each(rows, a.len(), |r, i| set(r, a.value(i)))
-            },
+            move |a, i, r| set(r, a.value(i)),
         )
     }
 
@@ -242,29 +252,23 @@ impl<R: 'static> Column<R> {
         get: fn(&R) -> Option<i32>,
         set: fn(&mut R, Option<i32>),
     ) -> Self {
-        Self::custom(
+        Self::scalar::<Int32Array>(
             name,
             DataType::Int32,
             true,
             move |rows| Arc::new(Int32Array::from_iter(rows.iter().map(get))),
-            move |a, rows| {
-                let a = downcast::<Int32Array>(a)?;
-                each(rows, a.len(), |r, i| set(r, cell(a, i)))
-            },
+            move |a, i, r| set(r, cell(a, i)),
         )
     }
 
     /// Non-null `int64`.
     pub fn int64(name: &'static str, get: fn(&R) -> i64, set: fn(&mut R, i64)) -> Self {
-        Self::custom(
+        Self::scalar::<Int64Array>(
             name,
             DataType::Int64,
             false,
             move |rows| Arc::new(Int64Array::from_iter_values(rows.iter().map(get))),
-            move |a, rows| {
-                let a = downcast::<Int64Array>(a)?;
-                each(rows, a.len(), |r, i| set(r, a.value(i)))
-            },
+            move |a, i, r| set(r, a.value(i)),
         )
     }
 
@@ -274,15 +278,12 @@ impl<R: 'static> Column<R> {
         get: fn(&R) -> Option<f64>,
         set: fn(&mut R, Option<f64>),
     ) -> Self {
-        Self::custom(
+        Self::scalar::<Float64Array>(
             name,
             DataType::Float64,
             true,
             move |rows| Arc::new(Float64Array::from_iter(rows.iter().map(get))),
-            move |a, rows| {
-                let a = downcast::<Float64Array>(a)?;
-                each(rows, a.len(), |r, i| set(r, cell(a, i)))
-            },
+            move |a, i, r| set(r, cell(a, i)),
         )
     }
 
@@ -293,24 +294,18 @@ impl<R: 'static> Column<R> {
         get: fn(&R) -> Option<Vec<&str>>,
         set: fn(&mut R, Option<Vec<String>>),
     ) -> Self {
-        Self::custom(
+        Self::cells::<ListArray>(
             name,
             list_of(DataType::Utf8),
             nullable,
             move |rows| Arc::new(string_lists(rows.iter().map(get))),
-            move |a, rows| {
-                let a = downcast::<ListArray>(a)?;
-                if rows.len() != a.len() {
-                    return Err(format!("has {} values for {} rows", a.len(), rows.len()));
-                }
-                for (i, r) in rows.iter_mut().enumerate() {
-                    let v = if a.is_null(i) {
-                        None
-                    } else {
-                        Some(list_strings(a, i)?)
-                    };
-                    set(r, v);
-                }
+            move |a, i, r| {
+                let v = if a.is_null(i) {
+                    None
+                } else {
+                    Some(list_strings(a, i)?)
+                };
+                set(r, v);
                 Ok(())
             },
         )
@@ -322,7 +317,7 @@ impl<R: 'static> Column<R> {
         get: fn(&R) -> Option<&[Vec<String>]>,
         set: fn(&mut R, Option<Vec<Vec<String>>>),
     ) -> Self {
-        Self::custom(
+        Self::cells::<ListArray>(
             name,
             list_of(list_of(DataType::Utf8)),
             true,
@@ -344,23 +339,17 @@ impl<R: 'static> Column<R> {
                 }
                 Arc::new(b.finish())
             },
-            move |a, rows| {
-                let a = downcast::<ListArray>(a)?;
-                if rows.len() != a.len() {
-                    return Err(format!("has {} values for {} rows", a.len(), rows.len()));
+            move |a, i, r| {
+                if a.is_null(i) {
+                    set(r, None);
+                    return Ok(());
                 }
-                for (i, r) in rows.iter_mut().enumerate() {
-                    if a.is_null(i) {
-                        set(r, None);
-                        continue;
-                    }
-                    let inner = a.value(i);
-                    let inner = downcast::<ListArray>(inner.as_ref())?;
-                    let v = (0..inner.len())
-                        .map(|j| list_strings(inner, j))
-                        .collect::<Result<_, _>>()?;
-                    set(r, Some(v));
-                }
+                let inner = a.value(i);
+                let inner = downcast::<ListArray>(inner.as_ref())?;
+                let v = (0..inner.len())
+                    .map(|j| list_strings(inner, j))
+                    .collect::<Result<_, _>>()?;
+                set(r, Some(v));
                 Ok(())
             },
         )
@@ -372,7 +361,7 @@ impl<R: 'static> Column<R> {
         get: fn(&R) -> Option<&[u32]>,
         set: fn(&mut R, Option<Vec<u32>>),
     ) -> Self {
-        Self::custom(
+        Self::cells::<ListArray>(
             name,
             list_of(DataType::UInt32),
             true,
@@ -389,20 +378,14 @@ impl<R: 'static> Column<R> {
                 }
                 Arc::new(b.finish())
             },
-            move |a, rows| {
-                let a = downcast::<ListArray>(a)?;
-                if rows.len() != a.len() {
-                    return Err(format!("has {} values for {} rows", a.len(), rows.len()));
-                }
-                for (i, r) in rows.iter_mut().enumerate() {
-                    let v = if a.is_null(i) {
-                        None
-                    } else {
-                        let v = a.value(i);
-                        Some(downcast::<UInt32Array>(v.as_ref())?.values().to_vec())
-                    };
-                    set(r, v);
-                }
+            move |a, i, r| {
+                let v = if a.is_null(i) {
+                    None
+                } else {
+                    let v = a.value(i);
+                    Some(downcast::<UInt32Array>(v.as_ref())?.values().to_vec())
+                };
+                set(r, v);
                 Ok(())
             },
         )

@@ -41,8 +41,11 @@ pub trait Kind: 'static {
 /// A kind known by name at run time (manifest checks, schema docs).
 #[derive(Debug, Clone, Copy)]
 pub struct KindInfo {
+    /// The kind's name ([`Kind::NAME`]).
     pub name: &'static str,
+    /// The newest schema version this build writes and reads ([`Kind::VERSION`]).
     pub schema_version: u32,
+    /// Builds the kind's Arrow schema ([`Kind::schema`]).
     pub schema: fn() -> Schema,
 }
 

@@ -16,7 +16,9 @@ pub const MANIFEST_KEY: &str = "ragprobe.manifest";
 /// files with the same records (keys reordered, say) give the same artifact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recipe {
+    /// The stage's name.
     pub stage: String,
+    /// The stage's version; bumping it invalidates cached outputs.
     pub stage_version: u32,
     /// Stage parameters; serialised canonically (sorted keys).
     pub params: Value,
@@ -33,6 +35,7 @@ pub struct Recipe {
 }
 
 impl Recipe {
+    /// A recipe for `stage` with `params`, and no inputs, resources or sources yet.
     pub fn new(stage: &str, stage_version: u32, params: Value) -> Self {
         Recipe {
             stage: stage.to_string(),
@@ -65,9 +68,13 @@ impl Recipe {
 pub struct Manifest {
     /// Artifact kind (`questions`, `contexts`, ...; see [`crate::kinds`]).
     pub kind: String,
+    /// Schema version of the kind the artifact was written with.
     pub schema_version: u32,
+    /// Version of ragprobe that wrote the artifact.
     pub ragprobe_version: String,
+    /// The recipe that made the artifact, without raw source hashes.
     pub recipe: Recipe,
+    /// Number of rows in the artifact.
     pub rows: u64,
     /// Stage-specific deterministic facts (counts of skipped records,
     /// generation settings, ...).
@@ -76,6 +83,7 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// The manifest as canonical JSON, as stored in the Parquet metadata.
     pub fn to_json(&self) -> String {
         canonical_json(&serde_json::to_value(self).expect("manifest serialises"))
     }

@@ -16,8 +16,11 @@ use crate::{is_full_id, sha256_reader, RAGPROBE_VERSION};
 /// One output of an action.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutputRef {
+    /// The artifact's kind.
     pub kind: String,
+    /// The artifact id (SHA-256 of its bytes).
     pub id: String,
+    /// Rows in the artifact.
     pub rows: u64,
 }
 
@@ -34,33 +37,46 @@ impl From<&Written> for OutputRef {
 /// A finished stage invocation: its recipe and the artifacts it made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionRecord {
+    /// The action key ([`Recipe::key`]).
     pub key: String,
+    /// The recipe the stage ran with.
     pub recipe: Recipe,
+    /// The artifacts it made.
     pub outputs: Vec<OutputRef>,
 }
 
 /// A stored object, as `artifacts ls` lists it.
 #[derive(Debug, Clone)]
 pub struct ObjectInfo {
+    /// The object's id.
     pub id: String,
+    /// Its size in bytes.
     pub bytes: u64,
+    /// Its manifest, or why it could not be read.
     pub manifest: Result<Manifest, String>,
 }
 
 /// A problem `verify` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifyProblem {
+    /// The object's id.
     pub id: String,
+    /// The object's file in the store.
     pub path: PathBuf,
+    /// What is wrong with it.
     pub message: String,
 }
 
 /// What `gc` removed.
 #[derive(Debug, Clone, Default)]
 pub struct GcReport {
+    /// Objects kept because something live refers to them.
     pub kept: usize,
+    /// Ids of the objects removed (or that would be, in a dry run).
     pub removed: Vec<String>,
+    /// Total size of the removed objects.
     pub removed_bytes: u64,
+    /// Stale temp files removed (or that would be, in a dry run).
     pub removed_tmp: usize,
     /// Temp files kept because a writer may still be using them.
     pub kept_tmp: usize,
@@ -85,10 +101,12 @@ impl Store {
         Ok(Store { root })
     }
 
+    /// The store's root directory.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// The path of object `id`: `objects/<id>.parquet`.
     pub fn object_path(&self, id: &str) -> PathBuf {
         self.root.join("objects").join(format!("{id}.parquet"))
     }

@@ -46,8 +46,11 @@ impl Write for HashingFile {
 /// The outcome of writing one artifact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
+    /// The artifact's kind.
     pub kind: String,
+    /// The artifact id: SHA-256 of the file's bytes.
     pub id: String,
+    /// Rows written.
     pub rows: u64,
 }
 
@@ -89,10 +92,12 @@ impl ArtifactWriter {
         })
     }
 
+    /// The Arrow schema batches must have.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
 
+    /// The kind of artifact being written.
     pub fn kind(&self) -> &str {
         &self.manifest.kind
     }

@@ -34,7 +34,9 @@ fn write(store: &Store, n: i32, p: i64) -> String {
         .unwrap();
     w.write(&batch(n)).unwrap();
     let written = w.finish(json!({"note": "x"})).unwrap();
-    store.record_action(&recipe(p), &[written.clone()]).unwrap();
+    store
+        .record_action(&recipe(p), std::slice::from_ref(&written))
+        .unwrap();
     written.id
 }
 
@@ -306,7 +308,7 @@ fn gc_keeps_the_inputs_of_kept_artifacts() {
     let mut w = s.writer_with_schema("test", 1, schema(), &r).unwrap();
     w.write(&batch(3)).unwrap();
     let out = w.finish(json!(null)).unwrap();
-    s.record_action(&r, &[out.clone()]).unwrap();
+    s.record_action(&r, std::slice::from_ref(&out)).unwrap();
     let report = s.gc(false).unwrap();
     assert!(report.removed.is_empty(), "{:?}", report.removed);
     assert!(s.object_path(&input).exists() && s.object_path(&out.id).exists());

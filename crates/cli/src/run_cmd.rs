@@ -90,11 +90,10 @@ impl StepExecutor for CliSteps<'_> {
                 i.files = a.paths.iter().map(|p| path_str(p)).collect();
                 i.files.extend(a.evidence_dir.as_deref().map(path_str));
             }
-            Command::Retrieve(a)
-                if a.method != Method::Bm25 => {
-                    i.models.push(minilm());
-                    i.exclusive = true;
-                }
+            Command::Retrieve(a) if a.method != Method::Bm25 => {
+                i.models.push(minilm());
+                i.exclusive = true;
+            }
             Command::Perturb(a) => {
                 i.models.push(minilm());
                 let gguf = crate::perturb_cmd::local_writer(&a);

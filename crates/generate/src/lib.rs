@@ -27,46 +27,64 @@ use std::time::Instant;
 /// Version of the generate stage's logic; part of every recipe.
 pub const STAGE_VERSION: u32 = 1;
 
+/// Errors of the generate stage.
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {
+    /// Reading or writing an artifact failed.
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
+    /// The model failed: it could not be loaded, reached, or used to tokenise passages.
     #[error(transparent)]
     Model(#[from] ragprobe_models::ModelError),
+    /// A prompt template is invalid or could not be loaded.
     #[error(transparent)]
     Template(#[from] TemplateError),
 }
 
+/// Result of the generate stage, failing with [`GenerateError`] by default.
 pub type Result<T, E = GenerateError> = std::result::Result<T, E>;
 
 /// Options of one generate run.
 #[derive(Debug, Clone)]
 pub struct GenerateOptions {
+    /// The prompt template each case is rendered with.
     pub template: Template,
+    /// Which model answers: the embedded GGUF model or an OpenAI-compatible server.
     pub backend: BackendSpec,
+    /// Generation settings (max tokens, temperature, stop, seed).
     pub settings: GenSettings,
     /// Only cases of these conditions (empty = all).
     pub conditions: Vec<String>,
     /// Cut every passage to this many tokens of the model's tokenizer before
     /// rendering (NoMIRACL's `max_passage_tokens`); None = as they are.
     pub truncate: Option<ragprobe_models::truncate::PassageTruncator>,
+    /// Show a progress bar on the terminal.
     pub progress: bool,
 }
 
 /// Counts for the summary.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GenerateSummary {
+    /// Requests in the run: one per case.
     pub requests: u64,
+    /// Requests already answered before this run (journal or cache).
     pub cached: u64,
+    /// Requests answered by this run.
     pub new: u64,
+    /// Requests that still failed after retries.
     pub failed: u64,
+    /// Prompt tokens over the answered requests, where the backend reports them.
     pub prompt_tokens: u64,
+    /// Completion tokens over the answered requests, where the backend reports them.
     pub completion_tokens: u64,
 }
 
+/// What a generate run produced.
 #[derive(Debug, Clone)]
 pub struct GenerateReport {
+    /// The `responses` artifact written (or found in the cache).
     pub responses: Written,
+    /// The request counts.
     pub summary: GenerateSummary,
     /// The whole stage was a cache hit.
     pub cached: bool,

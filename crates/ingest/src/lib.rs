@@ -51,6 +51,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order they are listed.
     pub const ALL: [Format; 10] = [
         Format::Dpr,
         Format::Nomiracl,
@@ -64,6 +65,7 @@ impl Format {
         Format::Mcq,
     ];
 
+    /// The format's command-line name, as used in recipes (`dpr`, `nomiracl`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Format::Dpr => "dpr",
@@ -79,6 +81,7 @@ impl Format {
         }
     }
 
+    /// The format with this command-line name, if any.
     pub fn parse(s: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == s)
     }
@@ -99,25 +102,35 @@ pub enum OnError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TableKind {
+    /// Rows are questions with answers; they become a `questions` artifact.
     #[default]
     Questions,
+    /// Rows are passages; they become a `corpus` artifact.
     Corpus,
 }
 
 /// Column names for `--format table`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableMapping {
+    /// Whether the table holds questions or corpus passages.
     pub kind: TableKind,
     /// Question id column (optional: a hash of dataset + question is used).
     pub id: Option<String>,
+    /// Question text column.
     pub question: String,
     /// Answers: a list column, a JSON list in a string, or a string split on `answers_sep`.
     pub answers: String,
+    /// Separator for splitting a string answers column into several answers.
     pub answers_sep: Option<String>,
+    /// Language column (optional: taken from `--lang` or detected from the question's script).
     pub lang: Option<String>,
+    /// Split column (optional: `--split` is used where absent).
     pub split: Option<String>,
+    /// Passage id column (corpus tables).
     pub doc_id: String,
+    /// Passage title column (corpus tables; optional).
     pub title: Option<String>,
+    /// Passage text column (corpus tables).
     pub text: String,
 }
 
@@ -141,10 +154,13 @@ impl Default for TableMapping {
 /// Options of one ingest run.
 #[derive(Debug, Clone, Default)]
 pub struct IngestOptions {
+    /// Input format; required.
     pub format: Option<Format>,
+    /// Input files (or directories, for BEIR and NoMIRACL distributions).
     pub paths: Vec<PathBuf>,
     /// Dataset name; default: the input file's stem.
     pub dataset: Option<String>,
+    /// Split name recorded on questions; for a NoMIRACL directory, also which split's topics to read.
     pub split: Option<String>,
     /// Language code; default: from a NoMIRACL file name (`de.dev.jsonl`),
     /// else `zh`/`ja`/`ko` when the question is in that script, else `en`.
@@ -152,22 +168,29 @@ pub struct IngestOptions {
     /// NoMIRACL subset (`relevant` | `non_relevant`); default: inferred per
     /// query (relevant when it has positive passages).
     pub subset: Option<String>,
+    /// What to do with a bad record: fail or skip.
     pub on_error: OnError,
+    /// Column names for `--format table`.
     pub table: TableMapping,
     /// TriviaQA: the evidence directory (`wikipedia/`, `web/` files); its
     /// documents become contexts of at most `passage_words` words.
     pub evidence_dir: Option<PathBuf>,
     /// Words per evidence passage (TriviaQA evidence files).
     pub passage_words: usize,
+    /// Draw a byte progress bar on stderr for large inputs.
     pub progress: bool,
 }
 
 /// The outcome of an ingest run.
 #[derive(Debug, Clone)]
 pub struct IngestReport {
+    /// The artifacts written (or, when cached, recorded by the earlier run).
     pub outputs: Vec<Written>,
+    /// True when an identical earlier run's result was reused and nothing was read.
     pub cached: bool,
+    /// Records read (0 when cached).
     pub records: u64,
+    /// Bad records skipped under `--on-error skip` (0 when cached).
     pub skipped: u64,
 }
 

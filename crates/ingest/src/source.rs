@@ -81,6 +81,7 @@ pub fn open(
 pub struct RawRecord {
     /// 1-based line of the record's first byte.
     pub line: u64,
+    /// The record's parsed JSON, without the fields kept in `lazy`.
     pub value: serde_json::Value,
     /// Top-level fields kept as raw JSON (see [`JsonRecords::lazy`]), to be
     /// walked element by element.
@@ -142,6 +143,7 @@ pub struct JsonRecords {
 }
 
 impl JsonRecords {
+    /// Read records from `reader`; `file` is used to name the file in errors.
     pub fn new(file: &Path, reader: Box<dyn BufRead>) -> Self {
         JsonRecords {
             file: file.display().to_string(),

@@ -14,6 +14,7 @@ pub enum NomiraclLabel {
 }
 
 impl NomiraclLabel {
+    /// The label as the `scores.nomiracl_label` column writes it: `yes`, `idk` or `invalid`.
     pub fn name(self) -> &'static str {
         match self {
             NomiraclLabel::Yes => "yes",
@@ -37,6 +38,7 @@ pub enum ParseMode {
 }
 
 impl ParseMode {
+    /// The mode's name as recorded in score parameters: `reference` or `lenient`.
     pub fn name(self) -> &'static str {
         match self {
             ParseMode::Reference => "reference",
@@ -62,9 +64,7 @@ impl ParseMode {
 /// [`ParseMode::Lenient`] first maps curly apostrophes and backticks to
 /// `'` and `\r` to a space (ragprobe's earlier normalisation).
 pub fn nomiracl_label_with(response: &str, mode: ParseMode) -> NomiraclLabel {
-    let mut t = response
-        .replace(['\n', '\t'], " ")
-        .to_lowercase();
+    let mut t = response.replace(['\n', '\t'], " ").to_lowercase();
     if mode == ParseMode::Lenient {
         t = t
             .replace('\r', " ")

@@ -62,7 +62,7 @@ pub fn normalize_tokens(s: &str) -> Vec<String> {
             }
             // Alphabetic characters, ASCII digits and '_' are word characters
             // for the regex too; anything else takes the exact regex path.
-            if !(c.is_alphabetic() || c.is_ascii_digit() || c == '_') && !c.is_whitespace() {
+            if !c.is_alphabetic() && !c.is_ascii_digit() && c != '_' && !c.is_whitespace() {
                 odd = true;
             }
             if c.is_whitespace() {

@@ -21,20 +21,30 @@ pub use embed::{cosine, Embedder, EMBEDDING_DIM};
 /// Errors of model loading and inference. Messages name the file or model.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
+    /// A model or tokenizer file is missing or unreadable.
     #[error("model file {path} is missing; run `bash scripts/fetch-models.sh` (or set RAGPROBE_MODELS to where the models are)")]
-    Missing { path: std::path::PathBuf },
+    Missing {
+        /// Where the file was expected.
+        path: std::path::PathBuf,
+    },
+    /// A model, tokenizer or journal file could not be loaded, or written (journal).
     #[error("{path}: {message}")]
     Load {
+        /// The file involved.
         path: std::path::PathBuf,
+        /// What went wrong.
         message: String,
     },
+    /// Building the tokenizer, tokenizing, or applying the chat template failed.
     #[error("tokenizer: {0}")]
     Tokenizer(String),
     /// A backend could not be reached or answered with an error.
     #[error("{0}")]
     Backend(String),
+    /// A tensor operation failed while running a model.
     #[error("inference: {0}")]
     Inference(#[from] candle_core::Error),
 }
 
+/// The crate's result type; errors default to [`ModelError`].
 pub type Result<T, E = ModelError> = std::result::Result<T, E>;

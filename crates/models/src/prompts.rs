@@ -50,23 +50,32 @@ pub const ROLES: &[&str] = &[
 /// Placeholders the per-document format may use.
 pub const DOC_PLACEHOLDERS: &[&str] = &["index", "title", "text"];
 
+/// One chat message of a template, before its placeholders are filled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TemplateMessage {
+    /// `system`, `user` or `assistant`.
     pub role: String,
+    /// The message text with `{{placeholder}}`s.
     pub content: String,
 }
 
 /// A prompt template.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Template {
+    /// Template id (the file name without `.toml`); enters every request hash.
     pub id: String,
+    /// Version, bumped when the wording changes; enters every request hash.
     pub version: u32,
+    /// The study the wording comes from: `000`, `001`, `002` or `rgb`.
     #[serde(default)]
     pub study: String,
+    /// The section or table of the study the wording comes from.
     #[serde(default)]
     pub source: String,
+    /// True when the wording is copied from the study text (bar the fixes in `notes`).
     #[serde(default)]
     pub verbatim: bool,
+    /// What the prompt asks for (`answer`, `closed-book`, `relevance`, ...).
     #[serde(default)]
     pub purpose: String,
     /// What the template does in its study ([`ROLES`]); the score stage
@@ -77,14 +86,19 @@ pub struct Template {
     /// policies, `mcq`, ...): Strict and Soft of one variant are twins.
     #[serde(default)]
     pub variant: String,
+    /// What the template is, in a sentence.
     #[serde(default)]
     pub description: String,
+    /// Artefact fixes, reconstructions and ambiguities in the wording.
     #[serde(default)]
     pub notes: String,
+    /// How one document renders into `{{documents}}` (`{{index}}`, `{{title}}`, `{{text}}`).
     #[serde(default)]
     pub document: String,
+    /// Text between rendered documents.
     #[serde(default)]
     pub document_separator: String,
+    /// The chat messages, in order.
     pub messages: Vec<TemplateMessage>,
 }
 

@@ -57,10 +57,12 @@ impl PassageTruncator {
         })
     }
 
+    /// The most tokens a passage keeps.
     pub fn max_tokens(&self) -> usize {
         self.max
     }
 
+    /// SHA-256 of the tokenizer file, for the generation recipe.
     pub fn tokenizer_sha256(&self) -> &str {
         &self.sha256
     }

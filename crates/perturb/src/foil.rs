@@ -29,10 +29,13 @@ pub const MAX_CANDIDATES: usize = 200;
 /// How a foil was chosen.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Foil {
+    /// The foil answer.
     pub text: String,
+    /// The foil's answer shape (year, date, number or text).
     pub shape: Shape,
     /// `dataset-fake-answer`, `similar` (cosine in [0.6, 0.8]) or `random`.
     pub how: &'static str,
+    /// MiniLM cosine between the foil and the first gold answer, when the embedder scored it.
     pub cosine: Option<f32>,
 }
 
@@ -41,11 +44,14 @@ pub struct FoilPicker<'a> {
     pool: BTreeMap<(String, Shape), Vec<(String, String)>>, // (dataset, shape) -> (qid, answer)
     embedder: Option<&'a Embedder>,
     cache: HashMap<String, [f32; EMBEDDING_DIM]>,
+    /// Candidates whose cosine with the gold answer is above this are rejected as too close (0.8).
     pub reject_above: f32,
+    /// The most similar candidate at or above this cosine is preferred (0.6); else a random one.
     pub prefer_above: f32,
 }
 
 impl<'a> FoilPicker<'a> {
+    /// A picker drawing candidates from the first gold answers of `questions`; `embedder` enables the similarity tests.
     pub fn new(questions: &[QuestionRow], embedder: Option<&'a Embedder>) -> Self {
         let mut pool: BTreeMap<(String, Shape), Vec<(String, String)>> = BTreeMap::new();
         for q in questions {

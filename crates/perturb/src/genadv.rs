@@ -35,6 +35,7 @@ pub struct WriterSettings {
     pub max_cosine: f32,
     /// Ask the model for the entities (JSON list) instead of the rule-based NER.
     pub ner_model: bool,
+    /// Most tokens per model call.
     pub max_tokens: u32,
 }
 
@@ -81,9 +82,13 @@ fn passage_text(s: &str) -> String {
 
 /// Drives the writer model.
 pub struct Writer<'a> {
+    /// The writer model, with its request journal.
     pub session: &'a mut ModelSession,
+    /// Settings of the written perturbations.
     pub settings: WriterSettings,
+    /// MiniLM embedder for the cosine filter and topicality; None skips both.
     pub embedder: Option<&'a Embedder>,
+    /// The rule-based NER, used unless `settings.ner_model`.
     pub ner: Ner,
     t_answer: Template,
     t_rewrite: Template,
@@ -92,6 +97,7 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
+    /// A writer over `session`, loading the built-in GenADV and conflict-passage templates.
     pub fn new(
         session: &'a mut ModelSession,
         settings: WriterSettings,

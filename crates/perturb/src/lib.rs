@@ -34,34 +34,52 @@ use text::{join_sentences, position_of, replace_aliases, span_centre, split_sent
 /// Version of the perturb stage's logic; part of every recipe.
 pub const STAGE_VERSION: u32 = 2;
 
+/// A perturb failure.
 #[derive(Debug, thiserror::Error)]
 pub enum PerturbError {
+    /// A failure reading or writing artifacts in the store.
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
+    /// A failure loading or running a model (writer model or embedder).
     #[error(transparent)]
     Model(#[from] ragprobe_models::ModelError),
+    /// Invalid options or input: no scenario, `-k` 0, a noise rate outside [0, 1], a missing writer model.
     #[error("{0}")]
     Invalid(String),
 }
 
+/// The crate's result type; errors default to [`PerturbError`].
 pub type Result<T, E = PerturbError> = std::result::Result<T, E>;
 
 /// A rule-built scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scenario {
+    /// `closed-book`: the question with no documents.
     ClosedBook,
+    /// `base`: the top-k retrieved passages in rank order.
     Base,
+    /// `add-random`: the top-k plus a passage retrieved for another question, without the answer, at a random slot.
     AddRandom,
+    /// `add-topk`: the top-k plus the (k+1)-th retrieved passage, at a random slot.
     AddTopk,
+    /// `add-conflict`: the top-k plus a passage supporting a foil answer, at a random slot.
     AddConflict,
+    /// `add-genadv`: the top-k plus an accepted model-written GenADV passage, at a random slot.
     AddGenadv,
+    /// `evidence-edit`: the answer-bearing passage with its answer sentence moved to the
+    /// first, middle or last slot; a clean arm and one with the answer replaced by a foil.
     EvidenceEdit,
+    /// `nomiracl`: a query's judged passages in qrels order, labelled relevant or non_relevant.
     Nomiracl,
+    /// `rgb-noise`: RGB's mix of positive and negative passages at each noise rate
+    /// (information integration when the answer has parts).
     RgbNoise,
+    /// `rgb-counterfactual`: RGB's counterfactual passages topped up with negatives, shuffled.
     RgbCounterfactual,
 }
 
 impl Scenario {
+    /// Every scenario, in the order they are listed.
     pub const ALL: [Scenario; 10] = [
         Scenario::ClosedBook,
         Scenario::Base,
@@ -75,6 +93,7 @@ impl Scenario {
         Scenario::RgbCounterfactual,
     ];
 
+    /// The scenario's name, as used on the command line and as the case condition.
     pub fn name(self) -> &'static str {
         match self {
             Scenario::ClosedBook => "closed-book",
@@ -128,9 +147,11 @@ pub enum EntityFinder {
 /// Options of one perturb run.
 #[derive(Debug, Clone)]
 pub struct PerturbOptions {
+    /// The scenarios to build cases for.
     pub scenarios: Vec<Scenario>,
     /// Retrieved passages per question (top-k).
     pub k: usize,
+    /// Seed of the run's random choices (each RNG is seeded by seed, qid and purpose).
     pub seed: u64,
     /// Label questions with no answer-bearing passage in the top k as
     /// `unanswerable` (the Unans-prompt experiments).
@@ -161,9 +182,13 @@ pub struct PerturbOptions {
 /// in their input (qrels) order.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct NomiraclSample {
+    /// Relevant side of the relevant : non_relevant ratio of the queries drawn; 0 = no relevant queries.
     pub relevant_ratio: f64,
+    /// Non-relevant side of that ratio; 0 = no non_relevant queries.
     pub non_relevant_ratio: f64,
+    /// Most queries drawn from each subset (`max_sample_pool`); None = no cap.
     pub max_pool: Option<usize>,
+    /// Seed of the CPython-compatible generator (42 in the reference).
     pub seed: u64,
 }
 
@@ -204,22 +229,29 @@ impl Default for PerturbOptions {
 /// Per-scenario counts of cases made and questions skipped, by reason.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct ScenarioSummary {
+    /// The scenario's name.
     pub scenario: String,
+    /// Cases made.
     pub cases: u64,
+    /// Questions skipped, counted by reason.
     pub skipped: BTreeMap<String, u64>,
     /// Facts about cases that were built (e.g. fewer passages than k).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, u64>,
 }
 
+/// The outcome of a perturb run.
 #[derive(Debug, Clone)]
 pub struct PerturbReport {
+    /// The `cases` artifact written (or, when cached, recorded by the earlier run).
     pub cases: Written,
     /// The trail of model-written passages, when any were written.
     pub genadv: Option<Written>,
     /// Quality figures of model-written passages (acceptance, leakage, topicality).
     pub quality: Option<Value>,
+    /// Per-scenario counts of cases made and questions skipped.
     pub summary: Vec<ScenarioSummary>,
+    /// True when an identical earlier run's result was reused.
     pub cached: bool,
 }
 
@@ -578,13 +610,7 @@ impl<'a> Builder<'a> {
             source: DocSource::Adversarial,
             has_answer: Some(false),
         };
-        Ok(vec![self.add_one(
-            q,
-            s,
-            top,
-            d,
-            json!({"writer": "model"}),
-        )])
+        Ok(vec![self.add_one(q, s, top, d, json!({"writer": "model"}))])
     }
 
     /// nomiracl: the judged passages of a query in qrels order (first k).

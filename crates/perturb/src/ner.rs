@@ -21,17 +21,22 @@ use regex::Regex;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
+/// The kind of a detected entity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum EntityType {
+    /// A date: full date, month and year, year, decade or century.
     #[serde(rename = "DATE")]
     Date,
+    /// A number or quantity, in digits or words.
     #[serde(rename = "NUMBER")]
     Number,
+    /// A proper-noun span (gazetteer title or capitalised words).
     #[serde(rename = "NAME")]
     Name,
 }
 
 impl EntityType {
+    /// The type's label: `DATE`, `NUMBER` or `NAME`.
     pub fn name(self) -> &'static str {
         match self {
             EntityType::Date => "DATE",
@@ -44,10 +49,14 @@ impl EntityType {
 /// One detected entity (byte offsets into the text).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Entity {
+    /// The entity as it appears in the text.
     pub text: String,
+    /// The entity's type.
     #[serde(rename = "type")]
     pub kind: EntityType,
+    /// Byte offset where the entity starts.
     pub start: usize,
+    /// Byte offset just past the entity's end.
     pub end: usize,
 }
 

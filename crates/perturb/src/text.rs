@@ -191,6 +191,7 @@ pub enum Shape {
 }
 
 impl Shape {
+    /// The shape's lowercase name (`year`, `date`, `number` or `text`).
     pub fn name(self) -> &'static str {
         match self {
             Shape::Year => "year",

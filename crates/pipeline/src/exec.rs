@@ -26,16 +26,30 @@ pub struct RunOptions {
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunSummary {
+    /// Steps that ran.
     pub ran: usize,
+    /// Steps taken from the step cache.
     pub cached: usize,
     /// Model requests: (new, cached, failed).
     pub requests: (u64, u64, u64),
 }
 
+/// What every step of one run shares.
+#[derive(Clone, Copy)]
+struct Running<'a> {
+    store: &'a Store,
+    exec: &'a dyn StepExecutor,
+    /// Held by a step that loads a local model, so such steps run alone.
+    exclusive: &'a std::sync::Mutex<()>,
+    bar: &'a ProgressBar,
+}
+
 /// A step's state in a dry run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanState {
+    /// Found in the step cache: it will not run.
     Cached,
+    /// It will run (not cached, or forced by `--from`).
     ToRun,
     /// Its inputs come from steps that must run first.
     AfterInputs,
@@ -118,14 +132,17 @@ impl Pipeline {
     /// One step: from the step cache, or run by `exec` and recorded.
     fn run_step(
         &self,
-        store: &Store,
-        exec: &dyn StepExecutor,
+        run: &Running<'_>,
         n: &str,
         done: &Done,
         forced: bool,
-        exclusive: &std::sync::Mutex<()>,
-        bar: &ProgressBar,
     ) -> Result<(StepOutcome, bool)> {
+        let Running {
+            store,
+            exec,
+            exclusive,
+            bar,
+        } = *run;
         let s = &self.steps[n];
         let argv = self.argv(s, &resolver(done))?;
         let key = self.key(exec, &argv)?;
@@ -190,6 +207,12 @@ impl Pipeline {
             None => self.order.clone(),
         };
         let exclusive = std::sync::Mutex::new(());
+        let running = Running {
+            store,
+            exec,
+            exclusive: &exclusive,
+            bar: &bar,
+        };
         while !remaining.is_empty() {
             let batch: Vec<String> = remaining
                 .iter()
@@ -206,18 +229,12 @@ impl Pipeline {
                 let handles: Vec<_> = batch
                     .iter()
                     .map(|n| {
-                        let (done, forced, exclusive, bar) = (&done, &forced, &exclusive, &bar);
+                        let (done, forced, running) = (&done, &forced, &running);
                         scope.spawn(move || {
-                            let r = self.run_step(
-                                store,
-                                exec,
-                                n,
-                                done,
-                                forced.contains(n),
-                                exclusive,
-                                bar,
-                            );
-                            (n.clone(), r)
+                            (
+                                n.clone(),
+                                self.run_step(running, n, done, forced.contains(n)),
+                            )
                         })
                     })
                     .collect();

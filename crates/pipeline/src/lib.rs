@@ -65,15 +65,22 @@ pub enum PipelineError {
     /// starts with `file:line`.
     #[error("{0}")]
     Invalid(String),
+    /// A step's stage failed.
     #[error("step `{step}` ({stage}) failed: {message}")]
     Step {
+        /// The step's name.
         step: String,
+        /// The stage it runs.
         stage: String,
+        /// The stage's error message.
         message: String,
     },
+    /// Reading a file failed.
     #[error("{path}: {error}")]
     Io {
+        /// The file involved.
         path: PathBuf,
+        /// The underlying I/O error.
         error: std::io::Error,
     },
 }
@@ -91,6 +98,7 @@ impl PipelineError {
     }
 }
 
+/// Result of pipeline parsing and runs, failing with [`PipelineError`] by default.
 pub type Result<T, E = PipelineError> = std::result::Result<T, E>;
 
 /// What a step reads, as its stage declares it.

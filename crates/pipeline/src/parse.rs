@@ -32,12 +32,15 @@ struct FileDoc {
 /// One parsed step.
 #[derive(Debug, Clone)]
 pub struct Step {
+    /// The step's name (`[steps.<name>]`).
     pub name: String,
+    /// The stage it runs (`stage = ...`).
     pub stage: String,
     /// The line of its `[steps.<name>]` header.
     pub line: usize,
     /// (flag, values) in key order; values may be `@step.kind` references.
     pub params: Vec<(String, Vec<String>)>,
+    /// Steps it must run after: those its `@step.kind` references and `after` list name.
     pub deps: BTreeSet<String>,
 }
 

@@ -17,7 +17,9 @@ pub type Done = BTreeMap<String, Vec<(String, String)>>;
 /// A parsed, ordered, validated pipeline.
 #[derive(Debug)]
 pub struct Pipeline {
+    /// The pipeline file it was parsed from.
     pub path: PathBuf,
+    /// Every step, by name.
     pub steps: BTreeMap<String, Step>,
     /// Topological order, ties by name: deterministic.
     pub order: Vec<String>,

@@ -7,6 +7,7 @@ use crate::{PipelineError, Result};
 /// A variable's value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum VarValue {
+    /// A single value.
     One(String),
     /// A list variable: a list item that uses it becomes one item per value;
     /// in a single value it becomes the comma-separated list.

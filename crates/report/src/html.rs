@@ -24,6 +24,7 @@ pub fn script_safe_json(json: &str) -> String {
     out
 }
 
+/// Escape text for HTML: `&`, `<`, `>` and `"` become entities.
 pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")

@@ -18,19 +18,26 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+/// Errors of the report and compare stages.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// Reading an artifact failed.
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
+    /// The inputs cannot be reported as asked (e.g. two runs to compare share nothing).
     #[error("{0}")]
     Invalid(String),
+    /// Creating or writing an output file failed.
     #[error("{path}: {error}")]
     Io {
+        /// The file or directory involved.
         path: PathBuf,
+        /// The underlying I/O error.
         error: std::io::Error,
     },
 }
 
+/// Result of the report stages, failing with [`ReportError`] by default.
 pub type Result<T, E = ReportError> = std::result::Result<T, E>;
 
 /// Most cases embedded in the case browser.
@@ -39,7 +46,9 @@ pub const MAX_BROWSER_CASES: usize = 5000;
 /// What a report run wrote.
 #[derive(Debug, Clone, Default)]
 pub struct ReportFiles {
+    /// The HTML report (`index.html`).
     pub index: PathBuf,
+    /// Every file written, in the order written.
     pub files: Vec<PathBuf>,
     /// The tables as terminal text.
     pub text: String,

@@ -6,8 +6,11 @@ use std::collections::BTreeMap;
 
 /// Which metrics a table shows and how it lays them out.
 pub struct TableSpec {
+    /// Table id: the file name of its Markdown, CSV and LaTeX files and the HTML anchor.
     pub id: &'static str,
+    /// Table caption.
     pub title: &'static str,
+    /// Only metric rows of this study (`metrics.study`).
     pub study: &'static str,
     /// (metric name or prefix ending in '@', column header).
     pub metrics: &'static [(&'static str, &'static str)],
@@ -45,11 +48,15 @@ pub const SPECS: &[TableSpec] = &[
 /// One filled table: header labels and rows of cells.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
+    /// The table id (from its [`TableSpec`]).
     pub id: String,
+    /// The table caption.
     pub title: String,
     /// Column group (dataset) of each value column.
     pub groups: Vec<String>,
+    /// Header of each value column: the metric's label, the condition, or both.
     pub columns: Vec<String>,
+    /// One row per model (and prompt): its label and one cell per value column.
     pub rows: Vec<(String, Vec<String>)>,
     /// Long form for CSV: (row, group, column, value, ci_low, ci_high, n).
     pub long: Vec<(
@@ -417,6 +424,7 @@ impl Table {
         s
     }
 
+    /// HTML table with grouped headers, the notes below it; text escaped.
     pub fn html(&self) -> String {
         let e = crate::html::escape;
         let mut s = format!(

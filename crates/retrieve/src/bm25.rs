@@ -70,6 +70,7 @@ impl Analyzer {
         }
     }
 
+    /// The analyzer's name as recorded in recipes and the index key (`en-stem`, `german-stem`, `plain`, `cjk-bigram`).
     pub fn name(self) -> String {
         match self {
             Analyzer::English => "en-stem".into(),

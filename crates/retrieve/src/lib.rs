@@ -24,12 +24,16 @@ pub const STAGE_VERSION: u32 = 1;
 /// Errors of the retrieve stage.
 #[derive(Debug, thiserror::Error)]
 pub enum RetrieveError {
+    /// Reading or writing an artifact failed.
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
+    /// The MiniLM embedding model failed.
     #[error(transparent)]
     Model(#[from] ragprobe_models::ModelError),
+    /// Building, opening or searching the BM25 index failed.
     #[error("BM25 index: {0}")]
     Index(String),
+    /// The options or inputs cannot be used (e.g. `-k 0`, no questions, an empty question text).
     #[error("{0}")]
     Invalid(String),
 }
@@ -40,6 +44,7 @@ impl From<tantivy::TantivyError> for RetrieveError {
     }
 }
 
+/// Result of the retrieve stage, failing with [`RetrieveError`] by default.
 pub type Result<T, E = RetrieveError> = std::result::Result<T, E>;
 
 /// How passages are ranked.
@@ -55,6 +60,7 @@ pub enum Method {
 }
 
 impl Method {
+    /// The method's name as recorded in recipes and logs: `bm25`, `dense` or `hybrid`.
     pub fn name(self) -> &'static str {
         match self {
             Method::Bm25 => "bm25",
@@ -67,15 +73,18 @@ impl Method {
 /// Options of one retrieval run.
 #[derive(Debug, Clone)]
 pub struct RetrieveOptions {
+    /// How passages are ranked.
     pub method: Method,
     /// Passages per question that form the evaluated top-k.
     pub k: usize,
     /// Extra passages kept after the top-k (rank k+1, ...), e.g. for the
     /// add-top-k condition.
     pub extra: usize,
+    /// BM25 text analysis (BM25 and hybrid; dense ignores it).
     pub analyzer: Analyzer,
     /// Texts per MiniLM forward pass.
     pub batch: usize,
+    /// Show a progress bar on the terminal.
     pub progress: bool,
 }
 
@@ -95,9 +104,13 @@ impl Default for RetrieveOptions {
 /// What a retrieval run produced.
 #[derive(Debug, Clone)]
 pub struct RetrieveReport {
+    /// The `contexts` artifact: the top `k + extra` passages of each question.
     pub contexts: Written,
+    /// The `metrics` artifact with Recall@k and Unans@k per dataset.
     pub metrics: Written,
+    /// Recall@k per dataset, for the summary table.
     pub recall: Vec<RecallRow>,
+    /// The whole stage was a cache hit.
     pub cached: bool,
 }
 

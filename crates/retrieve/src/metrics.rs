@@ -21,6 +21,7 @@ use crate::Result;
 /// One dataset's line of Table 3.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecallRow {
+    /// Dataset name (`questions.dataset`).
     pub dataset: String,
     /// Questions with gold answers (the denominator).
     pub size: u64,
@@ -28,13 +29,16 @@ pub struct RecallRow {
     pub answerable: u64,
     /// Questions without gold answers, left out.
     pub no_gold: u64,
+    /// The k of Recall@k.
     pub k: usize,
 }
 
 impl RecallRow {
+    /// Recall@k as a percentage of `size`; None when no question has gold answers.
     pub fn recall(&self) -> Option<f64> {
         (self.size > 0).then(|| 100.0 * self.answerable as f64 / self.size as f64)
     }
+    /// Unans@k: 100 minus Recall@k, the share of questions with no answer-bearing passage in the top k.
     pub fn unans(&self) -> Option<f64> {
         self.recall().map(|r| 100.0 - r)
     }

@@ -24,14 +24,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// Version of the score stage's logic; part of every recipe.
 pub const STAGE_VERSION: u32 = 2;
 
+/// A score failure.
 #[derive(Debug, thiserror::Error)]
 pub enum ScoreError {
+    /// A failure reading or writing artifacts in the store.
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
+    /// Invalid options or inputs: no responses, a bad `--conflict-share`, a response whose case is missing, an unknown metric.
     #[error("{0}")]
     Invalid(String),
 }
 
+/// The crate's result type; errors default to [`ScoreError`].
 pub type Result<T, E = ScoreError> = std::result::Result<T, E>;
 
 /// Options of the scoring and the aggregate metrics.
@@ -39,6 +43,7 @@ pub type Result<T, E = ScoreError> = std::result::Result<T, E>;
 pub struct ScoreOptions {
     /// Bootstrap resamples (the study's audit used 20,000).
     pub bootstrap: usize,
+    /// Seed of the bootstrap resampling and of the `conflict_share` draw.
     pub seed: u64,
     /// Response parsing: the reference code's rules (default) or the
     /// lenient variant ([`ragprobe_matching::parse::ParseMode`]).
@@ -75,9 +80,13 @@ impl ScoreOptions {
 /// families from the role, never from the template id.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PromptInfo {
+    /// The template id.
     pub id: String,
+    /// The study the template declares (`000`, `001`, `002`, `rgb`), if any.
     pub study: Option<String>,
+    /// The template's declared role (`normal`, `soft`, ...), which picks the metric families.
     pub role: Option<String>,
+    /// Wording variant within the role; Strict and Soft of one variant are paired.
     pub variant: Option<String>,
 }
 
@@ -103,12 +112,18 @@ impl PromptInfo {
     }
 }
 
+/// The outcome of a score run.
 #[derive(Debug, Clone)]
 pub struct ScoreReport {
+    /// The per-row `scores` artifact.
     pub scores: Written,
+    /// The aggregate `metrics` artifact.
     pub metrics: Written,
+    /// The aggregate metric rows.
     pub rows: Vec<MetricRow>,
+    /// Rows of failed requests, excluded from every metric (0 when cached).
     pub failed: usize,
+    /// True when an identical earlier run's result was reused.
     pub cached: bool,
 }
 
@@ -247,11 +262,17 @@ pub(crate) fn finish(
 /// One metric's value for A and B and their paired difference on shared questions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
+    /// The per-row metric compared (`acc`, `em`, `f1`, ...).
     pub metric: String,
+    /// Side A's value: the mean over shared questions of each question's mean, x100.
     pub a: Option<f64>,
+    /// Side B's value, likewise.
     pub b: Option<f64>,
+    /// Mean paired difference B - A over shared questions, x100.
     pub diff: Option<f64>,
+    /// 95% question-level bootstrap interval of `diff`, x100.
     pub ci: Option<(f64, f64)>,
+    /// Questions both sides have.
     pub questions: usize,
 }
 
@@ -315,9 +336,13 @@ pub fn compare_rows(
 /// A side of a comparison: a scores artifact, optionally filtered.
 #[derive(Debug, Clone, Default)]
 pub struct Side {
+    /// The scores artifact: an id, a unique id prefix or a `.parquet` path.
     pub scores: String,
+    /// Keep only rows of this model.
     pub model: Option<String>,
+    /// Keep only rows of this prompt (template id).
     pub prompt: Option<String>,
+    /// Keep only rows of this condition.
     pub condition: Option<String>,
 }
 

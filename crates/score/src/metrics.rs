@@ -22,6 +22,7 @@ use crate::bootstrap::{interval, point, Cluster};
 pub struct Clusters(BTreeMap<String, Cluster>);
 
 impl Clusters {
+    /// Add one row's value to its question's cluster.
     pub fn add(&mut self, qid: &str, value: f64) {
         let e = self.0.entry(qid.to_string()).or_insert((0.0, 0.0));
         e.0 += value;
@@ -31,6 +32,7 @@ impl Clusters {
     pub fn set(&mut self, qid: &str, value: f64) {
         self.0.insert(qid.to_string(), (value, 1.0));
     }
+    /// Values added, over all questions (for `set` clusters, the number of questions).
     pub fn n(&self) -> i64 {
         self.0.values().map(|c| c.1).sum::<f64>() as i64
     }
@@ -42,16 +44,23 @@ impl Clusters {
 /// Grouping of metrics: (study, dataset, model, prompt).
 #[derive(Clone)]
 pub struct Key {
+    /// Study the metric belongs to (`qa`, `imperfect`, `nomiracl`, `rgb`, `stress`).
     pub study: &'static str,
+    /// Dataset of the rows.
     pub dataset: String,
+    /// Model that answered.
     pub model: String,
+    /// Prompt template id.
     pub prompt: String,
 }
 
 /// Collects metric rows.
 pub struct Out {
+    /// The metric rows collected so far.
     pub rows: Vec<MetricRow>,
+    /// Bootstrap resamples per interval.
     pub bootstrap: usize,
+    /// Seed of the bootstrap and of the `conflict_share` draw.
     pub seed: u64,
     /// Seed 000 Table 7: share of the conflict-passage questions put in C.
     pub conflict_share: Option<f64>,
@@ -82,6 +91,7 @@ pub enum KMatcher {
 }
 
 impl KMatcher {
+    /// The option's name: `paper`, `exact` or `accuracy`.
     pub fn name(self) -> &'static str {
         match self {
             KMatcher::Paper => "paper",
@@ -89,6 +99,7 @@ impl KMatcher {
             KMatcher::Accuracy => "accuracy",
         }
     }
+    /// The matcher with this option name, if any.
     pub fn parse(s: &str) -> Option<KMatcher> {
         [KMatcher::Paper, KMatcher::Exact, KMatcher::Accuracy]
             .into_iter()

@@ -19,8 +19,11 @@ use crate::{finish, Result, ScoreError, ScoreOptions, ScoreReport};
 /// Column names of a predictions file.
 #[derive(Debug, Clone)]
 pub struct PredictionColumns {
+    /// Column holding the question id or case id.
     pub id: String,
+    /// Column holding the predicted answer text.
     pub prediction: String,
+    /// Column naming the model; None: every prediction is from model `external`.
     pub model: Option<String>,
     /// What to do with several predictions for one (id, model).
     pub on_duplicate: OnDuplicate,
@@ -46,8 +49,11 @@ impl Default for PredictionColumns {
 /// (the default), or keep the first or the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnDuplicate {
+    /// Stop with an error naming both lines (the default).
     Error,
+    /// Keep the first prediction in file order.
     First,
+    /// Keep the last prediction in file order.
     Last,
 }
 

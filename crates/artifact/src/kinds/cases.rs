@@ -16,27 +16,44 @@ pub struct Cases;
 /// One document of a case, in the order the model will see it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CaseDoc {
+    /// Passage id (`contexts.doc_id`, or the id of the inserted passage).
     pub doc_id: String,
+    /// Passage title, if it has one.
     pub title: Option<String>,
+    /// Passage text as shown to the model.
     pub text: String,
+    /// Where the document came from (retrieved, random, conflict, edited, ...).
     pub source: DocSource,
+    /// Whether the document holds a gold answer; None when unknown.
     pub has_answer: Option<bool>,
 }
 
 /// One `cases` row.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CaseRow {
+    /// 24 hex digits of SHA-256(qid, condition, parameters): stable across runs.
     pub case_id: String,
+    /// The question (`questions.qid`); cases of one question share it.
     pub qid: String,
+    /// Dataset name.
     pub dataset: String,
+    /// Language code of the question.
     pub lang: String,
+    /// The condition (`closed-book`, `base`, `add-random`, `add-conflict`, ...).
     pub condition: String,
+    /// The question text.
     pub question: String,
+    /// The documents in the order the prompt shows them.
     pub docs: Vec<CaseDoc>,
+    /// Gold answer aliases (kept even when `expected` is a label).
     pub answers: Vec<String>,
+    /// RGB's required answer parts, each a list of aliases, when the question has them.
     pub answer_parts: Option<Vec<Vec<String>>>,
+    /// What a robust model should say: the answer, `unanswerable`, `conflict`, ...
     pub expected: Expected,
+    /// 0-based slot of the inserted document, for add-one conditions.
     pub inserted_at: Option<i32>,
+    /// The designated wrong answer (conflict and evidence-edit cases).
     pub foil: Option<String>,
     /// beginning | middle | end
     pub answer_position: Option<String>,

@@ -9,15 +9,25 @@ pub struct Contexts;
 /// One `contexts` row.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContextRow {
+    /// The question (`questions.qid`).
     pub qid: String,
+    /// 1-based rank of the passage for this question.
     pub rank: i32,
+    /// Passage id: the source's, else `h` + 16 hex digits of SHA-256(title, text).
     pub doc_id: String,
+    /// Passage title.
     pub title: Option<String>,
+    /// Passage text.
     pub text: String,
+    /// Retrieval score from the source or the retriever.
     pub score: Option<f64>,
+    /// Whether the passage contains a gold answer.
     pub has_answer: Option<bool>,
+    /// Where `has_answer` came from: `dataset`, `computed` or `relevance`; None when unknown.
     pub has_answer_source: Option<String>,
+    /// Human relevance label where the dataset has one (`relevant`, `non_relevant`, `counterfactual`).
     pub relevance: Option<String>,
+    /// Unmapped passage fields as canonical JSON.
     pub meta: Option<String>,
 }
 

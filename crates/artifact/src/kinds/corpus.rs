@@ -9,9 +9,13 @@ pub struct Corpus;
 /// One `corpus` row.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CorpusRow {
+    /// Passage id from the source.
     pub doc_id: String,
+    /// Passage title (the article title for Wikipedia passages).
     pub title: Option<String>,
+    /// Passage text.
     pub text: String,
+    /// Unmapped source fields as canonical JSON.
     pub meta: Option<String>,
 }
 

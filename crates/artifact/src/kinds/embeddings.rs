@@ -16,6 +16,7 @@ pub struct Embeddings;
 /// One `embeddings` row.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EmbeddingRow {
+    /// The passage (`corpus.doc_id`).
     pub doc_id: String,
     /// [`EMBEDDING_DIM`] values.
     pub embedding: Vec<f32>,

@@ -10,16 +10,27 @@ pub struct GenAdv;
 /// One trail row (see `schemas/genadv.md` for meanings).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GenAdvRow {
+    /// The question.
     pub qid: String,
+    /// Why the passage was written: `genadv` or `conflict`.
     pub purpose: String,
+    /// The gold answer used (the first alias).
     pub answer: String,
+    /// Step 1: the model's sentence stating the answer.
     pub answer_sentence: Option<String>,
+    /// Step 2: the entities found in it, as a JSON list.
     pub entities: Option<String>,
+    /// Step 3: the adversarial sentence, or the sentence with the answer replaced by the foil.
     pub rewritten_sentence: Option<String>,
+    /// MiniLM cosine of the adversarial sentence with the answer sentence.
     pub cosine: Option<f64>,
+    /// The foil (conflict passages).
     pub foil: Option<String>,
+    /// Step 5: the written passage.
     pub passage: Option<String>,
+    /// How it ended: accepted, dropped, rejected or failed.
     pub status: GenAdvStatus,
+    /// Why it was not accepted.
     pub reason: Option<String>,
 }
 

@@ -10,17 +10,27 @@ pub struct Metrics;
 /// never NaN.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MetricRow {
+    /// Which study's definition (`retrieval`, `imperfect`, `nomiracl`, `stress`, `rgb`).
     pub study: String,
+    /// Dataset name, or `all`.
     pub dataset: String,
+    /// The model (or retriever) measured.
     pub model: String,
     /// Prompt template id ("" where no prompt is involved, e.g. retrieval).
     pub prompt: String,
+    /// Condition or setting, e.g. `top-5`, `add-random`, `strict/end`.
     pub condition: String,
+    /// Metric name, e.g. `recall@5`, `acc`, `rad`, `mr`.
     pub metric: String,
+    /// The value (percentages as 0–100); None when `n` is 0.
     pub value: Option<f64>,
+    /// Size of the denominator (questions or cases counted).
     pub n: i64,
+    /// Lower end of the 95% bootstrap interval, when computed.
     pub ci_low: Option<f64>,
+    /// Upper end of the 95% bootstrap interval, when computed.
     pub ci_high: Option<f64>,
+    /// JSON with the numerator, exclusions and the definition used.
     pub details: Option<String>,
 }
 

@@ -162,11 +162,19 @@ use crate::kind::Kind;
 
 /// Kind names, for lookups by name (`Store::resolve_kind`).
 pub const QUESTIONS: &str = Questions::NAME;
+/// Name of the `corpus` kind.
 pub const CORPUS: &str = Corpus::NAME;
+/// Name of the `contexts` kind.
 pub const CONTEXTS: &str = Contexts::NAME;
+/// Name of the `embeddings` kind.
 pub const EMBEDDINGS: &str = Embeddings::NAME;
+/// Name of the `metrics` kind.
 pub const METRICS: &str = Metrics::NAME;
+/// Name of the `cases` kind.
 pub const CASES: &str = Cases::NAME;
+/// Name of the `responses` kind.
 pub const RESPONSES: &str = Responses::NAME;
+/// Name of the `scores` kind.
 pub const SCORES: &str = Scores::NAME;
+/// Name of the `genadv` kind.
 pub const GENADV: &str = GenAdv::NAME;

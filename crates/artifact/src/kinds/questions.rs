@@ -9,17 +9,27 @@ pub struct Questions;
 /// One `questions` row.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct QuestionRow {
+    /// Stable question id: the source's, else `q` + 16 hex digits of SHA-256(dataset, question).
     pub qid: String,
+    /// Dataset name.
     pub dataset: String,
+    /// Split (BEIR: the qrels file the query is judged in).
     pub split: Option<String>,
+    /// Language code.
     pub lang: String,
+    /// The question text.
     pub question: String,
+    /// Gold answer aliases, flattened; matching uses these.
     pub answers: Vec<String>,
+    /// RGB's answer structure: one list of aliases per required part.
     pub answer_parts: Option<Vec<Vec<String>>>,
+    /// The dataset's own wrong answers (RGB `fakeanswer`), a foil pool.
     pub fake_answers: Option<Vec<String>>,
+    /// NoMIRACL subset: `relevant` or `non_relevant`.
     pub subset: Option<String>,
     /// Multiple choice: (label, text) of each option, in order.
     pub options: Option<Vec<(String, String)>>,
+    /// The source record's unmapped fields as canonical JSON.
     pub meta: Option<String>,
 }
 

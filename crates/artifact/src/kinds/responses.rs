@@ -9,24 +9,39 @@ pub struct Responses;
 /// One `responses` row.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ResponseRow {
+    /// SHA-256 of the canonical request (backend, model, template, messages, settings).
     pub request_id: String,
+    /// The case (`cases.case_id`).
     pub case_id: String,
+    /// The question.
     pub qid: String,
+    /// The case's condition (copied for convenience).
     pub condition: String,
+    /// Prompt template id.
     pub template: String,
+    /// Prompt template version.
     pub template_version: u32,
+    /// `local` (embedded GGUF) or `openai` (OpenAI-compatible server).
     pub backend: String,
+    /// The model: GGUF file name + `@sha256:` hash, or the served model id.
     pub model: String,
     /// The full messages sent, as JSON.
     pub messages: String,
     /// Generation settings, as JSON.
     pub settings: String,
+    /// The raw response text; None when the request failed.
     pub text: Option<String>,
+    /// `stop` or `length`.
     pub finish_reason: Option<String>,
+    /// Prompt tokens, where the backend reports them.
     pub prompt_tokens: Option<u32>,
+    /// Completion tokens, where the backend reports them.
     pub completion_tokens: Option<u32>,
+    /// Generated token ids (embedded backend).
     pub token_ids: Option<Vec<u32>>,
+    /// HTTP attempts made (1 for the embedded backend).
     pub attempts: u32,
+    /// The final error after all retries; such rows are left out of every score denominator.
     pub error: Option<String>,
 }
 

@@ -11,11 +11,17 @@ pub struct Scores;
 /// or when the flag does not apply (no foil, no answer parts, ...).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScoreRow {
+    /// The case.
     pub case_id: String,
+    /// The question; conditions of one question pair on it.
     pub qid: String,
+    /// Dataset name.
     pub dataset: String,
+    /// Language code.
     pub lang: String,
+    /// The case's condition.
     pub condition: String,
+    /// Prompt template id of the response.
     pub prompt: String,
     /// The prompt template's study (`000`, `001`, `002`, `rgb`), as declared.
     pub prompt_study: Option<String>,
@@ -24,18 +30,27 @@ pub struct ScoreRow {
     pub prompt_role: Option<String>,
     /// The prompt template's wording variant (v0, v1, v2, mcq, ...).
     pub prompt_variant: Option<String>,
+    /// The model that answered.
     pub model: String,
+    /// The request (`responses.request_id`).
     pub request_id: String,
+    /// The case's expected label.
     pub expected: Expected,
+    /// beginning / middle / end (evidence edit).
     pub answer_position: Option<String>,
     /// Some retrieved document holds a gold answer (None without retrieved documents).
     pub answerable: Option<bool>,
     /// The request failed: excluded from every denominator, counted.
     pub failed: bool,
+    /// A normalised gold alias is a substring of the normalised response (MCQ: the right option chosen).
     pub accuracy: Option<bool>,
+    /// The normalised response equals a normalised gold alias.
     pub em: Option<bool>,
+    /// SQuAD token F1, max over aliases.
     pub f1: Option<f64>,
+    /// The normalised response contains "unanswerable".
     pub says_unanswerable: Option<bool>,
+    /// The normalised response contains "conflict".
     pub says_conflict: Option<bool>,
     /// Seed 002 §A.4 foil-only: matches the foil and not the reference.
     pub foil_only: Option<bool>,
@@ -44,13 +59,19 @@ pub struct ScoreRow {
     /// The normalised response equals the normalised foil (exact foil
     /// match, seed 002 §C.4 "exact foil-only" with `em` false).
     pub foil_exact: Option<bool>,
+    /// yes / idk / invalid by NoMIRACL's parsing rules (NoMIRACL cases only).
     pub nomiracl_label: Option<String>,
+    /// Says "insufficient information" (RGB negative rejection).
     pub rgb_rejection: Option<bool>,
+    /// Says "factual errors" (RGB error detection).
     pub rgb_fact_error: Option<bool>,
+    /// Every required RGB answer part matched by one of its aliases.
     pub rgb_correct: Option<bool>,
     /// Multiple choice: the chosen option's label, `several` or `none`.
     pub mcq_choice: Option<String>,
+    /// The case's foil.
     pub foil: Option<String>,
+    /// The raw response text (for the report's case browser).
     pub response: Option<String>,
 }
 

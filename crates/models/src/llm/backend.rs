@@ -17,7 +17,10 @@ use crate::{ModelError, Result};
 #[derive(Debug, Clone)]
 pub enum BackendSpec {
     /// The embedded GGUF model (default: SmolLM2-135M-Instruct).
-    Local { gguf: PathBuf },
+    Local {
+        /// Path of the GGUF model file.
+        gguf: PathBuf,
+    },
     /// An OpenAI-compatible server.
     OpenAi(OpenAiConfig),
 }
@@ -48,8 +51,11 @@ pub struct BackendId {
 /// attempts it took.
 #[derive(Debug, Clone)]
 pub struct CallOutcome {
+    /// The generation, or the final error message.
     pub result: std::result::Result<Generation, String>,
+    /// Attempts made, retries included.
     pub attempts: u32,
+    /// Wall time of the call, over all attempts.
     pub latency: Duration,
 }
 
@@ -243,6 +249,7 @@ pub struct ScriptedBackend {
 }
 
 impl ScriptedBackend {
+    /// A scripted backend named `name` (its id's key and name) that answers with `script`.
     pub fn new(name: &str, script: Script) -> Self {
         ScriptedBackend {
             id: BackendId {

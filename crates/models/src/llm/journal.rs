@@ -22,11 +22,13 @@ use super::Generation;
 /// One finished request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JournalEntry {
+    /// The request's hash (see `session::request_id`), the key entries are looked up by.
     pub request_id: String,
     /// The generation, when the request succeeded.
     pub generation: Option<Generation>,
     /// The final error, when it failed after all retries.
     pub error: Option<String>,
+    /// Attempts the call took, retries included.
     pub attempts: u32,
     /// Wall-clock milliseconds of the call (run log only; never hashed into artifacts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,6 +118,7 @@ impl Journal {
         })
     }
 
+    /// Where the journal file lives.
     pub fn path(&self) -> &Path {
         &self.path
     }

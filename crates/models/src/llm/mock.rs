@@ -18,16 +18,25 @@ use tokio::net::{TcpListener, TcpStream};
 /// Fault rates (0..1) and timings.
 #[derive(Debug, Clone)]
 pub struct MockConfig {
+    /// Model id the server reports (in `/v1/models` and replies).
     pub model: String,
+    /// Delay added to every completion request, faulty or not.
     pub latency: Duration,
+    /// Share of completion requests answered 429 (rate limited).
     pub rate_429: f64,
+    /// `Retry-After` seconds sent with each 429.
     pub retry_after_secs: u32,
+    /// Share of completion requests answered 500.
     pub rate_500: f64,
     /// Respond only after `slow_delay` (past the client's timeout).
     pub rate_slow: f64,
+    /// How long a slow response waits before it is sent.
     pub slow_delay: Duration,
+    /// Share of completion requests whose connection is closed without an answer.
     pub rate_drop: f64,
+    /// Share of completion requests answered 200 with truncated, malformed JSON.
     pub rate_malformed: f64,
+    /// Seed of the per-request fault rolls, so fault patterns repeat.
     pub seed: u64,
     /// How replies are made ([`Replies`]).
     pub replies: Replies,
@@ -73,7 +82,9 @@ impl Default for MockConfig {
 /// What the server saw.
 #[derive(Debug, Default)]
 pub struct MockStats {
+    /// Completion requests received (`/v1/models` not counted).
     pub requests: AtomicU64,
+    /// Requests answered with an injected fault (429, 500, dropped, malformed).
     pub faults: AtomicU64,
     /// Successful (well-formed 200) answers per distinct request body.
     pub answered: Mutex<HashMap<String, u32>>,
@@ -89,6 +100,7 @@ impl MockStats {
             .filter(|&&n| n > 1)
             .count()
     }
+    /// Distinct request bodies that got at least one successful answer.
     pub fn distinct_answered(&self) -> usize {
         self.answered.lock().unwrap().len()
     }
@@ -96,12 +108,15 @@ impl MockStats {
 
 /// A running mock server; stops when dropped.
 pub struct MockServer {
+    /// The address the server listens on (loopback).
     pub addr: SocketAddr,
+    /// What the server has seen so far.
     pub stats: Arc<MockStats>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl MockServer {
+    /// The server's OpenAI-compatible base URL, `http://<addr>/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
     }

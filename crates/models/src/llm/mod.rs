@@ -22,11 +22,14 @@ use serde::{Deserialize, Serialize};
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
+    /// `system`, `user` or `assistant`.
     pub role: String,
+    /// The message text.
     pub content: String,
 }
 
 impl ChatMessage {
+    /// A message with this role and content.
     pub fn new(role: &str, content: impl Into<String>) -> Self {
         ChatMessage {
             role: role.into(),
@@ -38,10 +41,13 @@ impl ChatMessage {
 /// Generation settings; all of them enter the request hash.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GenSettings {
+    /// The most tokens to generate (finish reason `length` when reached).
     pub max_tokens: u32,
     /// 0 = greedy (the default; the embedded backend is always greedy).
     pub temperature: f32,
+    /// Stop strings: the text is cut at the first one found.
     pub stop: Vec<String>,
+    /// Sampling seed, sent to OpenAI-compatible servers when set.
     pub seed: Option<u64>,
     /// Nucleus sampling (OpenAI-compatible servers); None = the server's
     /// default. Left out of the hash when unset, so older request ids hold.
@@ -64,10 +70,13 @@ impl Default for GenSettings {
 /// A finished generation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Generation {
+    /// The generated text, cut at the first stop string.
     pub text: String,
     /// `stop` (end of sequence or a stop string) or `length` (max_tokens).
     pub finish_reason: String,
+    /// Prompt length in tokens, where the backend reports it.
     pub prompt_tokens: Option<u32>,
+    /// Number of tokens generated, where the backend reports it.
     pub completion_tokens: Option<u32>,
     /// Generated token ids, where the backend gives them.
     pub token_ids: Option<Vec<u32>>,

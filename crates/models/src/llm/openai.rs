@@ -31,19 +31,28 @@ pub enum Endpoint {
     Completions,
 }
 
+/// Settings of an [`OpenAiClient`]: replicas, model, endpoint, concurrency, retries and pacing.
 #[derive(Clone)]
 pub struct OpenAiConfig {
     /// Base URLs of the replicas (`http://host:8000` or `http://host:8000/v1`).
     pub base_urls: Vec<String>,
+    /// The served model's name, sent with every request; required.
     pub model: String,
     /// Name of the environment variable holding the API key (optional).
     pub api_key_env: Option<String>,
+    /// Which endpoint to call: chat or plain completions.
     pub endpoint: Endpoint,
+    /// Most requests in flight at once, over all replicas together.
     pub concurrency: usize,
+    /// Per-request HTTP timeout.
     pub timeout: Duration,
+    /// Attempts per request, the first included, before giving up.
     pub max_attempts: u32,
+    /// Backoff cap after the first failed attempt (the wait is random below it); doubles per retry.
     pub retry_base: Duration,
+    /// Upper bound on the backoff cap, however many retries.
     pub retry_max: Duration,
+    /// Pace requests to at most this many a minute; None = no pacing.
     pub requests_per_minute: Option<u32>,
 }
 
@@ -79,8 +88,11 @@ impl std::fmt::Debug for OpenAiConfig {
 /// The result of one request after retries.
 #[derive(Debug, Clone)]
 pub struct CallOutcome {
+    /// The generation, or the final error message.
     pub result: Result<Generation, String>,
+    /// Attempts made, retries included.
     pub attempts: u32,
+    /// Wall time of the request, over all attempts.
     pub latency: Duration,
 }
 
@@ -123,6 +135,7 @@ enum Attempt {
 }
 
 impl OpenAiClient {
+    /// A client for `cfg`; fails without a base URL or model, or when the API key variable is unset.
     pub fn new(cfg: OpenAiConfig) -> Result<OpenAiClient, String> {
         if cfg.base_urls.is_empty() {
             return Err("no --base-url given".into());
@@ -160,6 +173,7 @@ impl OpenAiClient {
         })
     }
 
+    /// The configuration the client was built with.
     pub fn config(&self) -> &OpenAiConfig {
         &self.cfg
     }

@@ -49,7 +49,9 @@ fn journal_at(dir: &Path, id: &BackendId) -> Result<Journal> {
 /// retries) and whether this run made the call.
 #[derive(Debug, Clone)]
 pub struct Answer {
+    /// The journal entry: the request id, and the generation or the final error.
     pub entry: JournalEntry,
+    /// True when this run made the call; false when it came from the journal.
     pub fresh: bool,
 }
 
@@ -59,6 +61,7 @@ pub struct ModelSession {
     journal: Option<Journal>,
     /// Calls answered from the journal / made now.
     pub cached: u64,
+    /// Calls this session made to the model.
     pub made: u64,
 }
 
