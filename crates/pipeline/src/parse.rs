@@ -155,109 +155,163 @@ pub fn parse(path: &Path, sets: &[String], stages: &[&str]) -> Result<Parsed> {
         .steps
         .as_ref()
         .ok_or_else(|| PipelineError::msg(format!("{file}: no [steps.*] tables")))?;
-    let names: BTreeSet<&str> = steps_t.keys().map(|k| k.get_ref().as_str()).collect();
+    let cx = Context {
+        file: &file,
+        text: &text,
+        vars: &vars,
+        names: steps_t.keys().map(|k| k.get_ref().as_str()).collect(),
+        stages,
+        defaults: &doc.defaults,
+    };
     let mut steps = BTreeMap::new();
     let mut inputs = Vec::new();
     for (name, table) in steps_t {
-        let line = line_at(&text, name.span().start);
-        let name = name.get_ref().clone();
-        let at = format!("{file}:{line}: step `{name}`");
-        let stage = table
-            .iter()
-            .find(|(k, _)| k.get_ref() == "stage")
-            .and_then(|(_, v)| v.get_ref().as_str().map(str::to_string))
-            .ok_or_else(|| PipelineError::msg(format!("{at}: missing `stage`")))?;
-        if !stages.contains(&stage.as_str()) {
-            return Err(PipelineError::msg(format!(
-                "{at}: unknown stage `{stage}` (known: {})",
-                stages.join(", ")
-            )));
-        }
-        // The step's own keys, then its stage's defaults for keys it does not set.
-        let mut entries: BTreeMap<&str, (&Spanned<String>, &Spanned<toml::Value>)> =
-            BTreeMap::new();
-        if let Some(d) = doc.defaults.iter().find(|(s, _)| s.get_ref() == &stage) {
-            for (k, v) in d.1 {
-                entries.insert(k.get_ref(), (k, v));
-            }
-        }
-        for (k, v) in table {
-            entries.insert(k.get_ref(), (k, v));
-        }
-        let mut params = Vec::new();
-        let mut deps = BTreeSet::new();
-        for (k, (key, val)) in entries {
-            if k == "stage" {
-                continue;
-            }
-            let kline = line_at(&text, key.span().start);
-            if GLOBAL_FLAGS.contains(&k) {
-                return Err(PipelineError::msg(format!("{file}:{kline}: step `{name}`: `{k}` is not a step parameter (it belongs to the whole run: `ragprobe --{k} ... run`)")));
-            }
-            let kat = format!("{file}:{kline}: step `{name}`, `{k}`");
-            if k == "after" {
-                let list = val.get_ref().as_array().ok_or_else(|| {
-                    PipelineError::msg(format!("{kat}: must be a list of step names"))
-                })?;
-                for d in list {
-                    let d = d.as_str().ok_or_else(|| {
-                        PipelineError::msg(format!("{kat}: must be a list of step names"))
-                    })?;
-                    if !names.contains(d) {
-                        return Err(PipelineError::msg(format!(
-                            "{at}: `after` names `{d}`, which is not a step"
-                        )));
-                    }
-                    deps.insert(d.to_string());
-                }
-                continue;
-            }
-            let is_list = val.get_ref().is_array();
-            let mut filled_values = Vec::new();
-            for raw in values(val.get_ref(), &kat)? {
-                let items = if is_list {
-                    fill_item(&raw, &vars, &kat)?
-                } else {
-                    vec![fill_vars(&raw, &vars, &kat)?]
-                };
-                for filled in items {
-                    if let Some(reference) = filled.strip_prefix('@') {
-                        let dep = reference.split('.').next().unwrap_or("");
-                        if !names.contains(dep) {
-                            return Err(PipelineError::msg(format!(
-                                "{kat}: refers to `@{reference}`, but there is no step `{dep}`"
-                            )));
-                        }
-                        deps.insert(dep.to_string());
-                    } else if POSITIONAL.contains(&k) {
-                        inputs.push(InputPath {
-                            at: kat.clone(),
-                            path: PathBuf::from(&filled),
-                            template: raw.clone(),
-                            vars: var_names(&raw).into_iter().map(String::from).collect(),
-                        });
-                    }
-                    filled_values.push(filled);
-                }
-            }
-            params.push((k.to_string(), filled_values));
-        }
-        steps.insert(
-            name.clone(),
-            Step {
-                name,
-                stage,
-                line,
-                params,
-                deps,
-            },
-        );
+        let step = cx.step(name, table, &mut inputs)?;
+        steps.insert(step.name.clone(), step);
     }
     Ok(Parsed {
         path: path.to_path_buf(),
         steps,
         inputs,
     })
+}
+
+/// What parsing one step needs from the whole file.
+struct Context<'a> {
+    file: &'a str,
+    text: &'a str,
+    vars: &'a Vars,
+    names: BTreeSet<&'a str>,
+    stages: &'a [&'a str],
+    defaults: &'a BTreeMap<Spanned<String>, SpannedTable>,
+}
+
+/// A parameter's key and value, with spans.
+type Entry<'a> = (&'a Spanned<String>, &'a Spanned<toml::Value>);
+
+impl<'a> Context<'a> {
+    /// One `[steps.<name>]` table; its input paths are added to `inputs`.
+    fn step(
+        &self,
+        name: &Spanned<String>,
+        table: &'a SpannedTable,
+        inputs: &mut Vec<InputPath>,
+    ) -> Result<Step> {
+        let line = line_at(self.text, name.span().start);
+        let name = name.get_ref().clone();
+        let at = format!("{}:{line}: step `{name}`", self.file);
+        let stage = table
+            .iter()
+            .find(|(k, _)| k.get_ref() == "stage")
+            .and_then(|(_, v)| v.get_ref().as_str().map(str::to_string))
+            .ok_or_else(|| PipelineError::msg(format!("{at}: missing `stage`")))?;
+        if !self.stages.contains(&stage.as_str()) {
+            return Err(PipelineError::msg(format!(
+                "{at}: unknown stage `{stage}` (known: {})",
+                self.stages.join(", ")
+            )));
+        }
+        let mut params = Vec::new();
+        let mut deps = BTreeSet::new();
+        for (k, (key, val)) in self.entries(&stage, table) {
+            if k == "stage" {
+                continue;
+            }
+            let kline = line_at(self.text, key.span().start);
+            if GLOBAL_FLAGS.contains(&k) {
+                return Err(PipelineError::msg(format!("{}:{kline}: step `{name}`: `{k}` is not a step parameter (it belongs to the whole run: `ragprobe --{k} ... run`)", self.file)));
+            }
+            let kat = format!("{}:{kline}: step `{name}`, `{k}`", self.file);
+            if k == "after" {
+                self.after(val.get_ref(), &kat, &at, &mut deps)?;
+                continue;
+            }
+            let values = self.param(k, val.get_ref(), &kat, &mut deps, inputs)?;
+            params.push((k.to_string(), values));
+        }
+        Ok(Step {
+            name,
+            stage,
+            line,
+            params,
+            deps,
+        })
+    }
+
+    /// The step's own keys, then its stage's defaults for keys it does not set.
+    fn entries(&self, stage: &str, table: &'a SpannedTable) -> BTreeMap<&'a str, Entry<'a>> {
+        let mut entries = BTreeMap::new();
+        if let Some(d) = self.defaults.iter().find(|(s, _)| s.get_ref() == stage) {
+            for (k, v) in d.1 {
+                entries.insert(k.get_ref().as_str(), (k, v));
+            }
+        }
+        for (k, v) in table {
+            entries.insert(k.get_ref().as_str(), (k, v));
+        }
+        entries
+    }
+
+    /// `after = [...]`: explicit dependencies on other steps.
+    fn after(
+        &self,
+        val: &toml::Value,
+        kat: &str,
+        at: &str,
+        deps: &mut BTreeSet<String>,
+    ) -> Result<()> {
+        let bad = || PipelineError::msg(format!("{kat}: must be a list of step names"));
+        for d in val.as_array().ok_or_else(bad)? {
+            let d = d.as_str().ok_or_else(bad)?;
+            if !self.names.contains(d) {
+                return Err(PipelineError::msg(format!(
+                    "{at}: `after` names `{d}`, which is not a step"
+                )));
+            }
+            deps.insert(d.to_string());
+        }
+        Ok(())
+    }
+
+    /// A parameter's values with variables filled: `@step` references
+    /// become dependencies, positional values input paths.
+    fn param(
+        &self,
+        k: &str,
+        val: &toml::Value,
+        kat: &str,
+        deps: &mut BTreeSet<String>,
+        inputs: &mut Vec<InputPath>,
+    ) -> Result<Vec<String>> {
+        let mut filled_values = Vec::new();
+        for raw in values(val, kat)? {
+            let items = if val.is_array() {
+                fill_item(&raw, self.vars, kat)?
+            } else {
+                vec![fill_vars(&raw, self.vars, kat)?]
+            };
+            for filled in items {
+                if let Some(reference) = filled.strip_prefix('@') {
+                    let dep = reference.split('.').next().unwrap_or("");
+                    if !self.names.contains(dep) {
+                        return Err(PipelineError::msg(format!(
+                            "{kat}: refers to `@{reference}`, but there is no step `{dep}`"
+                        )));
+                    }
+                    deps.insert(dep.to_string());
+                } else if POSITIONAL.contains(&k) {
+                    inputs.push(InputPath {
+                        at: kat.to_string(),
+                        path: PathBuf::from(&filled),
+                        template: raw.clone(),
+                        vars: var_names(&raw).into_iter().map(String::from).collect(),
+                    });
+                }
+                filled_values.push(filled);
+            }
+        }
+        Ok(filled_values)
+    }
 }
 
 #[cfg(test)]

@@ -270,94 +270,101 @@ fn label(r: &MetricRow) -> String {
     }
 }
 
-/// Every chart that has data: (file name, SVG).
-pub fn all(rows: &[MetricRow]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    // Figure 2: Acc, Acc(ans), Acc(unans) per model.
+/// `label (dataset)`: one chart group or line per model, prompt and dataset.
+fn group_key(r: &MetricRow) -> String {
+    format!("{} ({})", label(r), r.dataset)
+}
+
+/// The distinct group keys of `rows`, sorted.
+fn group_keys(rows: &[&MetricRow]) -> Vec<String> {
+    let mut keys: Vec<String> = rows.iter().map(|r| group_key(r)).collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// One series per name: its values at each x, from the first row `hit`
+/// matches (None where no row does).
+fn series<N, X>(
+    rows: &[&MetricRow],
+    names: &[N],
+    xs: &[X],
+    hit: impl Fn(&MetricRow, &N, &X) -> bool,
+    title: impl Fn(&N) -> String,
+) -> Vec<(String, Vec<Option<(f64, Option<(f64, f64)>)>>)> {
+    names
+        .iter()
+        .map(|n| {
+            let values = xs
+                .iter()
+                .map(|x| rows.iter().find(|r| hit(r, n, x)).and_then(|r| val(r)))
+                .collect();
+            (title(n), values)
+        })
+        .collect()
+}
+
+/// Seed 000 Figure 2: Acc, Acc(ans), Acc(unans) per model.
+fn fig2_unanswerable(rows: &[MetricRow]) -> Option<(String, String)> {
+    let metrics = ["acc", "acc_ans", "acc_unans"];
     let fig2: Vec<&MetricRow> = rows
         .iter()
         .filter(|r| {
-            r.study == "imperfect"
-                && r.condition == "base"
-                && ["acc", "acc_ans", "acc_unans"].contains(&r.metric.as_str())
+            r.study == "imperfect" && r.condition == "base" && metrics.contains(&r.metric.as_str())
         })
         .collect();
-    if !fig2.is_empty() {
-        let mut groups: Vec<String> = fig2
-            .iter()
-            .map(|r| format!("{} ({})", label(r), r.dataset))
-            .collect();
-        groups.sort();
-        groups.dedup();
-        let series = ["acc", "acc_ans", "acc_unans"]
-            .iter()
-            .map(|m| {
-                (
-                    m.replace("acc_", "Acc(").replace("acc", "Acc")
-                        + if m.contains('_') { ")" } else { "" },
-                    groups
-                        .iter()
-                        .map(|g| {
-                            fig2.iter()
-                                .find(|r| {
-                                    r.metric == *m && format!("{} ({})", label(r), r.dataset) == *g
-                                })
-                                .and_then(|r| val(r))
-                        })
-                        .collect(),
-                )
-            })
-            .collect::<Vec<_>>();
-        out.push((
-            "fig2_unanswerable.svg".into(),
-            grouped_bars(
-                "Unanswerable questions (Unans prompt)",
-                "accuracy (%)",
-                &groups,
-                &series,
-            ),
-        ));
+    if fig2.is_empty() {
+        return None;
     }
-    // Figure 3: RAD per added-document type.
+    let groups = group_keys(&fig2);
+    let series = series(
+        &fig2,
+        &metrics,
+        &groups,
+        |r, m, g| r.metric == *m && group_key(r) == *g,
+        |m| {
+            m.replace("acc_", "Acc(").replace("acc", "Acc") + if m.contains('_') { ")" } else { "" }
+        },
+    );
+    Some((
+        "fig2_unanswerable.svg".into(),
+        grouped_bars(
+            "Unanswerable questions (Unans prompt)",
+            "accuracy (%)",
+            &groups,
+            &series,
+        ),
+    ))
+}
+
+/// Seed 000 Figure 3: RAD per added-document type.
+fn fig3_rad(rows: &[MetricRow]) -> Option<(String, String)> {
     let fig3: Vec<&MetricRow> = rows
         .iter()
         .filter(|r| r.study == "imperfect" && r.metric == "rad")
         .collect();
-    if !fig3.is_empty() {
-        let mut groups: Vec<String> = fig3
-            .iter()
-            .map(|r| format!("{} ({})", label(r), r.dataset))
-            .collect();
-        groups.sort();
-        groups.dedup();
-        let mut types: Vec<&str> = fig3.iter().map(|r| r.condition.as_str()).collect();
-        types.sort();
-        types.dedup();
-        let series = types
-            .iter()
-            .map(|t| {
-                (
-                    t.to_string(),
-                    groups
-                        .iter()
-                        .map(|g| {
-                            fig3.iter()
-                                .find(|r| {
-                                    r.condition == *t
-                                        && format!("{} ({})", label(r), r.dataset) == *g
-                                })
-                                .and_then(|r| val(r))
-                        })
-                        .collect(),
-                )
-            })
-            .collect::<Vec<_>>();
-        out.push((
-            "fig3_rad.svg".into(),
-            grouped_bars("RAD by added-document type", "RAD (%)", &groups, &series),
-        ));
+    if fig3.is_empty() {
+        return None;
     }
-    // Seed 002: MR by position, one line per policy prompt.
+    let groups = group_keys(&fig3);
+    let mut types: Vec<&str> = fig3.iter().map(|r| r.condition.as_str()).collect();
+    types.sort();
+    types.dedup();
+    let series = series(
+        &fig3,
+        &types,
+        &groups,
+        |r, t, g| r.condition == *t && group_key(r) == *g,
+        |t| t.to_string(),
+    );
+    Some((
+        "fig3_rad.svg".into(),
+        grouped_bars("RAD by added-document type", "RAD (%)", &groups, &series),
+    ))
+}
+
+/// Seed 002: MR by answer position, one line per policy prompt.
+fn stress_mr_by_position(rows: &[MetricRow]) -> Option<(String, String)> {
     let mr: Vec<&MetricRow> = rows
         .iter()
         .filter(|r| {
@@ -367,47 +374,35 @@ pub fn all(rows: &[MetricRow]) -> Vec<(String, String)> {
                 && r.condition != "edited/all"
         })
         .collect();
-    if !mr.is_empty() {
-        let xs: Vec<String> = ["beginning", "middle", "end"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let mut keys: Vec<String> = mr
-            .iter()
-            .map(|r| format!("{} ({})", label(r), r.dataset))
-            .collect();
-        keys.sort();
-        keys.dedup();
-        let series = keys
-            .iter()
-            .map(|k| {
-                (
-                    k.clone(),
-                    xs.iter()
-                        .map(|x| {
-                            mr.iter()
-                                .find(|r| {
-                                    format!("{} ({})", label(r), r.dataset) == *k
-                                        && r.condition == format!("edited/{x}")
-                                })
-                                .and_then(|r| val(r))
-                        })
-                        .collect(),
-                )
-            })
-            .collect::<Vec<_>>();
-        out.push((
-            "stress_mr_by_position.svg".into(),
-            lines(
-                "Misleading rate by answer position (95% CI)",
-                "answer-span position",
-                "MR (%)",
-                &xs,
-                &series,
-            ),
-        ));
+    if mr.is_empty() {
+        return None;
     }
-    // NoMIRACL trade-off: hallucination (non-relevant) vs error (relevant).
+    let xs: Vec<String> = ["beginning", "middle", "end"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let keys = group_keys(&mr);
+    let series = series(
+        &mr,
+        &keys,
+        &xs,
+        |r, k, x| group_key(r) == *k && r.condition == format!("edited/{x}"),
+        |k| k.clone(),
+    );
+    Some((
+        "stress_mr_by_position.svg".into(),
+        lines(
+            "Misleading rate by answer position (95% CI)",
+            "answer-span position",
+            "MR (%)",
+            &xs,
+            &series,
+        ),
+    ))
+}
+
+/// NoMIRACL trade-off: hallucination (non-relevant) against error (relevant).
+fn nomiracl_tradeoff(rows: &[MetricRow]) -> Option<(String, String)> {
     let mut pts: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.study == "nomiracl") {
         let e = pts
@@ -423,8 +418,8 @@ pub fn all(rows: &[MetricRow]) -> Vec<(String, String)> {
         .into_iter()
         .filter_map(|(k, (h, e))| Some((k, h?, e?)))
         .collect();
-    if !pts.is_empty() {
-        out.push((
+    (!pts.is_empty()).then(|| {
+        (
             "nomiracl_tradeoff.svg".into(),
             scatter(
                 "NoMIRACL: hallucination vs error",
@@ -432,62 +427,62 @@ pub fn all(rows: &[MetricRow]) -> Vec<(String, String)> {
                 "error rate, relevant (%)",
                 &pts,
             ),
-        ));
-    }
-    // RGB: accuracy against noise rate.
+        )
+    })
+}
+
+/// RGB: accuracy against noise rate.
+fn rgb_noise(rows: &[MetricRow]) -> Option<(String, String)> {
     let rgb: Vec<&MetricRow> = rows
         .iter()
         .filter(|r| r.study == "rgb" && r.metric == "acc" && r.condition.starts_with("rgb-noise-"))
         .collect();
-    if !rgb.is_empty() {
-        let mut rates: Vec<(f64, String)> = rgb
-            .iter()
-            .filter_map(|r| {
-                r.condition
-                    .trim_start_matches("rgb-noise-")
-                    .parse::<f64>()
-                    .ok()
-                    .map(|x| (x, r.condition.clone()))
-            })
-            .collect();
-        rates.sort_by(|a, b| a.0.total_cmp(&b.0));
-        rates.dedup();
-        let xs: Vec<String> = rates.iter().map(|(x, _)| format!("{x}")).collect();
-        let mut keys: Vec<String> = rgb
-            .iter()
-            .map(|r| format!("{} ({})", label(r), r.dataset))
-            .collect();
-        keys.sort();
-        keys.dedup();
-        let series = keys
-            .iter()
-            .map(|k| {
-                (
-                    k.clone(),
-                    rates
-                        .iter()
-                        .map(|(_, c)| {
-                            rgb.iter()
-                                .find(|r| {
-                                    format!("{} ({})", label(r), r.dataset) == *k
-                                        && r.condition == *c
-                                })
-                                .and_then(|r| val(r))
-                        })
-                        .collect(),
-                )
-            })
-            .collect::<Vec<_>>();
-        out.push((
-            "rgb_noise.svg".into(),
-            lines(
-                "RGB: accuracy against noise rate",
-                "noise rate",
-                "accuracy (%)",
-                &xs,
-                &series,
-            ),
-        ));
+    if rgb.is_empty() {
+        return None;
     }
-    out
+    let mut rates: Vec<(f64, String)> = rgb
+        .iter()
+        .filter_map(|r| {
+            r.condition
+                .trim_start_matches("rgb-noise-")
+                .parse::<f64>()
+                .ok()
+                .map(|x| (x, r.condition.clone()))
+        })
+        .collect();
+    rates.sort_by(|a, b| a.0.total_cmp(&b.0));
+    rates.dedup();
+    let xs: Vec<String> = rates.iter().map(|(x, _)| format!("{x}")).collect();
+    let keys = group_keys(&rgb);
+    let series = series(
+        &rgb,
+        &keys,
+        &rates,
+        |r, k, (_, c)| group_key(r) == *k && r.condition == *c,
+        |k| k.clone(),
+    );
+    Some((
+        "rgb_noise.svg".into(),
+        lines(
+            "RGB: accuracy against noise rate",
+            "noise rate",
+            "accuracy (%)",
+            &xs,
+            &series,
+        ),
+    ))
+}
+
+/// Every chart that has data: (file name, SVG).
+pub fn all(rows: &[MetricRow]) -> Vec<(String, String)> {
+    [
+        fig2_unanswerable(rows),
+        fig3_rad(rows),
+        stress_mr_by_position(rows),
+        nomiracl_tradeoff(rows),
+        rgb_noise(rows),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }

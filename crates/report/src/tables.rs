@@ -152,60 +152,19 @@ pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
     if picked.is_empty() {
         return None;
     }
-    // Column keys: (dataset, metric index, condition index, condition).
-    type Col = (String, usize, usize, String);
     let mut cols: Vec<Col> = picked
         .iter()
-        .map(|(r, mi, ci)| {
-            (
-                r.dataset.clone(),
-                *mi,
-                if spec.condition_in_column { *ci } else { 0 },
-                if spec.condition_in_column {
-                    r.condition.clone()
-                } else {
-                    String::new()
-                },
-            )
-        })
+        .map(|(r, mi, ci)| column_key(spec, r, *mi, *ci))
         .collect();
     cols.sort();
     cols.dedup();
-    // The model's file hash is in the provenance; rows show its name.
-    let row_label = |r: &MetricRow| {
-        let model = r.model.split("@sha256:").next().unwrap_or(&r.model);
-        if r.prompt.is_empty() {
-            model.to_string()
-        } else {
-            format!("{model} · {}", r.prompt)
-        }
-    };
     let mut cells: BTreeMap<String, BTreeMap<Col, &MetricRow>> = BTreeMap::new();
     for (r, mi, ci) in &picked {
-        let col = (
-            r.dataset.clone(),
-            *mi,
-            if spec.condition_in_column { *ci } else { 0 },
-            if spec.condition_in_column {
-                r.condition.clone()
-            } else {
-                String::new()
-            },
-        );
-        cells.entry(row_label(r)).or_default().insert(col, r);
+        cells
+            .entry(row_label(r))
+            .or_default()
+            .insert(column_key(spec, r, *mi, *ci), r);
     }
-    let header = |c: &Col| {
-        let m = spec.metrics[c.1].1;
-        if spec.condition_in_column && !c.3.is_empty() {
-            if spec.metrics.len() > 1 {
-                format!("{m} {}", c.3)
-            } else {
-                c.3.clone()
-            }
-        } else {
-            m.to_string()
-        }
-    };
     let mut long = Vec::new();
     let rows_out = cells
         .iter()
@@ -214,21 +173,17 @@ pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
                 .iter()
                 .map(|c| match byc.get(c) {
                     Some(r) => {
+                        let h = header(spec, c);
                         long.push((
                             label.clone(),
                             c.0.clone(),
-                            header(c),
+                            h,
                             r.value,
                             r.ci_low,
                             r.ci_high,
                             r.n,
                         ));
-                        match (spec.intervals, r.ci_low, r.ci_high) {
-                            (true, Some(l), Some(h)) => {
-                                format!("{} [{}, {}]", fmt(r.value), fmt(Some(l)), fmt(Some(h)))
-                            }
-                            _ => fmt(r.value),
-                        }
+                        cell_text(spec, r)
                     }
                     None => "".into(),
                 })
@@ -241,11 +196,59 @@ pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
         id: spec.id.into(),
         title: spec.title.into(),
         groups: cols.iter().map(|c| c.0.clone()).collect(),
-        columns: cols.iter().map(header).collect(),
+        columns: cols.iter().map(|c| header(spec, c)).collect(),
         rows: rows_out,
         long,
         notes,
     })
+}
+
+/// A column key: (dataset, metric index, condition index, condition); the
+/// condition parts are empty unless the table puts conditions in columns.
+type Col = (String, usize, usize, String);
+
+/// The column of row `r` (metric `mi`, condition `ci`).
+fn column_key(spec: &TableSpec, r: &MetricRow, mi: usize, ci: usize) -> Col {
+    if spec.condition_in_column {
+        (r.dataset.clone(), mi, ci, r.condition.clone())
+    } else {
+        (r.dataset.clone(), mi, 0, String::new())
+    }
+}
+
+/// A table row's label: the model's name (its file hash is in the
+/// provenance) and the prompt.
+fn row_label(r: &MetricRow) -> String {
+    let model = r.model.split("@sha256:").next().unwrap_or(&r.model);
+    if r.prompt.is_empty() {
+        model.to_string()
+    } else {
+        format!("{model} · {}", r.prompt)
+    }
+}
+
+/// A column's header: the metric, the condition, or both.
+fn header(spec: &TableSpec, c: &Col) -> String {
+    let m = spec.metrics[c.1].1;
+    if spec.condition_in_column && !c.3.is_empty() {
+        if spec.metrics.len() > 1 {
+            format!("{m} {}", c.3)
+        } else {
+            c.3.clone()
+        }
+    } else {
+        m.to_string()
+    }
+}
+
+/// A cell: the value, with its interval where the table shows intervals.
+fn cell_text(spec: &TableSpec, r: &MetricRow) -> String {
+    match (spec.intervals, r.ci_low, r.ci_high) {
+        (true, Some(l), Some(h)) => {
+            format!("{} [{}, {}]", fmt(r.value), fmt(Some(l)), fmt(Some(h)))
+        }
+        _ => fmt(r.value),
+    }
 }
 
 /// Column groups as (label, span) runs.

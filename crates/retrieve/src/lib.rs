@@ -200,56 +200,15 @@ pub fn retrieve(
     } else {
         None
     };
-    if let Some(rec) = store.cached(&recipe)? {
-        tracing::info!("retrieve: cached, not run (action {})", &rec.key[..12]);
-        let get = |kind: &str| {
-            rec.outputs
-                .iter()
-                .find(|o| o.kind == kind)
-                .map(|o| Written {
-                    kind: o.kind.clone(),
-                    id: o.id.clone(),
-                    rows: o.rows,
-                })
-        };
-        if let (Some(contexts), Some(metrics)) = (get(kinds::CONTEXTS), get(kinds::METRICS)) {
-            let recall = metrics::from_metrics(store, &metrics.id)?;
-            return Ok(RetrieveReport {
-                contexts,
-                metrics,
-                recall,
-                cached: true,
-            });
-        }
+    if let Some(report) = cached_report(store, &recipe)? {
+        return Ok(report);
     }
     let qs = read::<Questions>(store, &questions_id)?;
     check(opts, &qs)?;
     let n = opts.k + opts.extra;
     let started = std::time::Instant::now();
     let texts: Vec<&str> = qs.iter().map(|q| q.question.as_str()).collect();
-    let hits: Vec<Vec<Hit>> = match opts.method {
-        Method::Bm25 => {
-            bm25::Bm25Index::open_or_build(store, &corpus, opts.analyzer, opts.progress)?
-                .search_all(&texts, n)?
-        }
-        Method::Dense => {
-            dense::search(store, &corpus, embedder.expect("checked"), &texts, n, opts)?
-        }
-        Method::Hybrid => {
-            let depth = (n * 10).max(100);
-            let b = bm25::Bm25Index::open_or_build(store, &corpus, opts.analyzer, opts.progress)?
-                .search_all(&texts, depth)?;
-            let d = dense::search(
-                store,
-                &corpus,
-                embedder.expect("checked"),
-                &texts,
-                depth,
-                opts,
-            )?;
-            b.into_iter().zip(d).map(|(b, d)| rrf(&[b, d], n)).collect()
-        }
-    };
+    let hits = search(store, &corpus, &texts, n, opts, embedder)?;
     let contexts = write_contexts(store, &recipe, &corpus, &qs, &hits, opts)?;
     let recall = metrics::recall_from_rows(
         &qs,
@@ -269,6 +228,66 @@ pub fn retrieve(
         metrics,
         recall,
         cached: false,
+    })
+}
+
+/// The report of a retrieval the store has already done (both outputs present).
+fn cached_report(store: &Store, recipe: &Recipe) -> Result<Option<RetrieveReport>> {
+    let Some(rec) = store.cached(recipe)? else {
+        return Ok(None);
+    };
+    tracing::info!("retrieve: cached, not run (action {})", &rec.key[..12]);
+    let get = |kind: &str| {
+        rec.outputs
+            .iter()
+            .find(|o| o.kind == kind)
+            .map(|o| Written {
+                kind: o.kind.clone(),
+                id: o.id.clone(),
+                rows: o.rows,
+            })
+    };
+    let (Some(contexts), Some(metrics)) = (get(kinds::CONTEXTS), get(kinds::METRICS)) else {
+        return Ok(None);
+    };
+    let recall = metrics::from_metrics(store, &metrics.id)?;
+    Ok(Some(RetrieveReport {
+        contexts,
+        metrics,
+        recall,
+        cached: true,
+    }))
+}
+
+/// The top `n` hits of each question text by the options' method.
+fn search(
+    store: &Store,
+    corpus: &str,
+    texts: &[&str],
+    n: usize,
+    opts: &RetrieveOptions,
+    embedder: Option<&Embedder>,
+) -> Result<Vec<Vec<Hit>>> {
+    Ok(match opts.method {
+        Method::Bm25 => {
+            bm25::Bm25Index::open_or_build(store, corpus, opts.analyzer, opts.progress)?
+                .search_all(texts, n)?
+        }
+        Method::Dense => dense::search(store, corpus, embedder.expect("checked"), texts, n, opts)?,
+        Method::Hybrid => {
+            let depth = (n * 10).max(100);
+            let b = bm25::Bm25Index::open_or_build(store, corpus, opts.analyzer, opts.progress)?
+                .search_all(texts, depth)?;
+            let d = dense::search(
+                store,
+                corpus,
+                embedder.expect("checked"),
+                texts,
+                depth,
+                opts,
+            )?;
+            b.into_iter().zip(d).map(|(b, d)| rrf(&[b, d], n)).collect()
+        }
     })
 }
 

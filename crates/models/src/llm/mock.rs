@@ -242,6 +242,120 @@ pub async fn start(cfg: MockConfig, port: u16) -> std::io::Result<MockServer> {
     Ok(MockServer { addr, stats, task })
 }
 
+/// One HTTP request as the mock reads it.
+struct HttpRequest {
+    method: String,
+    path: String,
+    /// The `Authorization` header's value.
+    auth: String,
+    body: Vec<u8>,
+}
+
+/// Reads one request (request line, headers, `Content-Length` body); None
+/// when the client closed the connection.
+async fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<HttpRequest>> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).await? == 0 {
+        return Ok(None);
+    }
+    let mut parts = line.split_whitespace();
+    let (method, path) = (
+        parts.next().unwrap_or("").to_string(),
+        parts.next().unwrap_or("").to_string(),
+    );
+    let mut len = 0usize;
+    let mut auth = String::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).await? == 0 {
+            return Ok(None);
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse().unwrap_or(0);
+            } else if k.eq_ignore_ascii_case("authorization") {
+                auth = v.trim().to_string();
+            }
+        }
+    }
+    let mut body = vec![0u8; len];
+    reader.read_exact(&mut body).await?;
+    Ok(Some(HttpRequest {
+        method,
+        path,
+        auth,
+        body,
+    }))
+}
+
+/// The fault injected into the `n`-th completion request, drawn from the
+/// configured rates (in this order, from one seeded roll).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    RateLimited,
+    ServerError,
+    Drop,
+    Malformed,
+    Slow,
+    None,
+}
+
+fn fault_for(cfg: &MockConfig, n: u64) -> Fault {
+    let mut rng =
+        rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let roll: f64 = rng.random();
+    let mut edge = 0.0;
+    for (rate, fault) in [
+        (cfg.rate_429, Fault::RateLimited),
+        (cfg.rate_500, Fault::ServerError),
+        (cfg.rate_drop, Fault::Drop),
+        (cfg.rate_malformed, Fault::Malformed),
+        (cfg.rate_slow, Fault::Slow),
+    ] {
+        edge += rate;
+        if roll < edge {
+            return fault;
+        }
+    }
+    Fault::None
+}
+
+/// The completion for a request body: chat or plain, with the configured replies.
+fn completion(cfg: &MockConfig, path: &str, body: &[u8]) -> Value {
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let chat = path.ends_with("/chat/completions");
+    let prompt = if chat {
+        v["messages"]
+            .as_array()
+            .map(|ms| {
+                ms.iter()
+                    .filter_map(|m| m["content"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    } else {
+        v["prompt"].as_str().unwrap_or("").to_string()
+    };
+    let text = match cfg.replies {
+        Replies::Hash => reply_for(&prompt),
+        Replies::Scripted => scripted_reply(&prompt),
+    };
+    let words = prompt.split_whitespace().count();
+    if chat {
+        json!({"id": "mock", "object": "chat.completion", "model": cfg.model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": words, "completion_tokens": 3, "total_tokens": words + 3}})
+    } else {
+        json!({"id": "mock", "object": "text_completion", "model": cfg.model, "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": words, "completion_tokens": 3}})
+    }
+}
+
 async fn serve(
     sock: TcpStream,
     cfg: Arc<MockConfig>,
@@ -249,38 +363,8 @@ async fn serve(
     counter: Arc<AtomicU64>,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(sock);
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).await? == 0 {
-            return Ok(());
-        }
-        let mut parts = line.split_whitespace();
-        let (method, path) = (
-            parts.next().unwrap_or("").to_string(),
-            parts.next().unwrap_or("").to_string(),
-        );
-        let mut len = 0usize;
-        let mut auth = String::new();
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).await? == 0 {
-                return Ok(());
-            }
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    len = v.trim().parse().unwrap_or(0);
-                } else if k.eq_ignore_ascii_case("authorization") {
-                    auth = v.trim().to_string();
-                }
-            }
-        }
-        let mut body = vec![0u8; len];
-        reader.read_exact(&mut body).await?;
-        if method == "GET" && path.ends_with("/models") {
+    while let Some(req) = read_request(&mut reader).await? {
+        if req.method == "GET" && req.path.ends_with("/models") {
             let b = json!({"object": "list", "data": [{"id": cfg.model, "object": "model"}]})
                 .to_string();
             write(&mut reader, 200, &b, None).await?;
@@ -288,90 +372,36 @@ async fn serve(
         }
         stats.requests.fetch_add(1, Ordering::Relaxed);
         if cfg.echo_auth {
-            let b =
-                json!({"error": {"message": format!("invalid credentials: {auth}")}}).to_string();
+            let b = json!({"error": {"message": format!("invalid credentials: {}", req.auth)}})
+                .to_string();
             write(&mut reader, 500, &b, None).await?;
             continue;
         }
-        let n = counter.fetch_add(1, Ordering::Relaxed);
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
-            cfg.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        );
-        let roll: f64 = rng.random();
-        let mut edge = 0.0;
-        let mut hit = |rate: f64| {
-            edge += rate;
-            roll < edge
-        };
+        let fault = fault_for(&cfg, counter.fetch_add(1, Ordering::Relaxed));
         if !cfg.latency.is_zero() {
             tokio::time::sleep(cfg.latency).await;
         }
-        if hit(cfg.rate_429) {
+        if fault != Fault::None {
             stats.faults.fetch_add(1, Ordering::Relaxed);
-            write(
-                &mut reader,
+        }
+        let (status, body, retry) = match fault {
+            Fault::RateLimited => (
                 429,
                 r#"{"error":{"message":"rate limited"}}"#,
                 Some(cfg.retry_after_secs),
-            )
-            .await?;
+            ),
+            Fault::ServerError => (500, r#"{"error":{"message":"internal error"}}"#, None),
+            Fault::Malformed => (200, r#"{"choices": [{"message": {"content": "trunc"#, None),
+            Fault::Drop => return Ok(()), // close without answering
+            Fault::Slow | Fault::None => (0, "", None),
+        };
+        if status != 0 {
+            write(&mut reader, status, body, retry).await?;
             continue;
         }
-        if hit(cfg.rate_500) {
-            stats.faults.fetch_add(1, Ordering::Relaxed);
-            write(
-                &mut reader,
-                500,
-                r#"{"error":{"message":"internal error"}}"#,
-                None,
-            )
-            .await?;
-            continue;
-        }
-        if hit(cfg.rate_drop) {
-            stats.faults.fetch_add(1, Ordering::Relaxed);
-            return Ok(()); // close without answering
-        }
-        if hit(cfg.rate_malformed) {
-            stats.faults.fetch_add(1, Ordering::Relaxed);
-            write(
-                &mut reader,
-                200,
-                r#"{"choices": [{"message": {"content": "trunc"#,
-                None,
-            )
-            .await?;
-            continue;
-        }
-        let slow = hit(cfg.rate_slow);
-        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let prompt = if path.ends_with("/chat/completions") {
-            v["messages"]
-                .as_array()
-                .map(|ms| {
-                    ms.iter()
-                        .filter_map(|m| m["content"].as_str())
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                })
-                .unwrap_or_default()
-        } else {
-            v["prompt"].as_str().unwrap_or("").to_string()
-        };
-        let text = match cfg.replies {
-            Replies::Hash => reply_for(&prompt),
-            Replies::Scripted => scripted_reply(&prompt),
-        };
-        let resp = if path.ends_with("/chat/completions") {
-            json!({"id": "mock", "object": "chat.completion", "model": cfg.model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": prompt.split_whitespace().count(), "completion_tokens": 3, "total_tokens": prompt.split_whitespace().count() + 3}})
-        } else {
-            json!({"id": "mock", "object": "text_completion", "model": cfg.model, "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": prompt.split_whitespace().count(), "completion_tokens": 3}})
-        };
+        let resp = completion(&cfg, &req.path, &req.body);
+        let slow = fault == Fault::Slow;
         if slow {
-            stats.faults.fetch_add(1, Ordering::Relaxed);
             tokio::time::sleep(cfg.slow_delay).await;
         }
         if write(&mut reader, 200, &resp.to_string(), None)
@@ -383,10 +413,13 @@ async fn serve(
                 .answered
                 .lock()
                 .unwrap()
-                .entry(crate::paths::sha256_str(&String::from_utf8_lossy(&body)))
+                .entry(crate::paths::sha256_str(&String::from_utf8_lossy(
+                    &req.body,
+                )))
                 .or_default() += 1;
         }
     }
+    Ok(())
 }
 
 async fn write(
