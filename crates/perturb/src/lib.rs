@@ -15,9 +15,9 @@ pub mod pyrandom;
 pub mod text;
 
 use ragprobe_artifact::{
-    condition, kinds, read, sha256_hex, write_all, ArtifactError, CaseDoc, CaseRow, Cases,
-    ContextRow, Contexts, DocSource, Expected, GenAdv, GenAdvStatus, QuestionRow, Questions,
-    Recipe, Store, Written,
+    condition, kinds, read, sha256_hex, write_all, ActionRecord, ArtifactError, CaseDoc, CaseRow,
+    Cases, ContextRow, Contexts, DocSource, Expected, GenAdv, GenAdvStatus, OutputRef, QuestionRow,
+    Questions, Recipe, Store, Written,
 };
 use ragprobe_matching::has_answer;
 use ragprobe_models::llm::session::ModelSession;
@@ -294,6 +294,59 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
+    /// A builder with an empty summary entry for each scenario, in order.
+    fn new(
+        opts: &'a PerturbOptions,
+        questions: &'a [QuestionRow],
+        by_qid: HashMap<&'a str, Vec<&'a ContextRow>>,
+        foils: FoilPicker<'a>,
+        writer: Option<genadv::Writer<'a>>,
+    ) -> Self {
+        let mut b = Builder {
+            opts,
+            questions,
+            by_qid,
+            foils,
+            summary: BTreeMap::new(),
+            writer,
+            trails: Vec::new(),
+        };
+        for s in &opts.scenarios {
+            b.summary.insert(
+                s.name(),
+                ScenarioSummary {
+                    scenario: s.name().into(),
+                    ..Default::default()
+                },
+            );
+        }
+        b
+    }
+
+    /// Every selected question's cases: question by question, each
+    /// question's scenarios in the order given.
+    fn build_all(&mut self, selected: Vec<&QuestionRow>) -> Result<Vec<CaseRow>> {
+        let opts = self.opts;
+        let mut rows = Vec::new();
+        for q in selected {
+            for s in &opts.scenarios {
+                let cases = self.build(q, *s)?;
+                self.made(*s, cases.len() as u64);
+                rows.extend(cases);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The per-scenario summary, in the order the scenarios were given.
+    fn summaries(&self) -> Vec<ScenarioSummary> {
+        self.opts
+            .scenarios
+            .iter()
+            .map(|s| self.summary[s.name()].clone())
+            .collect()
+    }
+
     fn skip(&mut self, s: Scenario, reason: &str) {
         *self
             .summary
@@ -825,123 +878,185 @@ impl<'a> Builder<'a> {
             self.skip(s, "no answer-bearing passage in the top k");
             return Ok(vec![]);
         };
-        // HotpotQA passages carry their sentences and the supporting-fact
-        // sentence ids (ingest `meta`): edit and move those sentences, and
-        // prefer a supporting sentence as the answer-bearing assertion.
-        let meta: Option<Value> = src
-            .meta
-            .as_deref()
-            .and_then(|m| serde_json::from_str(m).ok());
-        let given: Option<Vec<String>> =
-            meta.as_ref()
-                .and_then(|m| m["sentences"].as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(String::from))
-                        .collect()
-                });
-        let supporting: Vec<usize> = meta
-            .as_ref()
-            .and_then(|m| m["supporting_sentences"].as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_u64().map(|n| n as usize))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let sentences = given
-            .filter(|g| !g.is_empty())
-            .unwrap_or_else(|| split_sentences(&src.text));
-        let mut with_answer: Vec<usize> = (0..sentences.len())
-            .filter(|&i| has_answer(&q.answers, &sentences[i]))
-            .collect();
-        if with_answer.len() > 1
-            && with_answer
-                .iter()
-                .filter(|i| supporting.contains(i))
-                .count()
-                == 1
-        {
-            with_answer.retain(|i| supporting.contains(i));
-        }
-        if with_answer.len() != 1 {
-            self.skip(
-                s,
-                if with_answer.is_empty() {
-                    "answer spans a sentence boundary"
-                } else {
-                    "answer in more than one sentence"
-                },
-            );
-            return Ok(vec![]);
-        }
-        let ai = with_answer[0];
+        let (sentences, supporting) = passage_sentences(src);
+        let ai = match answer_sentence(&q.answers, &sentences, &supporting) {
+            Ok(ai) => ai,
+            Err(reason) => {
+                self.skip(s, reason);
+                return Ok(vec![]);
+            }
+        };
         let mut rng = rng_for(self.opts.seed, &q.qid, "foil");
         let Some(foil) = self.foils.pick(q, &mut rng)? else {
             self.skip(s, "no foil of the right shape");
             return Ok(vec![]);
         };
-        let (edited_sentence, n) = replace_aliases(&sentences[ai], &q.answers, &foil.text);
-        if n == 0 || has_answer(&q.answers, &edited_sentence) {
+        let (edited, n) = replace_aliases(&sentences[ai], &q.answers, &foil.text);
+        if n == 0 || has_answer(&q.answers, &edited) {
             self.skip(s, "answer still present after replacement");
             return Ok(vec![]);
         }
-        let others: Vec<String> = sentences
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != ai)
-            .map(|(_, t)| t.clone())
-            .collect();
-        let distractors: Vec<CaseDoc> = top
-            .iter()
-            .filter(|c| c.has_answer != Some(true))
-            .take(self.opts.distractors)
-            .map(|c| doc(c, DocSource::Retrieved))
-            .collect();
+        let plan = EditPlan {
+            src,
+            others: sentences
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != ai)
+                .map(|(_, t)| t.clone())
+                .collect(),
+            clean: &sentences[ai],
+            edited,
+            foil,
+            distractors: top
+                .iter()
+                .filter(|c| c.has_answer != Some(true))
+                .take(self.opts.distractors)
+                .map(|c| doc(c, DocSource::Retrieved))
+                .collect(),
+        };
         let mut out = Vec::new();
         for position in ["beginning", "middle", "end"] {
-            let slot = match position {
-                "beginning" => 0,
-                "middle" => others.len() / 2,
-                _ => others.len(),
-            };
-            let arrange = |answer_sentence: &str| {
-                let mut v = others.clone();
-                v.insert(slot, answer_sentence.to_string());
-                join_sentences(&v)
-            };
-            let clean = arrange(&sentences[ai]);
-            let edited = arrange(&edited_sentence);
-            let c_at = span_centre(&clean, &q.answers);
-            let e_at = span_centre(&edited, std::slice::from_ref(&foil.text));
-            let ok = |x: Option<f64>| x.is_some_and(|f| position_of(f) == position);
-            if !(ok(c_at) && ok(e_at)) {
-                self.skip(s, &format!("position not realisable: {position}"));
-                continue;
-            }
-            for (arm, text, at) in [
-                (DocSource::Clean, clean, c_at),
-                (DocSource::Edited, edited, e_at),
-            ] {
-                let condition = format!("{}{arm}", condition::EVIDENCE_PREFIX);
-                let target = CaseDoc {
-                    doc_id: format!("{}#{arm}-{position}", src.doc_id),
-                    title: src.title.clone(),
-                    text,
-                    source: arm,
-                    has_answer: Some(arm == DocSource::Clean),
-                };
-                let mut docs = vec![target];
-                docs.extend(distractors.iter().cloned());
-                let params = json!({"position": position, "arm": arm, "source_doc": src.doc_id, "span_offset": at, "foil": foil_json(&foil),
-                    "distractors": distractors.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>(), "seed": self.opts.seed});
-                let mut case = self.base_case(q, &condition, docs, Expected::Answer, params);
-                case.foil = Some(foil.text.clone());
-                case.answer_position = Some(position.into());
-                out.push(case);
-            }
+            out.extend(self.evidence_at(q, &plan, position));
         }
         Ok(out)
+    }
+
+    /// evidence-edit's clean and edited cases with the answer sentence at
+    /// `position`; none (a skip) when the realised position differs.
+    fn evidence_at(&mut self, q: &QuestionRow, plan: &EditPlan, position: &str) -> Vec<CaseRow> {
+        let slot = match position {
+            "beginning" => 0,
+            "middle" => plan.others.len() / 2,
+            _ => plan.others.len(),
+        };
+        let clean = plan.arrange(slot, plan.clean);
+        let edited = plan.arrange(slot, &plan.edited);
+        let c_at = span_centre(&clean, &q.answers);
+        let e_at = span_centre(&edited, std::slice::from_ref(&plan.foil.text));
+        let ok = |x: Option<f64>| x.is_some_and(|f| position_of(f) == position);
+        if !(ok(c_at) && ok(e_at)) {
+            self.skip(
+                Scenario::EvidenceEdit,
+                &format!("position not realisable: {position}"),
+            );
+            return vec![];
+        }
+        [
+            (DocSource::Clean, clean, c_at),
+            (DocSource::Edited, edited, e_at),
+        ]
+        .into_iter()
+        .map(|(arm, text, at)| self.evidence_case(q, plan, position, arm, text, at))
+        .collect()
+    }
+
+    /// One evidence-edit arm's case: the arranged passage `text` (answer
+    /// span centred at `at`), then the distractors.
+    fn evidence_case(
+        &self,
+        q: &QuestionRow,
+        plan: &EditPlan,
+        position: &str,
+        arm: DocSource,
+        text: String,
+        at: Option<f64>,
+    ) -> CaseRow {
+        let condition = format!("{}{arm}", condition::EVIDENCE_PREFIX);
+        let target = CaseDoc {
+            doc_id: format!("{}#{arm}-{position}", plan.src.doc_id),
+            title: plan.src.title.clone(),
+            text,
+            source: arm,
+            has_answer: Some(arm == DocSource::Clean),
+        };
+        let mut docs = vec![target];
+        docs.extend(plan.distractors.iter().cloned());
+        let params = json!({"position": position, "arm": arm, "source_doc": plan.src.doc_id, "span_offset": at, "foil": foil_json(&plan.foil),
+            "distractors": plan.distractors.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>(), "seed": self.opts.seed});
+        let mut case = self.base_case(q, &condition, docs, Expected::Answer, params);
+        case.foil = Some(plan.foil.text.clone());
+        case.answer_position = Some(position.into());
+        case
+    }
+}
+
+/// One evidence-edit question's material: the source passage, its other
+/// sentences, the answer sentence clean and edited, the foil and the
+/// distractors that follow the target passage.
+struct EditPlan<'p> {
+    src: &'p ContextRow,
+    others: Vec<String>,
+    clean: &'p str,
+    edited: String,
+    foil: Foil,
+    distractors: Vec<CaseDoc>,
+}
+
+impl EditPlan<'_> {
+    /// The passage with `answer_sentence` at sentence slot `slot` among the others.
+    fn arrange(&self, slot: usize, answer_sentence: &str) -> String {
+        let mut v = self.others.clone();
+        v.insert(slot, answer_sentence.to_string());
+        join_sentences(&v)
+    }
+}
+
+/// An evidence-edit source passage's sentences and supporting-fact sentence
+/// ids: HotpotQA passages carry both (ingest `meta`); others are split.
+fn passage_sentences(src: &ContextRow) -> (Vec<String>, Vec<usize>) {
+    // HotpotQA passages carry their sentences and the supporting-fact
+    // sentence ids (ingest `meta`): edit and move those sentences, and
+    // prefer a supporting sentence as the answer-bearing assertion.
+    let meta: Option<Value> = src
+        .meta
+        .as_deref()
+        .and_then(|m| serde_json::from_str(m).ok());
+    let given: Option<Vec<String>> =
+        meta.as_ref()
+            .and_then(|m| m["sentences"].as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            });
+    let supporting: Vec<usize> = meta
+        .as_ref()
+        .and_then(|m| m["supporting_sentences"].as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_u64().map(|n| n as usize))
+                .collect()
+        })
+        .unwrap_or_default();
+    let sentences = given
+        .filter(|g| !g.is_empty())
+        .unwrap_or_else(|| split_sentences(&src.text));
+    (sentences, supporting)
+}
+
+/// The index of the one sentence holding the answer (the supporting one when
+/// several hold it and exactly one of those supports), or the skip reason.
+fn answer_sentence(
+    answers: &[String],
+    sentences: &[String],
+    supporting: &[usize],
+) -> Result<usize, &'static str> {
+    let mut with_answer: Vec<usize> = (0..sentences.len())
+        .filter(|&i| has_answer(answers, &sentences[i]))
+        .collect();
+    if with_answer.len() > 1
+        && with_answer
+            .iter()
+            .filter(|i| supporting.contains(i))
+            .count()
+            == 1
+    {
+        with_answer.retain(|i| supporting.contains(i));
+    }
+    match with_answer.as_slice() {
+        [ai] => Ok(*ai),
+        [] => Err("answer spans a sentence boundary"),
+        _ => Err("answer in more than one sentence"),
     }
 }
 
@@ -1004,8 +1119,55 @@ pub fn perturb(
     embedder: Option<&Embedder>,
     writer: Option<&mut ModelSession>,
 ) -> Result<PerturbReport> {
-    // A repeated scenario or noise rate would write duplicate case ids:
-    // keep the first of each (so `-s base,base` is `-s base`).
+    let opts = &dedup_options(opts);
+    validate_options(opts, contexts.is_some(), writer.is_some())?;
+    let writer = if opts.needs_writer() { writer } else { None };
+    let qid = store.resolve_kind(questions, kinds::QUESTIONS)?;
+    let cid = contexts
+        .map(|c| store.resolve_kind(c, kinds::CONTEXTS))
+        .transpose()?;
+    let embedder = if opts.needs_embedder(true) {
+        embedder
+    } else {
+        None
+    };
+    let recipe = perturb_recipe(opts, &qid, cid.as_deref(), embedder, writer.as_deref());
+    if let Some(rec) = store.cached(&recipe)? {
+        return cached_report(store, &rec);
+    }
+    // All questions feed the foil and add-random pools; --limit only
+    // chooses which questions get cases.
+    let qs = read::<Questions>(store, &qid)?;
+    let selected = select_questions(&qs, opts);
+    let ctx = match &cid {
+        Some(c) => read::<Contexts>(store, c)?,
+        None => vec![],
+    };
+    let by_qid = contexts_by_qid(&ctx);
+    let writer = genadv_writer(writer, opts, embedder, &ctx)?;
+    let mut b = Builder::new(opts, &qs, by_qid, FoilPicker::new(&qs, embedder), writer);
+    let rows = b.build_all(selected)?;
+    let summary = b.summaries();
+    let written = write_all::<Cases>(store, &recipe, rows, json!({"summary": summary}))?;
+    let mut outputs = vec![written.clone()];
+    let genadv = write_genadv(store, &recipe, &qs, &mut b)?;
+    if let Some((g, _)) = &genadv {
+        outputs.push(g.clone());
+    }
+    store.record_action(&recipe, &outputs)?;
+    let (genadv, quality) = genadv.unzip();
+    Ok(PerturbReport {
+        cases: written,
+        genadv,
+        quality,
+        summary,
+        cached: false,
+    })
+}
+
+/// `opts` without repeated scenarios or noise rates: a repeat would write
+/// duplicate case ids, so the first of each is kept (`-s base,base` is `-s base`).
+fn dedup_options(opts: &PerturbOptions) -> PerturbOptions {
     let mut deduped = opts.clone();
     let mut seen = std::collections::HashSet::new();
     deduped.scenarios.retain(|s| seen.insert(*s));
@@ -1016,14 +1178,19 @@ pub fn perturb(
         }
     }
     deduped.noise_rates = rates;
-    let opts = &deduped;
+    deduped
+}
+
+/// Refuse options that cannot run: `-k` 0, no scenario, missing contexts,
+/// a noise rate outside [0, 1], or a missing writer model.
+fn validate_options(opts: &PerturbOptions, has_contexts: bool, has_writer: bool) -> Result<()> {
     if opts.k == 0 {
         return Err(PerturbError::Invalid("-k must be at least 1".into()));
     }
     if opts.scenarios.is_empty() {
         return Err(PerturbError::Invalid("no --scenario given".into()));
     }
-    if opts.scenarios.iter().any(|s| *s != Scenario::ClosedBook) && contexts.is_none() {
+    if opts.scenarios.iter().any(|s| *s != Scenario::ClosedBook) && !has_contexts {
         return Err(PerturbError::Invalid(
             "these scenarios need --contexts (only closed-book does not)".into(),
         ));
@@ -1033,22 +1200,23 @@ pub fn perturb(
             "noise rate {r} is outside [0, 1]"
         )));
     }
-    let needs_writer = opts.needs_writer();
-    if needs_writer && writer.is_none() {
+    if opts.needs_writer() && !has_writer {
         return Err(PerturbError::Invalid(
             "add-genadv and add-conflict --writer model need a writer model".into(),
         ));
     }
-    let writer = if needs_writer { writer } else { None };
-    let qid = store.resolve_kind(questions, kinds::QUESTIONS)?;
-    let cid = contexts
-        .map(|c| store.resolve_kind(c, kinds::CONTEXTS))
-        .transpose()?;
-    let embedder = if opts.needs_embedder(true) {
-        embedder
-    } else {
-        None
-    };
+    Ok(())
+}
+
+/// The perturb recipe: options, foil settings, inputs and the embedder and
+/// writer model resources (the writer settings only when a writer is used).
+fn perturb_recipe(
+    opts: &PerturbOptions,
+    qid: &str,
+    cid: Option<&str>,
+    embedder: Option<&Embedder>,
+    writer: Option<&ModelSession>,
+) -> Recipe {
     let mut recipe = Recipe::new(
         "perturb",
         STAGE_VERSION,
@@ -1061,62 +1229,71 @@ pub fn perturb(
                 "similarity_model": embedder.map(|_| "all-MiniLM-L6-v2 cosine (seed 000 used spaCy token vectors)")},
         }),
     );
-    recipe.inputs = std::iter::once(qid.clone()).chain(cid.clone()).collect();
+    recipe.inputs = std::iter::once(qid.to_string())
+        .chain(cid.map(String::from))
+        .collect();
     if let Some(e) = embedder {
         recipe.resources.insert(
             "embedder".into(),
             format!("{}:sha256:{}", e.model_name(), e.model_sha256()),
         );
     }
-    if let Some(w) = &writer {
+    if let Some(w) = writer {
         recipe.resources.insert("writer".into(), w.resource_id());
         if let Some(p) = recipe.params.as_object_mut() {
             p.insert("writer".into(), json!({"settings": opts.writer, "conflict_writer_model": opts.conflict_writer_model}));
         }
     }
-    if let Some(rec) = store.cached(&recipe)? {
-        tracing::info!("perturb: cached, not run (action {})", &rec.key[..12]);
-        let o = &rec.outputs[0];
-        let m = store.manifest(&o.id)?;
-        let summary: Vec<ScenarioSummary> =
-            serde_json::from_value::<Vec<Value>>(m.details["summary"].clone())
-                .unwrap_or_default()
-                .into_iter()
-                .map(|v| ScenarioSummary {
-                    scenario: v["scenario"].as_str().unwrap_or("").into(),
-                    cases: v["cases"].as_u64().unwrap_or(0),
-                    skipped: serde_json::from_value(v["skipped"].clone()).unwrap_or_default(),
-                    notes: serde_json::from_value(v["notes"].clone()).unwrap_or_default(),
-                })
-                .collect();
-        let genadv = rec
-            .outputs
-            .iter()
-            .find(|o| o.kind == kinds::GENADV)
-            .map(|o| Written {
-                kind: o.kind.clone(),
-                id: o.id.clone(),
-                rows: o.rows,
-            });
-        let quality = genadv
-            .as_ref()
-            .and_then(|g| store.manifest(&g.id).ok())
-            .map(|m| m.details["quality"].clone());
-        return Ok(PerturbReport {
-            cases: Written {
-                kind: o.kind.clone(),
-                id: o.id.clone(),
-                rows: o.rows,
-            },
-            genadv,
-            quality,
-            summary,
-            cached: true,
-        });
+    recipe
+}
+
+/// The report of an identical earlier run, read back from its action record
+/// and the manifests of its outputs.
+fn cached_report(store: &Store, rec: &ActionRecord) -> Result<PerturbReport> {
+    tracing::info!("perturb: cached, not run (action {})", &rec.key[..12]);
+    let o = &rec.outputs[0];
+    let m = store.manifest(&o.id)?;
+    let summary: Vec<ScenarioSummary> =
+        serde_json::from_value::<Vec<Value>>(m.details["summary"].clone())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| ScenarioSummary {
+                scenario: v["scenario"].as_str().unwrap_or("").into(),
+                cases: v["cases"].as_u64().unwrap_or(0),
+                skipped: serde_json::from_value(v["skipped"].clone()).unwrap_or_default(),
+                notes: serde_json::from_value(v["notes"].clone()).unwrap_or_default(),
+            })
+            .collect();
+    let genadv = rec
+        .outputs
+        .iter()
+        .find(|o| o.kind == kinds::GENADV)
+        .map(written_of);
+    let quality = genadv
+        .as_ref()
+        .and_then(|g| store.manifest(&g.id).ok())
+        .map(|m| m.details["quality"].clone());
+    Ok(PerturbReport {
+        cases: written_of(o),
+        genadv,
+        quality,
+        summary,
+        cached: true,
+    })
+}
+
+/// A recorded output as a [`Written`].
+fn written_of(o: &OutputRef) -> Written {
+    Written {
+        kind: o.kind.clone(),
+        id: o.id.clone(),
+        rows: o.rows,
     }
-    // All questions feed the foil and add-random pools; --limit only
-    // chooses which questions get cases.
-    let qs = read::<Questions>(store, &qid)?;
+}
+
+/// The questions that get cases: the first `--limit`, or a seeded sample of
+/// them kept in input order, then NoMIRACL's query sample when asked for.
+fn select_questions<'q>(qs: &'q [QuestionRow], opts: &PerturbOptions) -> Vec<&'q QuestionRow> {
     let take = opts.limit.unwrap_or(qs.len()).min(qs.len());
     let selected: Vec<&QuestionRow> = match opts.sample {
         Some(n) if n < take => {
@@ -1128,58 +1305,73 @@ pub fn perturb(
         }
         _ => qs[..take].iter().collect(),
     };
-    let selected = match opts.nomiracl_sample {
+    match opts.nomiracl_sample {
         None => selected,
-        Some(ns) => {
-            let rel: Vec<&QuestionRow> = selected
-                .iter()
-                .copied()
-                .filter(|q| q.subset.as_deref() == Some("relevant"))
-                .collect();
-            let non: Vec<&QuestionRow> = selected
-                .iter()
-                .copied()
-                .filter(|q| q.subset.as_deref() == Some("non_relevant"))
-                .collect();
-            let (ri, ni) = pyrandom::nomiracl_sample(
-                rel.len(),
-                non.len(),
-                ns.relevant_ratio,
-                ns.non_relevant_ratio,
-                ns.max_pool,
-                ns.seed,
-            );
-            let keep: std::collections::HashSet<&str> = ri
-                .iter()
-                .map(|&i| rel[i].qid.as_str())
-                .chain(ni.iter().map(|&i| non[i].qid.as_str()))
-                .collect();
-            tracing::info!(
-                "NoMIRACL sample: {} of {} relevant and {} of {} non-relevant queries",
-                ri.len(),
-                rel.len(),
-                ni.len(),
-                non.len()
-            );
-            selected
-                .into_iter()
-                .filter(|q| keep.contains(q.qid.as_str()))
-                .collect()
-        }
-    };
-    let ctx = match &cid {
-        Some(c) => read::<Contexts>(store, c)?,
-        None => vec![],
-    };
+        Some(ns) => nomiracl_subsample(selected, ns),
+    }
+}
+
+/// NoMIRACL's query sample ([`pyrandom::nomiracl_sample`]) drawn from the
+/// relevant and non_relevant questions of `selected`, kept in their order.
+fn nomiracl_subsample(selected: Vec<&QuestionRow>, ns: NomiraclSample) -> Vec<&QuestionRow> {
+    let rel: Vec<&QuestionRow> = selected
+        .iter()
+        .copied()
+        .filter(|q| q.subset.as_deref() == Some("relevant"))
+        .collect();
+    let non: Vec<&QuestionRow> = selected
+        .iter()
+        .copied()
+        .filter(|q| q.subset.as_deref() == Some("non_relevant"))
+        .collect();
+    let (ri, ni) = pyrandom::nomiracl_sample(
+        rel.len(),
+        non.len(),
+        ns.relevant_ratio,
+        ns.non_relevant_ratio,
+        ns.max_pool,
+        ns.seed,
+    );
+    let keep: std::collections::HashSet<&str> = ri
+        .iter()
+        .map(|&i| rel[i].qid.as_str())
+        .chain(ni.iter().map(|&i| non[i].qid.as_str()))
+        .collect();
+    tracing::info!(
+        "NoMIRACL sample: {} of {} relevant and {} of {} non-relevant queries",
+        ri.len(),
+        rel.len(),
+        ni.len(),
+        non.len()
+    );
+    selected
+        .into_iter()
+        .filter(|q| keep.contains(q.qid.as_str()))
+        .collect()
+}
+
+/// Each question's contexts, sorted by rank.
+fn contexts_by_qid(ctx: &[ContextRow]) -> HashMap<&str, Vec<&ContextRow>> {
     let mut by_qid: HashMap<&str, Vec<&ContextRow>> = HashMap::new();
-    for c in &ctx {
+    for c in ctx {
         by_qid.entry(c.qid.as_str()).or_default().push(c);
     }
     for v in by_qid.values_mut() {
         v.sort_by_key(|c| c.rank);
     }
+    by_qid
+}
+
+/// The writer of model-written passages over `session`, its NER knowing the
+/// contexts' titles; None without a session.
+fn genadv_writer<'a>(
+    session: Option<&'a mut ModelSession>,
+    opts: &PerturbOptions,
+    embedder: Option<&'a Embedder>,
+    ctx: &[ContextRow],
+) -> Result<Option<genadv::Writer<'a>>> {
     let titles: Vec<String> = ctx.iter().filter_map(|c| c.title.clone()).collect();
-    let writer = match writer {
+    Ok(match session {
         Some(session) => Some(genadv::Writer::new(
             session,
             opts.writer.clone(),
@@ -1187,85 +1379,56 @@ pub fn perturb(
             ner::Ner::new(&titles),
         )?),
         None => None,
-    };
-    let mut b = Builder {
-        opts,
-        questions: &qs,
-        by_qid,
-        foils: FoilPicker::new(&qs, embedder),
-        summary: BTreeMap::new(),
-        writer,
-        trails: Vec::new(),
-    };
-    for s in &opts.scenarios {
-        b.summary.insert(
-            s.name(),
-            ScenarioSummary {
-                scenario: s.name().into(),
-                ..Default::default()
-            },
-        );
-    }
-    let mut rows = Vec::new();
-    for q in selected {
-        for s in &opts.scenarios {
-            let cases = b.build(q, *s)?;
-            b.made(*s, cases.len() as u64);
-            rows.extend(cases);
-        }
-    }
-    let summary: Vec<ScenarioSummary> = opts
-        .scenarios
-        .iter()
-        .map(|s| b.summary[s.name()].clone())
-        .collect();
-    let written = write_all::<Cases>(store, &recipe, rows, json!({"summary": summary}))?;
-    let mut outputs = vec![written.clone()];
-    let (mut genadv_out, mut quality) = (None, None);
-    if let Some(w) = &b.writer {
-        let qtext: HashMap<&str, &str> = qs
-            .iter()
-            .map(|q| (q.qid.as_str(), q.question.as_str()))
-            .collect();
-        let answers: HashMap<&str, &[String]> = qs
-            .iter()
-            .map(|q| (q.qid.as_str(), q.answers.as_slice()))
-            .collect();
-        let kept: Vec<(String, String)> = b
-            .trails
-            .iter()
-            .filter(|t| t.status == GenAdvStatus::Accepted)
-            .filter_map(|t| Some((qtext.get(t.qid.as_str())?.to_string(), t.passage.clone()?)))
-            .collect();
-        let leaks = b
-            .trails
-            .iter()
-            .filter(|t| t.status == GenAdvStatus::Accepted)
-            .filter(|t| {
-                answers
-                    .get(t.qid.as_str())
-                    .is_some_and(|a| t.passage.as_deref().is_some_and(|p| has_answer(a, p)))
-            })
-            .count();
-        let q = genadv::quality(&b.trails, w.topicality(&kept), leaks);
-        let g = write_all::<GenAdv>(
-            store,
-            &recipe,
-            std::mem::take(&mut b.trails),
-            json!({"quality": q, "writer": w.session.name()}),
-        )?;
-        outputs.push(g.clone());
-        genadv_out = Some(g);
-        quality = Some(q);
-    }
-    store.record_action(&recipe, &outputs)?;
-    Ok(PerturbReport {
-        cases: written,
-        genadv: genadv_out,
-        quality,
-        summary,
-        cached: false,
     })
+}
+
+/// Write the GenADV trail artifact when a writer was used; returns it with
+/// its quality figures.
+fn write_genadv(
+    store: &Store,
+    recipe: &Recipe,
+    qs: &[QuestionRow],
+    b: &mut Builder,
+) -> Result<Option<(Written, Value)>> {
+    let Some(w) = &b.writer else {
+        return Ok(None);
+    };
+    let q = genadv_quality(qs, &b.trails, w);
+    let g = write_all::<GenAdv>(
+        store,
+        recipe,
+        std::mem::take(&mut b.trails),
+        json!({"quality": q, "writer": w.session.name()}),
+    )?;
+    Ok(Some((g, q)))
+}
+
+/// Quality figures of the trails: acceptance, answer leakage into accepted
+/// passages and their topicality.
+fn genadv_quality(qs: &[QuestionRow], trails: &[genadv::Trail], w: &genadv::Writer) -> Value {
+    let qtext: HashMap<&str, &str> = qs
+        .iter()
+        .map(|q| (q.qid.as_str(), q.question.as_str()))
+        .collect();
+    let answers: HashMap<&str, &[String]> = qs
+        .iter()
+        .map(|q| (q.qid.as_str(), q.answers.as_slice()))
+        .collect();
+    let kept: Vec<(String, String)> = trails
+        .iter()
+        .filter(|t| t.status == GenAdvStatus::Accepted)
+        .filter_map(|t| Some((qtext.get(t.qid.as_str())?.to_string(), t.passage.clone()?)))
+        .collect();
+    let leaks = trails
+        .iter()
+        .filter(|t| t.status == GenAdvStatus::Accepted)
+        .filter(|t| {
+            answers
+                .get(t.qid.as_str())
+                .is_some_and(|a| t.passage.as_deref().is_some_and(|p| has_answer(a, p)))
+        })
+        .count();
+    genadv::quality(trails, w.topicality(&kept), leaks)
 }
 
 /// The summary as text: per scenario, cases made and skips by reason.

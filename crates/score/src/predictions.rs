@@ -86,6 +86,13 @@ fn dedup(
     Ok(out)
 }
 
+/// One record of a predictions file: its line (row number for Parquet)
+/// and its fields.
+type Record = (u64, serde_json::Map<String, Value>);
+
+/// An error at one line of the predictions file.
+type BadLine<'a> = dyn Fn(u64, String) -> ScoreError + 'a;
+
 /// (line, id, prediction, model) rows of a predictions file.
 fn read_file(path: &Path, cols: &PredictionColumns) -> Result<Vec<(u64, String, String, String)>> {
     let file = path.display().to_string();
@@ -94,99 +101,138 @@ fn read_file(path: &Path, cols: &PredictionColumns) -> Result<Vec<(u64, String, 
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    let mut records: Vec<(u64, serde_json::Map<String, Value>)> = Vec::new();
-    if name.ends_with(".parquet") {
-        let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-            .and_then(|b| b.build())
-            .map_err(|e| bad(0, e.to_string()))?;
-        let mut n = 0;
-        for batch in reader {
-            let batch = batch.map_err(|e| bad(n, e.to_string()))?;
-            let mut buf = Vec::new();
-            let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
-            w.write(&batch)
-                .and_then(|_| w.finish())
-                .map_err(|e| bad(n, e.to_string()))?;
-            let _ = batch.column(0).len();
-            for l in buf.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                n += 1;
-                match serde_json::from_slice(l) {
-                    Ok(Value::Object(m)) => records.push((n, m)),
-                    _ => return Err(bad(n, "row is not a record".into())),
-                }
-            }
-        }
+    let records = if name.ends_with(".parquet") {
+        parquet_records(path, &bad)?
     } else if name.ends_with(".csv") || name.ends_with(".tsv") {
         let delim = if name.ends_with(".tsv") { b'\t' } else { b',' };
-        let mut rdr = csv::ReaderBuilder::new()
-            .delimiter(delim)
-            .from_path(path)
-            .map_err(|e| bad(0, e.to_string()))?;
-        let headers = rdr.headers().map_err(|e| bad(1, e.to_string()))?.clone();
-        for r in rdr.records() {
-            let r =
-                r.map_err(|e| bad(e.position().map(|p| p.line()).unwrap_or(0), e.to_string()))?;
-            let line = r.position().map(|p| p.line()).unwrap_or(0);
-            records.push((
-                line,
-                headers
-                    .iter()
-                    .zip(r.iter())
-                    .map(|(h, v)| (h.to_string(), Value::String(v.to_string())))
-                    .collect(),
-            ));
-        }
+        csv_records(path, delim, &bad)?
     } else {
-        let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
-        for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-            let line = line.map_err(|e| bad(i as u64 + 1, e.to_string()))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str(&line) {
-                Ok(Value::Object(m)) => records.push((i as u64 + 1, m)),
-                Ok(_) => return Err(bad(i as u64 + 1, "not a JSON object".into())),
-                Err(e) => return Err(bad(i as u64 + 1, format!("malformed JSON: {e}"))),
-            }
-        }
-    }
+        jsonl_records(path, &bad)?
+    };
     if records.is_empty() {
         return Err(ScoreError::Invalid(format!("{file}: no predictions")));
     }
-    let text = |v: &Value| match v {
+    records
+        .into_iter()
+        .map(|(line, m)| prediction_row(line, &m, cols, &bad))
+        .collect()
+}
+
+/// The records of a Parquet file, numbered from 1 across its batches.
+fn parquet_records(path: &Path, bad: &BadLine) -> Result<Vec<Record>> {
+    let mut records: Vec<Record> = Vec::new();
+    let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .and_then(|b| b.build())
+        .map_err(|e| bad(0, e.to_string()))?;
+    let mut n = 0;
+    for batch in reader {
+        let batch = batch.map_err(|e| bad(n, e.to_string()))?;
+        let mut buf = Vec::new();
+        let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+        w.write(&batch)
+            .and_then(|_| w.finish())
+            .map_err(|e| bad(n, e.to_string()))?;
+        let _ = batch.column(0).len();
+        for l in buf.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            n += 1;
+            match serde_json::from_slice(l) {
+                Ok(Value::Object(m)) => records.push((n, m)),
+                _ => return Err(bad(n, "row is not a record".into())),
+            }
+        }
+    }
+    Ok(records)
+}
+
+/// The records of a CSV or TSV file (cells as strings, by header), at
+/// their file lines.
+fn csv_records(path: &Path, delim: u8, bad: &BadLine) -> Result<Vec<Record>> {
+    let mut records: Vec<Record> = Vec::new();
+    let mut rdr = csv::ReaderBuilder::new()
+        .delimiter(delim)
+        .from_path(path)
+        .map_err(|e| bad(0, e.to_string()))?;
+    let headers = rdr.headers().map_err(|e| bad(1, e.to_string()))?.clone();
+    for r in rdr.records() {
+        let r = r.map_err(|e| bad(e.position().map(|p| p.line()).unwrap_or(0), e.to_string()))?;
+        let line = r.position().map(|p| p.line()).unwrap_or(0);
+        records.push((
+            line,
+            headers
+                .iter()
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_string(), Value::String(v.to_string())))
+                .collect(),
+        ));
+    }
+    Ok(records)
+}
+
+/// The records of a JSONL file (one JSON object a line; blank lines
+/// skipped), at their file lines.
+fn jsonl_records(path: &Path, bad: &BadLine) -> Result<Vec<Record>> {
+    let mut records: Vec<Record> = Vec::new();
+    let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| bad(i as u64 + 1, e.to_string()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(&line) {
+            Ok(Value::Object(m)) => records.push((i as u64 + 1, m)),
+            Ok(_) => return Err(bad(i as u64 + 1, "not a JSON object".into())),
+            Err(e) => return Err(bad(i as u64 + 1, format!("malformed JSON: {e}"))),
+        }
+    }
+    Ok(records)
+}
+
+/// A field's value as text: strings as they are, other values as JSON;
+/// None for null.
+fn field_text(v: &Value) -> Option<String> {
+    match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         Value::Null => None,
         other => Some(other.to_string()),
+    }
+}
+
+/// The (line, id, prediction, model) of one record; the model is
+/// `external` when there is no model column.
+fn prediction_row(
+    line: u64,
+    m: &serde_json::Map<String, Value>,
+    cols: &PredictionColumns,
+    bad: &BadLine,
+) -> Result<(u64, String, String, String)> {
+    let id = m.get(&cols.id).and_then(field_text).ok_or_else(|| {
+        bad(
+            line,
+            format!("field `{}` (the id column) is missing", cols.id),
+        )
+    })?;
+    let pred = m
+        .get(&cols.prediction)
+        .and_then(field_text)
+        .ok_or_else(|| {
+            bad(
+                line,
+                format!(
+                    "field `{}` (the prediction column) is missing",
+                    cols.prediction
+                ),
+            )
+        })?;
+    let model = match &cols.model {
+        Some(c) => m
+            .get(c)
+            .and_then(field_text)
+            .ok_or_else(|| bad(line, format!("field `{c}` (the model column) is missing")))?,
+        None => "external".to_string(),
     };
-    records
-        .into_iter()
-        .map(|(line, m)| {
-            let id = m.get(&cols.id).and_then(text).ok_or_else(|| {
-                bad(
-                    line,
-                    format!("field `{}` (the id column) is missing", cols.id),
-                )
-            })?;
-            let pred = m.get(&cols.prediction).and_then(text).ok_or_else(|| {
-                bad(
-                    line,
-                    format!(
-                        "field `{}` (the prediction column) is missing",
-                        cols.prediction
-                    ),
-                )
-            })?;
-            let model = match &cols.model {
-                Some(c) => m.get(c).and_then(text).ok_or_else(|| {
-                    bad(line, format!("field `{c}` (the model column) is missing"))
-                })?,
-                None => "external".to_string(),
-            };
-            Ok((line, id, pred, model))
-        })
-        .collect()
+    Ok((line, id, pred, model))
 }
 
 /// Score a predictions file against a questions or cases artifact.

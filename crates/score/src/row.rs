@@ -19,6 +19,38 @@ pub fn score(
     response: Option<&str>,
     mode: ParseMode,
 ) -> ScoreRow {
+    let mut row = unscored_row(case, prompt, model, request_id, response);
+    let Some(text) = response else { return row };
+    let has_gold = !case.answers.is_empty();
+    if let (Some(options), true) = (&case.options, has_gold) {
+        score_mcq(&mut row, case, options, text);
+        return row;
+    }
+    if has_gold && matches!(case.lang.as_str(), "zh" | "ja") {
+        score_cjk(&mut row, case, text);
+    } else if has_gold {
+        let (acc, em, f1) = squad_scores(text, &case.answers);
+        row.accuracy = Some(acc);
+        row.em = Some(em);
+        row.f1 = Some(f1);
+    }
+    row.says_unanswerable = Some(says_unanswerable(text));
+    row.says_conflict = Some(says_conflict(text));
+    score_foil(&mut row, case, text);
+    score_labels(&mut row, case, text, mode, has_gold);
+    row
+}
+
+/// The row of one response before any flag is set: the case, prompt and
+/// request fields, whether the retrieved documents hold an answer, and
+/// whether the request failed.
+fn unscored_row(
+    case: &CaseRow,
+    prompt: &PromptInfo,
+    model: &str,
+    request_id: &str,
+    response: Option<&str>,
+) -> ScoreRow {
     let retrieved: Vec<_> = case
         .docs
         .iter()
@@ -26,7 +58,7 @@ pub fn score(
         .collect();
     let answerable =
         (!retrieved.is_empty()).then(|| retrieved.iter().any(|d| d.has_answer == Some(true)));
-    let mut row = ScoreRow {
+    ScoreRow {
         case_id: case.case_id.clone(),
         qid: case.qid.clone(),
         dataset: case.dataset.clone(),
@@ -45,72 +77,71 @@ pub fn score(
         foil: case.foil.clone(),
         response: response.map(String::from),
         ..Default::default()
+    }
+}
+
+/// Multiple choice: the option chosen by letter, text or both; naming
+/// two options is neither the reference nor the foil.
+fn score_mcq(row: &mut ScoreRow, case: &CaseRow, options: &[(String, String)], text: &str) {
+    use ragprobe_matching::mcq::{mcq_choice, Choice};
+    let label_of = |t: &str| options.iter().find(|(_, o)| o == t).map(|(l, _)| l.clone());
+    let gold = case.answers.iter().find_map(|a| label_of(a));
+    let foil = case.foil.as_deref().and_then(label_of);
+    let choice = mcq_choice(text, options);
+    let picked = match &choice {
+        Choice::One(l) => Some(l.clone()),
+        _ => None,
     };
-    let Some(text) = response else { return row };
-    let has_gold = !case.answers.is_empty();
-    if let (Some(options), true) = (&case.options, has_gold) {
-        // Multiple choice: the option chosen by letter, text or both; naming
-        // two options is neither the reference nor the foil.
-        use ragprobe_matching::mcq::{mcq_choice, Choice};
-        let label_of = |t: &str| options.iter().find(|(_, o)| o == t).map(|(l, _)| l.clone());
-        let gold = case.answers.iter().find_map(|a| label_of(a));
-        let foil = case.foil.as_deref().and_then(label_of);
-        let choice = mcq_choice(text, options);
-        let picked = match &choice {
-            Choice::One(l) => Some(l.clone()),
-            _ => None,
-        };
-        row.mcq_choice = Some(match &choice {
-            Choice::One(l) => l.clone(),
-            Choice::Several(_) => "several".into(),
-            Choice::None => "none".into(),
-        });
-        let ok = picked.is_some() && picked == gold;
-        row.accuracy = Some(ok);
-        row.em = Some(ok);
-        row.f1 = Some(if ok { 1.0 } else { 0.0 });
-        row.says_unanswerable = Some(ragprobe_matching::parse::says_unanswerable(text));
-        row.says_conflict = Some(ragprobe_matching::parse::says_conflict(text));
-        if case.foil.is_some() {
-            let f = picked.is_some() && picked == foil;
-            row.foil_any = Some(f);
-            row.foil_only = Some(f);
-            row.foil_exact = Some(f);
-        }
-        return row;
+    row.mcq_choice = Some(match &choice {
+        Choice::One(l) => l.clone(),
+        Choice::Several(_) => "several".into(),
+        Choice::None => "none".into(),
+    });
+    let ok = picked.is_some() && picked == gold;
+    row.accuracy = Some(ok);
+    row.em = Some(ok);
+    row.f1 = Some(if ok { 1.0 } else { 0.0 });
+    row.says_unanswerable = Some(ragprobe_matching::parse::says_unanswerable(text));
+    row.says_conflict = Some(ragprobe_matching::parse::says_conflict(text));
+    if case.foil.is_some() {
+        let f = picked.is_some() && picked == foil;
+        row.foil_any = Some(f);
+        row.foil_only = Some(f);
+        row.foil_exact = Some(f);
     }
-    if has_gold && matches!(case.lang.as_str(), "zh" | "ja") {
-        // No spaces between words: compare NFKC-normalised characters
-        // (ragprobe_matching::mcq::normalize_cjk); F1 over characters.
-        let p = ragprobe_matching::mcq::normalize_cjk(text);
-        row.accuracy = Some(ragprobe_matching::mcq::accuracy_cjk(text, &case.answers));
-        row.em = Some(
-            case.answers
-                .iter()
-                .any(|g| ragprobe_matching::mcq::normalize_cjk(g) == p),
-        );
-        let pc: Vec<char> = p.chars().collect();
-        row.f1 = Some(
-            case.answers
-                .iter()
-                .map(|g| {
-                    ragprobe_matching::overlap_f1(
-                        &pc,
-                        &ragprobe_matching::mcq::normalize_cjk(g)
-                            .chars()
-                            .collect::<Vec<_>>(),
-                    )
-                })
-                .fold(0.0, f64::max),
-        );
-    } else if has_gold {
-        let (acc, em, f1) = squad_scores(text, &case.answers);
-        row.accuracy = Some(acc);
-        row.em = Some(em);
-        row.f1 = Some(f1);
-    }
-    row.says_unanswerable = Some(says_unanswerable(text));
-    row.says_conflict = Some(says_conflict(text));
+}
+
+/// Chinese and Japanese: no spaces between words, so compare
+/// NFKC-normalised characters (ragprobe_matching::mcq::normalize_cjk);
+/// F1 over characters.
+fn score_cjk(row: &mut ScoreRow, case: &CaseRow, text: &str) {
+    let p = ragprobe_matching::mcq::normalize_cjk(text);
+    row.accuracy = Some(ragprobe_matching::mcq::accuracy_cjk(text, &case.answers));
+    row.em = Some(
+        case.answers
+            .iter()
+            .any(|g| ragprobe_matching::mcq::normalize_cjk(g) == p),
+    );
+    let pc: Vec<char> = p.chars().collect();
+    row.f1 = Some(
+        case.answers
+            .iter()
+            .map(|g| {
+                ragprobe_matching::overlap_f1(
+                    &pc,
+                    &ragprobe_matching::mcq::normalize_cjk(g)
+                        .chars()
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .fold(0.0, f64::max),
+    );
+}
+
+/// The foil flags, when the case has a foil: the response contains it
+/// (`foil_any`), contains it but not the reference (`foil_only`), or is
+/// exactly it after normalisation (`foil_exact`).
+fn score_foil(row: &mut ScoreRow, case: &CaseRow, text: &str) {
     if let Some(foil) = &case.foil {
         let matches_foil = accuracy(text, std::slice::from_ref(foil));
         row.foil_any = Some(matches_foil);
@@ -118,6 +149,12 @@ pub fn score(
         let nf = normalize_answer(foil);
         row.foil_exact = Some(!nf.is_empty() && normalize_answer(text) == nf);
     }
+}
+
+/// The labels of the NoMIRACL and RGB parsers: the NoMIRACL label (on
+/// `nomiracl` cases), RGB rejection, factual-error detection and, when
+/// the case has answer parts or a gold answer, RGB correctness.
+fn score_labels(row: &mut ScoreRow, case: &CaseRow, text: &str, mode: ParseMode, has_gold: bool) {
     if case.condition == "nomiracl" {
         row.nomiracl_label = Some(nomiracl_label_with(text, mode).name().into());
     }
@@ -129,5 +166,4 @@ pub fn score(
         .clone()
         .or_else(|| has_gold.then(|| vec![case.answers.clone()]));
     row.rgb_correct = parts.map(|p| rgb_correct(text, &p, zh, mode));
-    row
 }

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use crate::error::IngestError;
+use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, Obj};
 use crate::source::{open, JsonRecords};
 use crate::Run;
@@ -87,12 +87,12 @@ struct Judgement {
     line: u64,
 }
 
+/// Query id -> (split, judgements in file order), as [`read_qrels`] gives them.
+type Qrels = BTreeMap<String, (String, Vec<Judgement>)>;
+
 /// Read every qrels file: query id -> (split, judgements in file order).
-fn read_qrels(
-    run: &mut Run,
-    files: &[PathBuf],
-) -> Result<BTreeMap<String, (String, Vec<Judgement>)>, IngestError> {
-    let mut out: BTreeMap<String, (String, Vec<Judgement>)> = BTreeMap::new();
+fn read_qrels(run: &mut Run, files: &[PathBuf]) -> Result<Qrels, IngestError> {
+    let mut out = Qrels::new();
     for path in files {
         let split = crate::dataset_stem(path);
         let (reader, _) = open(path, false)?;
@@ -164,6 +164,12 @@ fn read_qrels(
     Ok(out)
 }
 
+/// A query that has judgements: (assigned qid, source id, answers).
+type JudgedQuery = (String, String, Vec<String>);
+
+/// Judged passages: doc id -> (title, text).
+type Passages = HashMap<String, (Option<String>, String)>;
+
 pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
     let mut all = Vec::new();
     for p in run.opts.paths.clone() {
@@ -173,173 +179,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
     let mut contexts = Sink::<Contexts>::new(run.store, &run.recipe)?;
     let mut corpus = Sink::<Corpus>::new(run.store, &run.recipe)?;
     for f in all {
-        let dir = f.corpus.parent().map(Path::to_path_buf).unwrap_or_default();
-        let dataset = run
-            .opts
-            .dataset
-            .clone()
-            .unwrap_or_else(|| crate::basename(&dir));
-        let qrels = read_qrels(run, &f.qrels)?;
-        let judged: HashSet<&str> = qrels
-            .values()
-            .flat_map(|(_, js)| js.iter().map(|j| j.doc_id.as_str()))
-            .collect();
-
-        // Queries, in file order; remember the answers for has_answer.
-        // (assigned qid, source id, answers) of the queries with judgements.
-        let mut order: Vec<(String, String, Vec<String>)> = Vec::new();
-        let mut seen: HashMap<String, u64> = HashMap::new();
-        let (reader, _) = open(&f.queries, false)?;
-        let qfile = f.queries.display().to_string();
-        for rec in JsonRecords::new(&f.queries, reader) {
-            let rec = match rec {
-                Ok(r) => r,
-                Err(e) => {
-                    run.skipper.handle(e)?;
-                    continue;
-                }
-            };
-            run.records += 1;
-            let parsed = Obj::new(rec.value, "").and_then(|mut o| {
-                let id = o
-                    .opt_id(&["_id", "id"])?
-                    .ok_or_else(|| crate::FieldError::missing("_id"))?;
-                let text = o.req_str("text")?;
-                let mut answers = Vec::new();
-                if let Some(Value::Object(mut m)) = o.take("metadata") {
-                    if let Some(a) = m.remove("answers") {
-                        answers = str_list(a, "metadata.answers")?;
-                    }
-                    if !m.is_empty() {
-                        o.map.insert("metadata".into(), Value::Object(m));
-                    }
-                }
-                Ok((id, text, answers, o.rest()))
-            });
-            let (id, text, answers, meta) = match parsed {
-                Ok(p) => p,
-                Err(fe) => {
-                    run.skipper.handle(IngestError::Record {
-                        file: qfile.clone(),
-                        line: rec.line,
-                        message: fe.to_string(),
-                    })?;
-                    continue;
-                }
-            };
-            // qrels name queries by `_id`: a repeated `_id` cannot be told
-            // apart there, so it is a record error (skipped under --on-error skip).
-            if let Some(first) = seen.get(&id) {
-                run.skipper.handle(IngestError::Record { file: qfile.clone(), line: rec.line, message: format!("field `_id`: `{id}` already appeared on line {first}; the qrels could not tell the two queries apart") })?;
-                continue;
-            }
-            seen.insert(id.clone(), rec.line);
-            let qid = run.qids.assign(&dataset, Some(&id), &text);
-            let split = run
-                .opts
-                .split
-                .clone()
-                .or_else(|| qrels.get(&id).map(|(s, _)| s.clone()));
-            let lang = run.lang_for(None, &text);
-            if qrels.contains_key(&id) {
-                order.push((qid.clone(), id.clone(), answers.clone()));
-            }
-            questions.push(QuestionRow {
-                qid,
-                dataset: dataset.clone(),
-                split,
-                lang,
-                question: text,
-                answers,
-                meta,
-                ..Default::default()
-            })?;
-        }
-
-        // Corpus, streamed; judged passages are kept for the contexts.
-        let mut passages: HashMap<String, (Option<String>, String)> = HashMap::new();
-        let (reader, bar) = open(&f.corpus, run.opts.progress)?;
-        let cfile = f.corpus.display().to_string();
-        for rec in JsonRecords::new(&f.corpus, reader) {
-            let rec = match rec {
-                Ok(r) => r,
-                Err(e) => {
-                    run.skipper.handle(e)?;
-                    continue;
-                }
-            };
-            let parsed = Obj::new(rec.value, "").and_then(|mut o| {
-                let id = o
-                    .opt_id(&["_id", "id", "doc_id"])?
-                    .ok_or_else(|| crate::FieldError::missing("_id"))?;
-                let title = o.opt_str("title")?.filter(|t| !t.is_empty());
-                let text = o.req_text("text")?;
-                Ok(CorpusRow {
-                    doc_id: id,
-                    title,
-                    text,
-                    meta: o.rest(),
-                })
-            });
-            match parsed {
-                Ok(row) => {
-                    run.note_passage(row.title.as_deref(), &row.text);
-                    if judged.contains(row.doc_id.as_str()) {
-                        passages.insert(row.doc_id.clone(), (row.title.clone(), row.text.clone()));
-                    }
-                    corpus.push(row)?;
-                }
-                Err(fe) => run.skipper.handle(IngestError::Record {
-                    file: cfile.clone(),
-                    line: rec.line,
-                    message: fe.to_string(),
-                })?,
-            }
-        }
-        bar.finish_and_clear();
-
-        for (qid, source_id, answers) in order {
-            let (_, js) = &qrels[&source_id];
-            let mut js: Vec<&Judgement> = js.iter().collect();
-            js.sort_by(|a, b| b.grade.cmp(&a.grade).then_with(|| a.doc_id.cmp(&b.doc_id)));
-            for (rank, j) in js.into_iter().enumerate() {
-                let Some((title, text)) = passages.get(&j.doc_id) else {
-                    run.skipper.handle(IngestError::Record {
-                        file: j.file.clone(),
-                        line: j.line,
-                        message: format!(
-                            "query `{qid}` judges corpus-id `{}`, which is not in {}",
-                            j.doc_id,
-                            crate::basename(&f.corpus)
-                        ),
-                    })?;
-                    continue;
-                };
-                let has = (!answers.is_empty()).then(|| has_answer(&answers, text));
-                if has.is_some() {
-                    run.has_answer_computed += 1;
-                }
-                contexts.push(ContextRow {
-                    qid: qid.clone(),
-                    rank: rank as i32 + 1,
-                    doc_id: j.doc_id.clone(),
-                    title: title.clone(),
-                    text: text.clone(),
-                    score: None,
-                    has_answer: has,
-                    has_answer_source: has.map(|_| "computed".into()),
-                    relevance: Some(
-                        if j.grade > 0 {
-                            "relevant"
-                        } else {
-                            "non_relevant"
-                        }
-                        .into(),
-                    ),
-                    meta: Some(json!({ "qrel": j.grade }).to_string()),
-                })?;
-            }
-        }
+        ingest_dir(run, &f, &mut questions, &mut contexts, &mut corpus)?;
     }
     if questions.rows() == 0 && corpus.rows() == 0 {
         return Err(IngestError::Usage(format!(
@@ -358,4 +198,222 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
         contexts.finish(details.clone())?,
         corpus.finish(details)?,
     ])
+}
+
+/// Ingest one BEIR directory: its qrels, then its queries, then its corpus,
+/// then the contexts of the judged queries.
+fn ingest_dir(
+    run: &mut Run,
+    f: &BeirFiles,
+    questions: &mut Sink<Questions>,
+    contexts: &mut Sink<Contexts>,
+    corpus: &mut Sink<Corpus>,
+) -> Result<(), IngestError> {
+    let dir = f.corpus.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dataset = run
+        .opts
+        .dataset
+        .clone()
+        .unwrap_or_else(|| crate::basename(&dir));
+    let qrels = read_qrels(run, &f.qrels)?;
+    let judged: HashSet<&str> = qrels
+        .values()
+        .flat_map(|(_, js)| js.iter().map(|j| j.doc_id.as_str()))
+        .collect();
+    let order = read_queries(run, &f.queries, &dataset, &qrels, questions)?;
+    let passages = read_corpus(run, &f.corpus, &judged, corpus)?;
+    write_contexts(run, contexts, &qrels, order, &passages, &f.corpus)
+}
+
+/// Take one query record apart: (`_id`, text, `metadata.answers`, the rest
+/// as meta).
+fn parse_query(value: Value) -> Result<(String, String, Vec<String>, Option<String>), FieldError> {
+    let mut o = Obj::new(value, "")?;
+    let id = o
+        .opt_id(&["_id", "id"])?
+        .ok_or_else(|| FieldError::missing("_id"))?;
+    let text = o.req_str("text")?;
+    let mut answers = Vec::new();
+    if let Some(Value::Object(mut m)) = o.take("metadata") {
+        if let Some(a) = m.remove("answers") {
+            answers = str_list(a, "metadata.answers")?;
+        }
+        if !m.is_empty() {
+            o.map.insert("metadata".into(), Value::Object(m));
+        }
+    }
+    Ok((id, text, answers, o.rest()))
+}
+
+/// Write the queries, in file order, as `questions` rows; return the
+/// queries with judgements (with their answers, for `has_answer`).
+fn read_queries(
+    run: &mut Run,
+    path: &Path,
+    dataset: &str,
+    qrels: &Qrels,
+    questions: &mut Sink<Questions>,
+) -> Result<Vec<JudgedQuery>, IngestError> {
+    let mut order: Vec<JudgedQuery> = Vec::new();
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    let (reader, _) = open(path, false)?;
+    let qfile = path.display().to_string();
+    for rec in JsonRecords::new(path, reader) {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                run.skipper.handle(e)?;
+                continue;
+            }
+        };
+        run.records += 1;
+        let (id, text, answers, meta) = match parse_query(rec.value) {
+            Ok(p) => p,
+            Err(fe) => {
+                run.skipper.handle(IngestError::Record {
+                    file: qfile.clone(),
+                    line: rec.line,
+                    message: fe.to_string(),
+                })?;
+                continue;
+            }
+        };
+        // qrels name queries by `_id`: a repeated `_id` cannot be told
+        // apart there, so it is a record error (skipped under --on-error skip).
+        if let Some(first) = seen.get(&id) {
+            run.skipper.handle(IngestError::Record { file: qfile.clone(), line: rec.line, message: format!("field `_id`: `{id}` already appeared on line {first}; the qrels could not tell the two queries apart") })?;
+            continue;
+        }
+        seen.insert(id.clone(), rec.line);
+        let qid = run.qids.assign(dataset, Some(&id), &text);
+        let split = run
+            .opts
+            .split
+            .clone()
+            .or_else(|| qrels.get(&id).map(|(s, _)| s.clone()));
+        let lang = run.lang_for(None, &text);
+        if qrels.contains_key(&id) {
+            order.push((qid.clone(), id.clone(), answers.clone()));
+        }
+        questions.push(QuestionRow {
+            qid,
+            dataset: dataset.to_string(),
+            split,
+            lang,
+            question: text,
+            answers,
+            meta,
+            ..Default::default()
+        })?;
+    }
+    Ok(order)
+}
+
+/// Take one corpus record apart into a `corpus` row.
+fn parse_passage(value: Value) -> Result<CorpusRow, FieldError> {
+    let mut o = Obj::new(value, "")?;
+    let id = o
+        .opt_id(&["_id", "id", "doc_id"])?
+        .ok_or_else(|| FieldError::missing("_id"))?;
+    let title = o.opt_str("title")?.filter(|t| !t.is_empty());
+    let text = o.req_text("text")?;
+    Ok(CorpusRow {
+        doc_id: id,
+        title,
+        text,
+        meta: o.rest(),
+    })
+}
+
+/// Stream the corpus into `corpus` rows; return the judged passages
+/// (doc id -> title, text), kept for the contexts.
+fn read_corpus(
+    run: &mut Run,
+    path: &Path,
+    judged: &HashSet<&str>,
+    corpus: &mut Sink<Corpus>,
+) -> Result<Passages, IngestError> {
+    let mut passages = Passages::new();
+    let (reader, bar) = open(path, run.opts.progress)?;
+    let cfile = path.display().to_string();
+    for rec in JsonRecords::new(path, reader) {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                run.skipper.handle(e)?;
+                continue;
+            }
+        };
+        match parse_passage(rec.value) {
+            Ok(row) => {
+                run.note_passage(row.title.as_deref(), &row.text);
+                if judged.contains(row.doc_id.as_str()) {
+                    passages.insert(row.doc_id.clone(), (row.title.clone(), row.text.clone()));
+                }
+                corpus.push(row)?;
+            }
+            Err(fe) => run.skipper.handle(IngestError::Record {
+                file: cfile.clone(),
+                line: rec.line,
+                message: fe.to_string(),
+            })?,
+        }
+    }
+    bar.finish_and_clear();
+    Ok(passages)
+}
+
+/// Write the judged passages of each judged query, in query order, ranked
+/// by grade (highest first), then doc id.
+fn write_contexts(
+    run: &mut Run,
+    contexts: &mut Sink<Contexts>,
+    qrels: &Qrels,
+    order: Vec<JudgedQuery>,
+    passages: &Passages,
+    corpus_path: &Path,
+) -> Result<(), IngestError> {
+    for (qid, source_id, answers) in order {
+        let (_, js) = &qrels[&source_id];
+        let mut js: Vec<&Judgement> = js.iter().collect();
+        js.sort_by(|a, b| b.grade.cmp(&a.grade).then_with(|| a.doc_id.cmp(&b.doc_id)));
+        for (rank, j) in js.into_iter().enumerate() {
+            let Some((title, text)) = passages.get(&j.doc_id) else {
+                run.skipper.handle(IngestError::Record {
+                    file: j.file.clone(),
+                    line: j.line,
+                    message: format!(
+                        "query `{qid}` judges corpus-id `{}`, which is not in {}",
+                        j.doc_id,
+                        crate::basename(corpus_path)
+                    ),
+                })?;
+                continue;
+            };
+            let has = (!answers.is_empty()).then(|| has_answer(&answers, text));
+            if has.is_some() {
+                run.has_answer_computed += 1;
+            }
+            contexts.push(ContextRow {
+                qid: qid.clone(),
+                rank: rank as i32 + 1,
+                doc_id: j.doc_id.clone(),
+                title: title.clone(),
+                text: text.clone(),
+                score: None,
+                has_answer: has,
+                has_answer_source: has.map(|_| "computed".into()),
+                relevance: Some(
+                    if j.grade > 0 {
+                        "relevant"
+                    } else {
+                        "non_relevant"
+                    }
+                    .into(),
+                ),
+                meta: Some(json!({ "qrel": j.grade }).to_string()),
+            })?;
+        }
+    }
+    Ok(())
 }

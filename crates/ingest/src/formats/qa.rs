@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, type_of, Obj};
 use crate::source::{open, JsonRecords};
-use crate::{passage_id, Format, Run};
+use crate::{passage_id, Format, IngestOptions, Run};
 
 /// A record taken apart, before the qid is assigned.
 struct Parsed {
@@ -74,110 +74,25 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
             None
         };
         if format == Format::Nomiracl && path.is_dir() {
-            for (p, file, line) in nomiracl_distribution(&path, run.opts.split.as_deref())? {
-                run.records += 1;
-                match p {
-                    Ok(p) => {
-                        emit(
-                            run,
-                            &mut questions,
-                            &mut contexts,
-                            &dataset,
-                            file_lang.as_deref(),
-                            p,
-                        )?;
-                    }
-                    Err(message) => run.skipper.handle(IngestError::Record {
-                        file,
-                        line,
-                        message,
-                    })?,
-                }
-            }
-            continue;
-        }
-        let (reader, bar) = open(&path, run.opts.progress)?;
-        let file = path.display().to_string();
-        let records = match format {
-            Format::Triviaqa => JsonRecords::in_object_array(&path, reader, &["Data", "data"]),
-            // Passage lists stay raw JSON and are walked one passage at a time.
-            Format::Dpr | Format::Selfrag => JsonRecords::new(&path, reader).lazy(&["ctxs"]),
-            _ => JsonRecords::new(&path, reader),
-        };
-        for rec in records {
-            let rec = match rec {
-                Ok(r) => r,
-                Err(e) => {
-                    run.skipper.handle(e)?;
-                    continue;
-                }
-            };
-            run.records += 1;
-            let lazy_ctxs = rec
-                .lazy
-                .iter()
-                .find(|(k, _)| k == "ctxs")
-                .map(|(_, v)| v.as_ref());
-            if let Some(raw) = lazy_ctxs {
-                if let Err(fe) = check_dpr_ctxs(raw) {
-                    run.skipper.handle(IngestError::Record {
-                        file: file.clone(),
-                        line: rec.line,
-                        message: fe.to_string(),
-                    })?;
-                    continue;
-                }
-            }
-            let parsed = Obj::new(rec.value, "").and_then(|obj| match format {
-                Format::Dpr | Format::Selfrag => parse_dpr(obj),
-                Format::Nomiracl => parse_nomiracl(obj, run.opts.subset.as_deref()),
-                Format::Rgb => parse_rgb(obj),
-                Format::Triviaqa => parse_triviaqa(
-                    obj,
-                    run.opts.evidence_dir.as_deref(),
-                    run.opts.passage_words.max(10),
-                ),
-                Format::Hotpotqa => parse_hotpotqa(obj),
-                Format::Searchqa => parse_searchqa(obj),
-                Format::Mcq => parse_mcq(obj),
-                Format::Beir | Format::Table => unreachable!("not a QA-with-passages format"),
-            });
-            let p = match parsed {
-                Ok(p) => p,
-                Err(fe) => {
-                    run.skipper.handle(IngestError::Record {
-                        file: file.clone(),
-                        line: rec.line,
-                        message: fe.to_string(),
-                    })?;
-                    continue;
-                }
-            };
-            let answers = if lazy_ctxs.is_some() {
-                p.answers.clone()
-            } else {
-                Vec::new()
-            };
-            let qid = emit(
+            ingest_nomiracl_dir(
                 run,
                 &mut questions,
                 &mut contexts,
+                &path,
                 &dataset,
                 file_lang.as_deref(),
-                p,
             )?;
-            if let Some(raw) = lazy_ctxs {
-                stream_dpr_ctxs(run, &mut contexts, &qid, &answers, raw).map_err(|e| match e {
-                    IngestError::Usage(m) => IngestError::Record {
-                        file: file.clone(),
-                        line: rec.line,
-                        message: m,
-                    },
-                    other => other,
-                })?;
-            }
+            continue;
         }
-        bar.finish_and_clear();
+        ingest_file(
+            run,
+            format,
+            &mut questions,
+            &mut contexts,
+            &path,
+            &dataset,
+            file_lang.as_deref(),
+        )?;
     }
     if questions.rows() == 0 {
         return Err(IngestError::Usage(format!(
@@ -196,6 +111,123 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
         questions.finish(details.clone())?,
         contexts.finish(details)?,
     ])
+}
+
+/// Ingest a NoMIRACL distribution directory ([`nomiracl_distribution`]):
+/// write its good queries, skip or fail on its bad ones.
+fn ingest_nomiracl_dir(
+    run: &mut Run,
+    questions: &mut Sink<Questions>,
+    contexts: &mut Sink<Contexts>,
+    path: &Path,
+    dataset: &str,
+    file_lang: Option<&str>,
+) -> Result<(), IngestError> {
+    for (p, file, line) in nomiracl_distribution(path, run.opts.split.as_deref())? {
+        run.records += 1;
+        match p {
+            Ok(p) => {
+                emit(run, questions, contexts, dataset, file_lang, p)?;
+            }
+            Err(message) => run.skipper.handle(IngestError::Record {
+                file,
+                line,
+                message,
+            })?,
+        }
+    }
+    Ok(())
+}
+
+/// Ingest one input file of a QA-with-passages format, record by record.
+fn ingest_file(
+    run: &mut Run,
+    format: Format,
+    questions: &mut Sink<Questions>,
+    contexts: &mut Sink<Contexts>,
+    path: &Path,
+    dataset: &str,
+    file_lang: Option<&str>,
+) -> Result<(), IngestError> {
+    let (reader, bar) = open(path, run.opts.progress)?;
+    let file = path.display().to_string();
+    let records = match format {
+        Format::Triviaqa => JsonRecords::in_object_array(path, reader, &["Data", "data"]),
+        // Passage lists stay raw JSON and are walked one passage at a time.
+        Format::Dpr | Format::Selfrag => JsonRecords::new(path, reader).lazy(&["ctxs"]),
+        _ => JsonRecords::new(path, reader),
+    };
+    for rec in records {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                run.skipper.handle(e)?;
+                continue;
+            }
+        };
+        run.records += 1;
+        let lazy_ctxs = rec
+            .lazy
+            .iter()
+            .find(|(k, _)| k == "ctxs")
+            .map(|(_, v)| v.as_ref());
+        let p = match parse_record(run.opts, format, rec.value, lazy_ctxs) {
+            Ok(p) => p,
+            Err(fe) => {
+                run.skipper.handle(IngestError::Record {
+                    file: file.clone(),
+                    line: rec.line,
+                    message: fe.to_string(),
+                })?;
+                continue;
+            }
+        };
+        let answers = if lazy_ctxs.is_some() {
+            p.answers.clone()
+        } else {
+            Vec::new()
+        };
+        let qid = emit(run, questions, contexts, dataset, file_lang, p)?;
+        if let Some(raw) = lazy_ctxs {
+            stream_dpr_ctxs(run, contexts, &qid, &answers, raw).map_err(|e| match e {
+                IngestError::Usage(m) => IngestError::Record {
+                    file: file.clone(),
+                    line: rec.line,
+                    message: m,
+                },
+                other => other,
+            })?;
+        }
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Take one record apart with its format's parser. Raw `ctxs` kept lazy are
+/// checked first ([`check_dpr_ctxs`]): a bad passage makes the record bad.
+fn parse_record(
+    opts: &IngestOptions,
+    format: Format,
+    value: Value,
+    lazy_ctxs: Option<&serde_json::value::RawValue>,
+) -> Result<Parsed, FieldError> {
+    if let Some(raw) = lazy_ctxs {
+        check_dpr_ctxs(raw)?;
+    }
+    Obj::new(value, "").and_then(|obj| match format {
+        Format::Dpr | Format::Selfrag => parse_dpr(obj),
+        Format::Nomiracl => parse_nomiracl(obj, opts.subset.as_deref()),
+        Format::Rgb => parse_rgb(obj),
+        Format::Triviaqa => parse_triviaqa(
+            obj,
+            opts.evidence_dir.as_deref(),
+            opts.passage_words.max(10),
+        ),
+        Format::Hotpotqa => parse_hotpotqa(obj),
+        Format::Searchqa => parse_searchqa(obj),
+        Format::Mcq => parse_mcq(obj),
+        Format::Beir | Format::Table => unreachable!("not a QA-with-passages format"),
+    })
 }
 
 /// Write one parsed record: assign its qid and language, compute missing
@@ -325,48 +357,130 @@ type DistRecord = (Result<Parsed, String>, String, u64);
 /// subset; only queries with qrels are kept, as in `load_data`. `split`
 /// (dev / test) selects the files; without it, every split present.
 fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistRecord>, IngestError> {
-    use std::io::BufRead;
-    let io = |p: &Path, e: std::io::Error| IngestError::Usage(format!("{}: {e}", p.display()));
     let corpus_path = dir.join("corpus.jsonl");
-    let mut corpus: std::collections::HashMap<String, (String, String)> =
-        std::collections::HashMap::new();
-    let f = std::fs::File::open(&corpus_path).map_err(|e| io(&corpus_path, e))?;
+    let corpus = read_nomiracl_corpus(&corpus_path)?;
+    let topic_files = nomiracl_topic_files(dir, split)?;
+    let mut out = Vec::new();
+    for (sp, subset, tpath) in topic_files {
+        let qpath = dir.join("qrels").join(format!("{sp}.{subset}.tsv"));
+        let qfile = qpath.display().to_string();
+        let (qrels, qrels_order) = read_nomiracl_qrels(&qpath)?;
+        let tfile = tpath.display().to_string();
+        let topics = read_nomiracl_topics(&tpath, &mut out)?;
+        for qid in &qrels_order {
+            let Some((query, line)) = topics.get(qid) else {
+                continue;
+            };
+            let (qid, query, line) = (qid.as_str(), query.clone(), *line);
+            let Some(judged) = qrels.get(qid) else {
+                continue;
+            };
+            let contexts = match nomiracl_contexts(judged, &corpus, &subset) {
+                Ok(contexts) => contexts,
+                Err((docid, qline)) => {
+                    out.push((
+                        Err(format!(
+                            "docid `{docid}` (judged for query `{qid}`) is not in {}",
+                            corpus_path.display()
+                        )),
+                        qfile.clone(),
+                        qline,
+                    ));
+                    continue;
+                }
+            };
+            if query.trim().is_empty() {
+                out.push((Err("field `query` is empty".into()), tfile.clone(), line));
+                continue;
+            }
+            let parsed = Parsed {
+                source_id: Some(qid.to_string()),
+                question: query,
+                answers: Vec::new(),
+                answer_parts: None,
+                fake_answers: None,
+                subset: Some(subset.clone()),
+                options: None,
+                meta: None,
+                contexts,
+            };
+            out.push((Ok(parsed), tfile.clone(), line));
+        }
+    }
+    Ok(out)
+}
+
+/// A NoMIRACL distribution's corpus: docid -> (title, text).
+type NomiraclCorpus = std::collections::HashMap<String, (String, String)>;
+
+/// A NoMIRACL qrels file: qid -> [(docid, score, line)] in file order.
+type NomiraclQrels = std::collections::HashMap<String, Vec<(String, i64, u64)>>;
+
+/// An I/O error on a NoMIRACL distribution file, naming the path.
+fn nomiracl_io(p: &Path, e: std::io::Error) -> IngestError {
+    IngestError::Usage(format!("{}: {e}", p.display()))
+}
+
+/// Read a NoMIRACL `corpus.jsonl`; any bad line is an error.
+fn read_nomiracl_corpus(corpus_path: &Path) -> Result<NomiraclCorpus, IngestError> {
+    use std::io::BufRead;
+    let mut corpus = NomiraclCorpus::new();
+    let f = std::fs::File::open(corpus_path).map_err(|e| nomiracl_io(corpus_path, e))?;
     for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let line = line.map_err(|e| io(&corpus_path, e))?;
+        let line = line.map_err(|e| nomiracl_io(corpus_path, e))?;
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |m: String| IngestError::Record {
-            file: corpus_path.display().to_string(),
-            line: i as u64 + 1,
-            message: m,
-        };
-        let v: Value =
-            serde_json::from_str(&line).map_err(|e| bad(format!("malformed JSON: {e}")))?;
-        let field = |k: &str| match &v[k] {
-            Value::String(s) => Ok(s.trim().replace('\n', " ")),
-            Value::Null if k == "title" => Ok(String::new()),
-            other => Err(bad(format!(
-                "field `{k}` must be a string, found {}",
-                type_of(other)
-            ))),
-        };
-        let docid = match &v["docid"] {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            other => {
-                return Err(bad(format!(
-                    "field `docid` must be a string, found {}",
-                    type_of(other)
-                )))
-            }
-        };
-        corpus.insert(docid, (field("title")?, field("text")?));
+        let (docid, passage) = nomiracl_corpus_line(&line, corpus_path, i as u64 + 1)?;
+        corpus.insert(docid, passage);
     }
+    Ok(corpus)
+}
+
+/// One `corpus.jsonl` line: (docid, (title, text)), title and text stripped
+/// and their newlines made spaces; a null title is empty.
+fn nomiracl_corpus_line(
+    line: &str,
+    corpus_path: &Path,
+    lineno: u64,
+) -> Result<(String, (String, String)), IngestError> {
+    let bad = |m: String| IngestError::Record {
+        file: corpus_path.display().to_string(),
+        line: lineno,
+        message: m,
+    };
+    let v: Value = serde_json::from_str(line).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+    let field = |k: &str| match &v[k] {
+        Value::String(s) => Ok(s.trim().replace('\n', " ")),
+        Value::Null if k == "title" => Ok(String::new()),
+        other => Err(bad(format!(
+            "field `{k}` must be a string, found {}",
+            type_of(other)
+        ))),
+    };
+    let docid = match &v["docid"] {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        other => {
+            return Err(bad(format!(
+                "field `docid` must be a string, found {}",
+                type_of(other)
+            )))
+        }
+    };
+    Ok((docid, (field("title")?, field("text")?)))
+}
+
+/// The `topics/<split>.<relevant|non_relevant>.tsv` files to read, as
+/// sorted (split, subset, path); none is an error.
+fn nomiracl_topic_files(
+    dir: &Path,
+    split: Option<&str>,
+) -> Result<Vec<(String, String, std::path::PathBuf)>, IngestError> {
     let mut topic_files: Vec<(String, String, std::path::PathBuf)> = Vec::new();
     let topics_dir = dir.join("topics");
-    for e in std::fs::read_dir(&topics_dir).map_err(|e| io(&topics_dir, e))? {
-        let path = e.map_err(|e| io(&topics_dir, e))?.path();
+    for e in std::fs::read_dir(&topics_dir).map_err(|e| nomiracl_io(&topics_dir, e))? {
+        let path = e.map_err(|e| nomiracl_io(&topics_dir, e))?.path();
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -392,128 +506,118 @@ fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistReco
                 .unwrap_or_default()
         )));
     }
-    let mut out = Vec::new();
-    for (sp, subset, tpath) in topic_files {
-        let qpath = dir.join("qrels").join(format!("{sp}.{subset}.tsv"));
-        let qfile = qpath.display().to_string();
-        // qid -> [(docid, score, line)] in file order.
-        let mut qrels: std::collections::HashMap<String, Vec<(String, i64, u64)>> =
-            std::collections::HashMap::new();
-        // Queries in the order of their first judgement: the reference's
-        // qrels dict order, which its query sample draws from.
-        let mut qrels_order: Vec<String> = Vec::new();
-        let f = std::fs::File::open(&qpath).map_err(|e| io(&qpath, e))?;
-        for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-            let line = line.map_err(|e| io(&qpath, e))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let cols: Vec<&str> = line.split('\t').collect();
-            let score = cols.get(3).and_then(|s| s.trim().parse::<i64>().ok());
-            match (cols.len() >= 4, score) {
-                (true, Some(score)) => {
-                    if !qrels.contains_key(cols[0]) {
-                        qrels_order.push(cols[0].to_string());
-                    }
-                    let list = qrels.entry(cols[0].to_string()).or_default();
-                    // A later duplicate judgement overwrites the score in place (a Python dict).
-                    match list.iter_mut().find(|x| x.0 == cols[2]) {
-                        Some(x) => x.1 = score,
-                        None => list.push((cols[2].to_string(), score, i as u64 + 1)),
-                    }
-                }
-                _ => return Err(IngestError::Record { file: qfile.clone(), line: i as u64 + 1, message: "a qrels line must be `qid<TAB>Q0<TAB>docid<TAB>score` with an integer score".into() }),
-            }
+    Ok(topic_files)
+}
+
+/// Read a NoMIRACL qrels file (TREC format): the judgements per query, and
+/// the queries in the order of their first judgement (the reference's
+/// qrels dict order, which its query sample draws from). A bad line is an
+/// error.
+fn read_nomiracl_qrels(qpath: &Path) -> Result<(NomiraclQrels, Vec<String>), IngestError> {
+    use std::io::BufRead;
+    let qfile = qpath.display().to_string();
+    let mut qrels = NomiraclQrels::new();
+    let mut qrels_order: Vec<String> = Vec::new();
+    let f = std::fs::File::open(qpath).map_err(|e| nomiracl_io(qpath, e))?;
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| nomiracl_io(qpath, e))?;
+        if line.trim().is_empty() {
+            continue;
         }
-        let tfile = tpath.display().to_string();
-        let f = std::fs::File::open(&tpath).map_err(|e| io(&tpath, e))?;
-        let mut topics: std::collections::HashMap<String, (String, u64)> =
-            std::collections::HashMap::new();
-        for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-            let line = line.map_err(|e| io(&tpath, e))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            match line.split_once('\t') {
-                Some((qid, query)) => {
-                    topics.insert(
-                        qid.to_string(),
-                        (
-                            query.split('\t').next().unwrap_or("").to_string(),
-                            i as u64 + 1,
-                        ),
-                    );
+        let cols: Vec<&str> = line.split('\t').collect();
+        let score = cols.get(3).and_then(|s| s.trim().parse::<i64>().ok());
+        match (cols.len() >= 4, score) {
+            (true, Some(score)) => {
+                if !qrels.contains_key(cols[0]) {
+                    qrels_order.push(cols[0].to_string());
                 }
-                None => out.push((
-                    Err("a topics line must be `qid<TAB>query`".into()),
-                    tfile.clone(),
-                    i as u64 + 1,
-                )),
+                let list = qrels.entry(cols[0].to_string()).or_default();
+                // A later duplicate judgement overwrites the score in place (a Python dict).
+                match list.iter_mut().find(|x| x.0 == cols[2]) {
+                    Some(x) => x.1 = score,
+                    None => list.push((cols[2].to_string(), score, i as u64 + 1)),
+                }
             }
-        }
-        for qid in &qrels_order {
-            let Some((query, line)) = topics.get(qid) else {
-                continue;
-            };
-            let (qid, query, line) = (qid.as_str(), query.clone(), *line);
-            let Some(judged) = qrels.get(qid) else {
-                continue;
-            };
-            let mut contexts = Vec::with_capacity(judged.len());
-            let mut missing = None;
-            for (docid, score, qline) in judged {
-                let Some((title, text)) = corpus.get(docid) else {
-                    missing = Some((docid.clone(), *qline));
-                    break;
-                };
-                let label = if subset == "relevant" && *score > 0 {
-                    "relevant"
-                } else {
-                    "non_relevant"
-                };
-                let rank = contexts.len() + 1;
-                let mut c = ctx(
-                    rank,
-                    docid.clone(),
-                    Some(title.clone()).filter(|t| !t.is_empty()),
-                    text.clone(),
-                    Some(label),
-                    None,
-                );
-                c.has_answer = Some(label == "relevant");
-                c.has_answer_source = Some("relevance".into());
-                contexts.push(c);
-            }
-            if let Some((docid, qline)) = missing {
-                out.push((
-                    Err(format!(
-                        "docid `{docid}` (judged for query `{qid}`) is not in {}",
-                        corpus_path.display()
-                    )),
-                    qfile.clone(),
-                    qline,
-                ));
-                continue;
-            }
-            if query.trim().is_empty() {
-                out.push((Err("field `query` is empty".into()), tfile.clone(), line));
-                continue;
-            }
-            let parsed = Parsed {
-                source_id: Some(qid.to_string()),
-                question: query,
-                answers: Vec::new(),
-                answer_parts: None,
-                fake_answers: None,
-                subset: Some(subset.clone()),
-                options: None,
-                meta: None,
-                contexts,
-            };
-            out.push((Ok(parsed), tfile.clone(), line));
+            _ => return Err(IngestError::Record {
+                file: qfile.clone(),
+                line: i as u64 + 1,
+                message:
+                    "a qrels line must be `qid<TAB>Q0<TAB>docid<TAB>score` with an integer score"
+                        .into(),
+            }),
         }
     }
-    Ok(out)
+    Ok((qrels, qrels_order))
+}
+
+/// Read a NoMIRACL topics file: qid -> (query, line). A line without a tab
+/// becomes a bad record in `out`.
+fn read_nomiracl_topics(
+    tpath: &Path,
+    out: &mut Vec<DistRecord>,
+) -> Result<std::collections::HashMap<String, (String, u64)>, IngestError> {
+    use std::io::BufRead;
+    let tfile = tpath.display().to_string();
+    let f = std::fs::File::open(tpath).map_err(|e| nomiracl_io(tpath, e))?;
+    let mut topics: std::collections::HashMap<String, (String, u64)> =
+        std::collections::HashMap::new();
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| nomiracl_io(tpath, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match line.split_once('\t') {
+            Some((qid, query)) => {
+                topics.insert(
+                    qid.to_string(),
+                    (
+                        query.split('\t').next().unwrap_or("").to_string(),
+                        i as u64 + 1,
+                    ),
+                );
+            }
+            None => out.push((
+                Err("a topics line must be `qid<TAB>query`".into()),
+                tfile.clone(),
+                i as u64 + 1,
+            )),
+        }
+    }
+    Ok(topics)
+}
+
+/// A query's contexts from its judgements, in qrels order; `relevant` only
+/// in the `relevant` subset with a positive score. A docid not in the
+/// corpus gives that docid and its qrels line.
+fn nomiracl_contexts(
+    judged: &[(String, i64, u64)],
+    corpus: &NomiraclCorpus,
+    subset: &str,
+) -> Result<Vec<ContextRow>, (String, u64)> {
+    let mut contexts = Vec::with_capacity(judged.len());
+    for (docid, score, qline) in judged {
+        let Some((title, text)) = corpus.get(docid) else {
+            return Err((docid.clone(), *qline));
+        };
+        let label = if subset == "relevant" && *score > 0 {
+            "relevant"
+        } else {
+            "non_relevant"
+        };
+        let rank = contexts.len() + 1;
+        let mut c = ctx(
+            rank,
+            docid.clone(),
+            Some(title.clone()).filter(|t| !t.is_empty()),
+            text.clone(),
+            Some(label),
+            None,
+        );
+        c.has_answer = Some(label == "relevant");
+        c.has_answer_source = Some("relevance".into());
+        contexts.push(c);
+    }
+    Ok(contexts)
 }
 
 /// DPR/FiD and Self-RAG: `{question, answers: [str], ctxs: [{id?, title,

@@ -70,107 +70,142 @@ fn binary_as_text(
         .map_err(|e| e.to_string())
 }
 
+/// The rows of a table file, by its extension: Parquet, CSV/TSV (possibly
+/// gzipped), else JSON Lines or a JSON array.
 fn rows(path: &Path, progress: bool) -> Result<Box<dyn Iterator<Item = Row>>, IngestError> {
     let name = crate::basename(path).to_lowercase();
     let file = path.display().to_string();
     if name.ends_with(".parquet") {
-        let f = std::fs::File::open(path).map_err(|e| IngestError::File {
-            file: file.clone(),
-            message: e.to_string(),
-        })?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-            .and_then(|b| b.with_batch_size(1024).build())
-            .map_err(|e| IngestError::File {
-                file: file.clone(),
-                message: format!("not a readable Parquet file: {e}"),
-            })?;
-        let _ = reader.schema();
-        let mut row = 0u64;
-        let iter = reader.flat_map(move |batch| -> Vec<Row> {
-            let batch = match batch
-                .map_err(|e| e.to_string())
-                .and_then(|b| binary_as_text(b, row))
-            {
-                Ok(b) => b,
-                Err(message) => {
-                    return vec![Err(IngestError::File {
-                        file: file.clone(),
-                        message,
-                    })]
-                }
-            };
-            let mut buf = Vec::new();
-            let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
-            if let Err(e) = w.write(&batch).and_then(|_| w.finish()) {
-                return vec![Err(IngestError::File {
-                    file: file.clone(),
-                    message: e.to_string(),
-                })];
-            }
-            buf.split(|&b| b == b'\n')
-                .filter(|l| !l.is_empty())
-                .map(|l| {
-                    row += 1;
-                    serde_json::from_slice(l)
-                        .map(|v| (row, v))
-                        .map_err(|e| IngestError::File {
-                            file: file.clone(),
-                            message: e.to_string(),
-                        })
-                })
-                .collect()
-        });
-        return Ok(Box::new(iter));
+        return parquet_rows(path, file);
     }
     if name.ends_with(".csv")
         || name.ends_with(".tsv")
         || name.ends_with(".csv.gz")
         || name.ends_with(".tsv.gz")
     {
-        let (reader, _) = open(path, progress)?;
-        let delim = if name.contains(".tsv") { b'\t' } else { b',' };
-        let mut csv = csv::ReaderBuilder::new()
-            .delimiter(delim)
-            .flexible(false)
-            .from_reader(reader);
-        let headers = csv
-            .headers()
-            .map_err(|e| IngestError::File {
-                file: file.clone(),
-                message: format!("cannot read the header row: {e}"),
-            })?
-            .clone();
-        let iter = csv.into_records().map(move |r| match r {
-            Ok(rec) => {
-                let line = rec.position().map(|p| p.line()).unwrap_or(0);
-                let obj: Map<String, Value> = headers
-                    .iter()
-                    .zip(rec.iter())
-                    .map(|(h, v)| (h.to_string(), Value::String(v.to_string())))
-                    .collect();
-                Ok((line, Value::Object(obj)))
-            }
-            Err(e) => {
-                let line = e.position().map(|p| p.line()).unwrap_or(0);
-                let message = match e.kind() {
-                    csv::ErrorKind::Utf8 { err, .. } => {
-                        format!("invalid UTF-8 in column {}", err.field() + 1)
-                    }
-                    _ => format!("malformed CSV: {e}"),
-                };
-                Err(IngestError::Record {
-                    file: file.clone(),
-                    line,
-                    message,
-                })
-            }
-        });
-        return Ok(Box::new(iter));
+        return csv_rows(path, &name, file, progress);
     }
     let (reader, _) = open(path, progress)?;
     Ok(Box::new(
         JsonRecords::new(path, reader).map(|r| r.map(|rec| (rec.line, rec.value))),
     ))
+}
+
+/// The rows of a Parquet file, read 1024 at a time and numbered from 1.
+fn parquet_rows(path: &Path, file: String) -> Result<Box<dyn Iterator<Item = Row>>, IngestError> {
+    let f = std::fs::File::open(path).map_err(|e| IngestError::File {
+        file: file.clone(),
+        message: e.to_string(),
+    })?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .and_then(|b| b.with_batch_size(1024).build())
+        .map_err(|e| IngestError::File {
+            file: file.clone(),
+            message: format!("not a readable Parquet file: {e}"),
+        })?;
+    let _ = reader.schema();
+    let mut row = 0u64;
+    let iter = reader.flat_map(move |batch| batch_rows(batch, &mut row, &file));
+    Ok(Box::new(iter))
+}
+
+/// One Parquet record batch as JSON rows; `row` counts the rows read so far.
+/// A batch that cannot be read or converted gives a single file error.
+fn batch_rows(
+    batch: Result<arrow::record_batch::RecordBatch, arrow::error::ArrowError>,
+    row: &mut u64,
+    file: &str,
+) -> Vec<Row> {
+    let batch = match batch
+        .map_err(|e| e.to_string())
+        .and_then(|b| binary_as_text(b, *row))
+    {
+        Ok(b) => b,
+        Err(message) => {
+            return vec![Err(IngestError::File {
+                file: file.to_string(),
+                message,
+            })]
+        }
+    };
+    let mut buf = Vec::new();
+    let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+    if let Err(e) = w.write(&batch).and_then(|_| w.finish()) {
+        return vec![Err(IngestError::File {
+            file: file.to_string(),
+            message: e.to_string(),
+        })];
+    }
+    buf.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            *row += 1;
+            serde_json::from_slice(l)
+                .map(|v| (*row, v))
+                .map_err(|e| IngestError::File {
+                    file: file.to_string(),
+                    message: e.to_string(),
+                })
+        })
+        .collect()
+}
+
+/// The rows of a CSV or TSV file (by `name`), keyed by its header row.
+fn csv_rows(
+    path: &Path,
+    name: &str,
+    file: String,
+    progress: bool,
+) -> Result<Box<dyn Iterator<Item = Row>>, IngestError> {
+    let (reader, _) = open(path, progress)?;
+    let delim = if name.contains(".tsv") { b'\t' } else { b',' };
+    let mut csv = csv::ReaderBuilder::new()
+        .delimiter(delim)
+        .flexible(false)
+        .from_reader(reader);
+    let headers = csv
+        .headers()
+        .map_err(|e| IngestError::File {
+            file: file.clone(),
+            message: format!("cannot read the header row: {e}"),
+        })?
+        .clone();
+    let iter = csv.into_records().map(move |r| csv_row(&headers, r, &file));
+    Ok(Box::new(iter))
+}
+
+/// One CSV record as a JSON object of strings, with its line; a malformed
+/// record is a record error naming the line (and the column, for bad UTF-8).
+fn csv_row(
+    headers: &csv::StringRecord,
+    r: Result<csv::StringRecord, csv::Error>,
+    file: &str,
+) -> Row {
+    match r {
+        Ok(rec) => {
+            let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            let obj: Map<String, Value> = headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), Value::String(v.to_string())))
+                .collect();
+            Ok((line, Value::Object(obj)))
+        }
+        Err(e) => {
+            let line = e.position().map(|p| p.line()).unwrap_or(0);
+            let message = match e.kind() {
+                csv::ErrorKind::Utf8 { err, .. } => {
+                    format!("invalid UTF-8 in column {}", err.field() + 1)
+                }
+                _ => format!("malformed CSV: {e}"),
+            };
+            Err(IngestError::Record {
+                file: file.to_string(),
+                line,
+                message,
+            })
+        }
+    }
 }
 
 /// Answers from a list column, a JSON list inside a string, or a string
