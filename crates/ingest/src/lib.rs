@@ -226,6 +226,15 @@ impl Skipper {
         }
         Ok(())
     }
+
+    /// A record's value, or None when its error is skipped (`--on-error
+    /// skip`); a fatal error is returned.
+    pub(crate) fn keep<T>(&mut self, r: Result<T, IngestError>) -> Result<Option<T>, IngestError> {
+        match r {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => self.handle(e).map(|()| None),
+        }
+    }
 }
 
 fn basename_in_message(err: &IngestError) -> String {
@@ -485,15 +494,7 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
             "ingest: cached, not run (action {}); same recipe as an earlier run",
             &record.key[..12]
         );
-        let outputs = record
-            .outputs
-            .iter()
-            .map(|o| Written {
-                kind: o.kind.clone(),
-                id: o.id.clone(),
-                rows: o.rows,
-            })
-            .collect();
+        let outputs = record.outputs.iter().map(Written::from).collect();
         return Ok(IngestReport {
             outputs,
             cached: true,

@@ -259,12 +259,8 @@ fn read_queries(
     let (reader, _) = open(path, false)?;
     let qfile = path.display().to_string();
     for rec in JsonRecords::new(path, reader) {
-        let rec = match rec {
-            Ok(r) => r,
-            Err(e) => {
-                run.skipper.handle(e)?;
-                continue;
-            }
+        let Some(rec) = run.skipper.keep(rec)? else {
+            continue;
         };
         run.records += 1;
         let (id, text, answers, meta) = match parse_query(rec.value) {
@@ -337,12 +333,8 @@ fn read_corpus(
     let (reader, bar) = open(path, run.opts.progress)?;
     let cfile = path.display().to_string();
     for rec in JsonRecords::new(path, reader) {
-        let rec = match rec {
-            Ok(r) => r,
-            Err(e) => {
-                run.skipper.handle(e)?;
-                continue;
-            }
+        let Some(rec) = run.skipper.keep(rec)? else {
+            continue;
         };
         match parse_passage(rec.value) {
             Ok(row) => {

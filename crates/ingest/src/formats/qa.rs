@@ -158,12 +158,8 @@ fn ingest_file(
         _ => JsonRecords::new(path, reader),
     };
     for rec in records {
-        let rec = match rec {
-            Ok(r) => r,
-            Err(e) => {
-                run.skipper.handle(e)?;
-                continue;
-            }
+        let Some(rec) = run.skipper.keep(rec)? else {
+            continue;
         };
         run.records += 1;
         let lazy_ctxs = rec

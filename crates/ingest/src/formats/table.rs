@@ -316,12 +316,8 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
         let dataset = run.dataset_for(&path);
         let file = path.display().to_string();
         for r in rows(&path, run.opts.progress)? {
-            let (line, value) = match r {
-                Ok(x) => x,
-                Err(e) => {
-                    run.skipper.handle(e)?;
-                    continue;
-                }
+            let Some((line, value)) = run.skipper.keep(r)? else {
+                continue;
             };
             run.records += 1;
             let rec_err = |fe: FieldError| IngestError::Record {
