@@ -34,6 +34,16 @@ impl From<&Written> for OutputRef {
     }
 }
 
+impl From<&OutputRef> for Written {
+    fn from(o: &OutputRef) -> Self {
+        Written {
+            kind: o.kind.clone(),
+            id: o.id.clone(),
+            rows: o.rows,
+        }
+    }
+}
+
 /// A finished stage invocation: its recipe and the artifacts it made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionRecord {

@@ -266,11 +266,7 @@ fn cached_report(store: &Store, rec: &ragprobe_artifact::ActionRecord) -> Result
     let o = &rec.outputs[0];
     let m = store.manifest(&o.id)?;
     Ok(GenerateReport {
-        responses: Written {
-            kind: o.kind.clone(),
-            id: o.id.clone(),
-            rows: o.rows,
-        },
+        responses: Written::from(o),
         summary: GenerateSummary {
             requests: m.rows,
             cached: m.rows,

@@ -16,8 +16,8 @@ pub mod text;
 
 use ragprobe_artifact::{
     condition, kinds, read, sha256_hex, write_all, ActionRecord, ArtifactError, CaseDoc, CaseRow,
-    Cases, ContextRow, Contexts, DocSource, Expected, GenAdv, GenAdvStatus, OutputRef, QuestionRow,
-    Questions, Recipe, Store, Written,
+    Cases, ContextRow, Contexts, DocSource, Expected, GenAdv, GenAdvStatus, QuestionRow, Questions,
+    Recipe, Store, Written,
 };
 use ragprobe_matching::has_answer;
 use ragprobe_models::llm::session::ModelSession;
@@ -192,12 +192,18 @@ pub struct NomiraclSample {
     pub seed: u64,
 }
 
+/// Whether `scenarios` need a writer model: add-genadv, or add-conflict
+/// when the model writes the conflicting passage.
+pub fn needs_writer(scenarios: &[Scenario], conflict_writer_model: bool) -> bool {
+    scenarios.contains(&Scenario::AddGenadv)
+        || (conflict_writer_model && scenarios.contains(&Scenario::AddConflict))
+}
+
 impl PerturbOptions {
     /// The run needs a writer model (add-genadv, or add-conflict written by
     /// the model).
     pub fn needs_writer(&self) -> bool {
-        self.scenarios.contains(&Scenario::AddGenadv)
-            || (self.conflict_writer_model && self.scenarios.contains(&Scenario::AddConflict))
+        needs_writer(&self.scenarios, self.conflict_writer_model)
     }
 
     /// The run uses the MiniLM embedder: foil similarity (when
@@ -1268,27 +1274,18 @@ fn cached_report(store: &Store, rec: &ActionRecord) -> Result<PerturbReport> {
         .outputs
         .iter()
         .find(|o| o.kind == kinds::GENADV)
-        .map(written_of);
+        .map(Written::from);
     let quality = genadv
         .as_ref()
         .and_then(|g| store.manifest(&g.id).ok())
         .map(|m| m.details["quality"].clone());
     Ok(PerturbReport {
-        cases: written_of(o),
+        cases: Written::from(o),
         genadv,
         quality,
         summary,
         cached: true,
     })
-}
-
-/// A recorded output as a [`Written`].
-fn written_of(o: &OutputRef) -> Written {
-    Written {
-        kind: o.kind.clone(),
-        id: o.id.clone(),
-        rows: o.rows,
-    }
 }
 
 /// The questions that get cases: the first `--limit`, or a seeded sample of

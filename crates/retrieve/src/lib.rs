@@ -241,11 +241,7 @@ fn cached_report(store: &Store, recipe: &Recipe) -> Result<Option<RetrieveReport
         rec.outputs
             .iter()
             .find(|o| o.kind == kind)
-            .map(|o| Written {
-                kind: o.kind.clone(),
-                id: o.id.clone(),
-                rows: o.rows,
-            })
+            .map(Written::from)
     };
     let (Some(contexts), Some(metrics)) = (get(kinds::CONTEXTS), get(kinds::METRICS)) else {
         return Ok(None);
@@ -359,15 +355,7 @@ pub fn evaluate(
     if let Some(rec) = store.cached(&recipe)? {
         tracing::info!("recall: cached, not run (action {})", &rec.key[..12]);
         let o = &rec.outputs[0];
-        return Ok((
-            Written {
-                kind: o.kind.clone(),
-                id: o.id.clone(),
-                rows: o.rows,
-            },
-            metrics::from_metrics(store, &o.id)?,
-            true,
-        ));
+        return Ok((Written::from(o), metrics::from_metrics(store, &o.id)?, true));
     }
     let rows = metrics::recall_from_rows(
         &read::<Questions>(store, &q)?,

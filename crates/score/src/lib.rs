@@ -155,11 +155,7 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
             rec.outputs
                 .iter()
                 .find(|o| o.kind == k)
-                .map(|o| Written {
-                    kind: o.kind.clone(),
-                    id: o.id.clone(),
-                    rows: o.rows,
-                })
+                .map(Written::from)
                 .expect("recorded")
         };
         let metrics = get(kinds::METRICS);
