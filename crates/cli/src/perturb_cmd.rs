@@ -129,43 +129,50 @@ fn parse_nomiracl_sample(v: &str, seed: u64) -> Result<ragprobe_perturb::Nomirac
     })
 }
 
-/// The GGUF file a local writer loads (`--writer-model`, else the embedded
-/// model) when the scenarios need a writer; None otherwise.
+/// The scenarios `--scenario` names.
+fn scenarios(a: &PerturbArgs) -> Result<Vec<Scenario>> {
+    a.scenario
+        .iter()
+        .map(|s| {
+            Scenario::parse(s.trim()).with_context(|| {
+                format!(
+                    "unknown scenario `{s}`; known: {}",
+                    Scenario::ALL
+                        .iter()
+                        .map(|x| x.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// The GGUF file a local writer loads: `--writer-model`, else the embedded model.
+fn writer_gguf(a: &PerturbArgs) -> PathBuf {
+    a.writer_model
+        .clone()
+        .map(PathBuf::from)
+        .unwrap_or_else(ragprobe_models::paths::smollm2_gguf)
+}
+
+/// The GGUF file the run's local writer loads, when its scenarios need a
+/// writer ([`ragprobe_perturb::needs_writer`]); None otherwise.
 pub fn local_writer(a: &PerturbArgs) -> Option<PathBuf> {
-    let needs = a.scenario.iter().any(|s| s.trim() == "add-genadv")
-        || (a.writer == ConflictWriter::Model
-            && a.scenario.iter().any(|s| s.trim() == "add-conflict"));
-    (needs && a.writer_backend == BackendKind::Local).then(|| {
-        a.writer_model
-            .clone()
-            .map(PathBuf::from)
-            .unwrap_or_else(ragprobe_models::paths::smollm2_gguf)
-    })
+    let scenarios = scenarios(a).ok()?;
+    let needs = ragprobe_perturb::needs_writer(&scenarios, a.writer == ConflictWriter::Model);
+    (needs && a.writer_backend == BackendKind::Local).then(|| writer_gguf(a))
 }
 
 pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
-    let writer_gguf = local_writer(&a);
-    let mut scenarios = Vec::new();
-    for s in &a.scenario {
-        match Scenario::parse(s.trim()) {
-            Some(x) => scenarios.push(x),
-            None => bail!(
-                "unknown scenario `{s}`; known: {}",
-                Scenario::ALL
-                    .iter()
-                    .map(|x| x.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
-    }
+    let scenarios = scenarios(&a)?;
     let opts = PerturbOptions {
         scenarios,
         k: a.k,
         seed: a.seed,
         relabel_unanswerable: a.relabel_unanswerable,
         distractors: a.distractors,
-        noise_rates: a.noise_rate,
+        noise_rates: a.noise_rate.clone(),
         rgb_passages: a.rgb_passages,
         limit: a.limit,
         sample: a.sample,
@@ -206,7 +213,7 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
                 ..Default::default()
             }),
             BackendKind::Local => BackendSpec::Local {
-                gguf: writer_gguf.clone().expect("a local writer"),
+                gguf: writer_gguf(&a),
             },
         };
         Some(ModelSession::open(&spec, &journal_dir)?)
