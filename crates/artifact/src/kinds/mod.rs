@@ -51,34 +51,38 @@ pub fn kind(name: &str) -> Option<&'static KindInfo> {
 /// Multiple-choice options as (label, text) pairs.
 type Options = Option<Vec<(String, String)>>;
 
-/// `option_labels` (schema v2 of questions and cases): the labels of the
-/// options, in order.
-fn option_labels<R: 'static>(
+/// One of the two parallel option lists (schema v2 of questions and
+/// cases): `part` picks a pair's label or text when writing; `fill` stores a
+/// row's list when reading (None for a null cell).
+fn option_list<R: 'static>(
+    name: &'static str,
     get: fn(&R) -> &Options,
     set: fn(&mut R) -> &mut Options,
+    part: fn(&(String, String)) -> &str,
+    fill: fn(&mut Options, Option<Vec<String>>),
 ) -> Column<R> {
-    // fn pointers cannot capture, so the accessors travel in a closure.
-    let build = move |rows: &[R]| -> arrow::array::ArrayRef {
-        std::sync::Arc::new(crate::column::string_lists(rows.iter().map(|r| {
-            get(r)
-                .as_ref()
-                .map(|o| o.iter().map(|x| x.0.as_str()).collect::<Vec<_>>())
-        })))
-    };
+    use crate::column::{downcast, list_strings, string_lists};
+    use arrow::array::{Array, ListArray};
     Column::custom(
-        "option_labels",
+        name,
         crate::column::list_of(DataType::Utf8),
         true,
-        build,
+        move |rows: &[R]| -> arrow::array::ArrayRef {
+            std::sync::Arc::new(string_lists(rows.iter().map(|r| {
+                get(r)
+                    .as_ref()
+                    .map(|o| o.iter().map(part).collect::<Vec<_>>())
+            })))
+        },
         move |a, rows| {
-            let a = crate::column::downcast::<arrow::array::ListArray>(a)?;
+            let a = downcast::<ListArray>(a)?;
             for (i, r) in rows.iter_mut().enumerate() {
-                *set(r) = if arrow::array::Array::is_null(a, i) {
+                let v = if a.is_null(i) {
                     None
                 } else {
-                    let labels = crate::column::list_strings(a, i)?;
-                    Some(labels.into_iter().map(|l| (l, String::new())).collect())
+                    Some(list_strings(a, i)?)
                 };
+                fill(set(r), v);
             }
             Ok(())
         },
@@ -86,36 +90,40 @@ fn option_labels<R: 'static>(
     .added_in(2)
 }
 
+/// `option_labels`: the labels of the options, in order.
+fn option_labels<R: 'static>(
+    get: fn(&R) -> &Options,
+    set: fn(&mut R) -> &mut Options,
+) -> Column<R> {
+    option_list(
+        "option_labels",
+        get,
+        set,
+        |o| &o.0,
+        |opts, labels| {
+            *opts = labels.map(|ls| ls.into_iter().map(|l| (l, String::new())).collect());
+        },
+    )
+}
+
 /// `option_texts`: the texts of the options, paired with `option_labels`
 /// (read after it; options without a text are dropped, as a zip would).
 fn option_texts<R: 'static>(get: fn(&R) -> &Options, set: fn(&mut R) -> &mut Options) -> Column<R> {
-    let build = move |rows: &[R]| -> arrow::array::ArrayRef {
-        std::sync::Arc::new(crate::column::string_lists(rows.iter().map(|r| {
-            get(r)
-                .as_ref()
-                .map(|o| o.iter().map(|x| x.1.as_str()).collect::<Vec<_>>())
-        })))
-    };
-    Column::custom(
+    option_list(
         "option_texts",
-        crate::column::list_of(DataType::Utf8),
-        true,
-        build,
-        move |a, rows| {
-            let a = crate::column::downcast::<arrow::array::ListArray>(a)?;
-            for (i, r) in rows.iter_mut().enumerate() {
-                if let Some(opts) = set(r).as_mut() {
-                    let texts = crate::column::list_strings(a, i)?;
-                    opts.truncate(texts.len());
-                    for (o, t) in opts.iter_mut().zip(texts) {
-                        o.1 = t;
-                    }
+        get,
+        set,
+        |o| &o.1,
+        |opts, texts| {
+            if let Some(opts) = opts.as_mut() {
+                let texts = texts.unwrap_or_default();
+                opts.truncate(texts.len());
+                for (o, t) in opts.iter_mut().zip(texts) {
+                    o.1 = t;
                 }
             }
-            Ok(())
         },
     )
-    .added_in(2)
 }
 
 /// The notation `schemas/*.md` uses for an Arrow type: `utf8`, `int32`,
