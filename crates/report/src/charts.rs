@@ -2,7 +2,7 @@
 //! no font files needed: text is left to the browser).
 
 use plotters::prelude::*;
-use ragprobe_artifact::MetricRow;
+use ragprobe_artifact::{condition, MetricRow};
 use std::collections::BTreeMap;
 
 const PALETTE: [RGBColor; 8] = [
@@ -310,7 +310,9 @@ fn fig2_unanswerable(rows: &[MetricRow]) -> Option<(String, String)> {
     let fig2: Vec<&MetricRow> = rows
         .iter()
         .filter(|r| {
-            r.study == "imperfect" && r.condition == "base" && metrics.contains(&r.metric.as_str())
+            r.study == "imperfect"
+                && r.condition == condition::BASE
+                && metrics.contains(&r.metric.as_str())
         })
         .collect();
     if fig2.is_empty() {

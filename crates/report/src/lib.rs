@@ -11,8 +11,8 @@ pub mod html;
 pub mod tables;
 
 use ragprobe_artifact::{
-    kinds, read, ArtifactError, CaseRow, Cases, Expected, Kind, MetricRow, Metrics, ScoreRow,
-    Scores, Store,
+    condition, kinds, read, ArtifactError, CaseRow, Cases, Expected, Kind, MetricRow, Metrics,
+    ScoreRow, Scores, Store,
 };
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -193,7 +193,7 @@ fn browser(store: &Store, scores_id: &str) -> Result<(Value, String)> {
     }
     let base: HashMap<(&str, &str, &str), bool> = rows
         .iter()
-        .filter(|r| r.condition == "base" && !r.failed)
+        .filter(|r| r.condition == condition::BASE && !r.failed)
         .map(|r| {
             (
                 (r.qid.as_str(), r.model.as_str(), r.prompt.as_str()),

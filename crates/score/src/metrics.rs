@@ -11,7 +11,7 @@
 //! family for `soft`/`strict` paired with the study's `closed-book`
 //! baseline. A template named `no-conflict-v2` runs what its role says.
 
-use ragprobe_artifact::{Expected, MetricRow, ScoreRow};
+use ragprobe_artifact::{condition, Expected, MetricRow, ScoreRow};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -334,7 +334,7 @@ fn correct_for(label: Expected, r: &ScoreRow) -> bool {
 /// gave the original gold answer; Hallu. = neither (the three add to 100).
 /// And the share of answerable questions wrongly called unanswerable.
 pub fn unanswerable(rows: &[ScoreRow], out: &mut Out) {
-    for (g, rs) in groups(rows, |r| r.condition == "base") {
+    for (g, rs) in groups(rows, |r| r.condition == condition::BASE) {
         if !rs.iter().any(|r| r.expected == Expected::Unanswerable) {
             continue;
         }
@@ -602,7 +602,9 @@ pub fn stubbornness(rows: &[ScoreRow], out: &mut Out) {
 /// (no retrieved passage holds the answer) answered correctly anyway.
 /// Role `normal`.
 pub fn par(rows: &[ScoreRow], out: &mut Out) {
-    for (g, rs) in groups(rows, |r| r.condition == "base" && role_in(r, &["normal"])) {
+    for (g, rs) in groups(rows, |r| {
+        r.condition == condition::BASE && role_in(r, &["normal"])
+    }) {
         let k = key("imperfect", &g);
         let mut c = Clusters::default();
         for r in rs.iter().filter(|r| r.answerable == Some(false)) {
@@ -1136,7 +1138,7 @@ fn baseline<'a>(
     let cb: Vec<&&ScoreRow> = rs
         .iter()
         .filter(|r| {
-            r.condition == "closed-book"
+            r.condition == condition::CLOSED_BOOK
                 && role_in(r, &["closed-book"])
                 && r.prompt_study.as_deref().is_none_or(|s| s == "002")
         })
