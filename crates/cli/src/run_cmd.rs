@@ -105,8 +105,10 @@ impl StepExecutor for CliSteps<'_> {
                 i.files.push(a.prompt.clone());
                 i.files.extend(a.prompts_dir.as_deref().map(path_str));
                 i.files.extend(a.passage_tokenizer.as_deref().map(path_str));
+                // A model file named by --model is hashed (another file at the
+                // same path is another model); every local model is fingerprinted.
+                i.files.extend(a.model.clone());
                 if let Some(gguf) = crate::generate_cmd::local_gguf(&a) {
-                    i.files.push(path_str(&gguf));
                     i.models.push(gguf);
                     i.exclusive = true;
                 }

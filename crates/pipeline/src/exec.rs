@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::cache::{cached_step, record_step, step_key};
 use crate::plan::{resolver, Done, Pipeline};
-use crate::{PipelineError, Result, StepExecutor, StepOutcome};
+use crate::{PipelineError, Result, StepExecutor, StepInputs, StepOutcome};
 
 /// How to run a pipeline.
 #[derive(Debug, Clone, Default)]
@@ -69,8 +69,13 @@ impl Pipeline {
     }
 
     fn key(&self, exec: &dyn StepExecutor, argv: &[String]) -> Result<String> {
+        self.key_with(argv, &exec.inputs(argv))
+    }
+
+    /// The step key of `argv` whose declared inputs are `inputs`.
+    fn key_with(&self, argv: &[String], inputs: &StepInputs) -> Result<String> {
         let base = self.path.parent().unwrap_or(std::path::Path::new("."));
-        step_key(base, argv, &exec.inputs(argv))
+        step_key(base, argv, inputs)
     }
 
     /// Each step in order with its state; runs nothing.
@@ -145,7 +150,8 @@ impl Pipeline {
         } = *run;
         let s = &self.steps[n];
         let argv = self.argv(s, &resolver(done))?;
-        let key = self.key(exec, &argv)?;
+        let inputs = exec.inputs(&argv);
+        let key = self.key_with(&argv, &inputs)?;
         if !forced {
             if let Some(outputs) = cached_step(store, &key) {
                 return Ok((
@@ -157,8 +163,7 @@ impl Pipeline {
                 ));
             }
         }
-        let _guard = exec
-            .inputs(&argv)
+        let _guard = inputs
             .exclusive
             .then(|| exclusive.lock().unwrap_or_else(|e| e.into_inner()));
         bar.set_message(format!("running {n} ({})", s.stage));
