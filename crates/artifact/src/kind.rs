@@ -1,17 +1,11 @@
-//! The [`Kind`] trait and the generic code every kind shares: a batching
-//! [`Sink`], whole-artifact [`read`] and [`write_all`], and per-batch
-//! [`rows_of`] for streaming readers.
+//! The [`Kind`] trait: what defines an artifact kind (its name, version,
+//! row type and columns). Kinds depend only on this and on `column`; the
+//! store and the generic readers and writers (`sink`) depend on kinds, never
+//! the other way round.
 
-use arrow::datatypes::{Schema, SchemaRef};
-use arrow::record_batch::RecordBatch;
-use std::sync::Arc;
+use arrow::datatypes::Schema;
 
 use crate::column::Column;
-use crate::{ArtifactError, ArtifactWriter, Recipe, Store, Written};
-
-/// Rows buffered by a [`Sink`] before they are written as one batch: bounds
-/// a writer's memory whatever the input size.
-pub const BATCH_ROWS: usize = 4096;
 
 /// An artifact kind: its name, schema version, row type and columns
 /// (design.md §4). Each kind lives in `kinds/<kind>.rs`.
@@ -57,128 +51,5 @@ impl KindInfo {
             schema_version: K::VERSION,
             schema: K::schema,
         }
-    }
-}
-
-fn column_error(kind: &str, id: Option<&str>, column: &str, message: String) -> ArtifactError {
-    ArtifactError::Column {
-        kind: kind.to_string(),
-        id: id.map(str::to_string),
-        column: column.to_string(),
-        message,
-    }
-}
-
-/// A writer for an artifact of kind `K` with its schema, for stages that
-/// build their own columns (embeddings as one flat vector).
-pub fn writer<K: Kind>(store: &Store, recipe: &Recipe) -> Result<ArtifactWriter, ArtifactError> {
-    store.writer_with_schema(K::NAME, K::VERSION, Arc::new(K::schema()), recipe)
-}
-
-/// `rows` as one record batch of `K`'s schema.
-fn to_batch<K: Kind>(
-    columns: &[Column<K::Row>],
-    schema: SchemaRef,
-    rows: &[K::Row],
-) -> Result<RecordBatch, ArtifactError> {
-    let arrays = columns.iter().map(|c| (c.build)(rows)).collect();
-    Ok(RecordBatch::try_new(schema, arrays)?)
-}
-
-fn decode<K: Kind>(
-    columns: &[Column<K::Row>],
-    batch: &RecordBatch,
-    id: Option<&str>,
-) -> Result<Vec<K::Row>, ArtifactError> {
-    let mut rows: Vec<K::Row> = (0..batch.num_rows()).map(|_| K::Row::default()).collect();
-    for c in columns {
-        match batch.column_by_name(c.name) {
-            Some(a) => {
-                (c.fill)(a.as_ref(), &mut rows).map_err(|m| column_error(K::NAME, id, c.name, m))?
-            }
-            None if c.added_in > 1 => {}
-            None => return Err(column_error(K::NAME, id, c.name, "is missing".to_string())),
-        }
-    }
-    Ok(rows)
-}
-
-/// The rows of one batch of a `K` artifact (streaming readers).
-pub fn rows_of<K: Kind>(batch: &RecordBatch) -> Result<Vec<K::Row>, ArtifactError> {
-    decode::<K>(&K::columns(), batch, None)
-}
-
-/// Every row of artifact `id`, read as kind `K`. Columns a newer schema
-/// version added read as defaults in older artifacts.
-pub fn read<K: Kind>(store: &Store, id: &str) -> Result<Vec<K::Row>, ArtifactError> {
-    let columns = K::columns();
-    let (_, batches) = store.read_all(id)?;
-    let mut out = Vec::new();
-    for b in &batches {
-        out.extend(decode::<K>(&columns, b, Some(id))?);
-    }
-    Ok(out)
-}
-
-/// Writes a whole artifact of kind `K`, rows in the kind's canonical order.
-pub fn write_all<K: Kind>(
-    store: &Store,
-    recipe: &Recipe,
-    mut rows: Vec<K::Row>,
-    details: serde_json::Value,
-) -> Result<Written, ArtifactError> {
-    K::sort(&mut rows);
-    let mut sink = Sink::<K>::new(store, recipe)?;
-    for r in rows {
-        sink.push(r)?;
-    }
-    sink.finish(details)
-}
-
-/// Batches rows of kind `K` into an artifact, [`BATCH_ROWS`] at a time.
-pub struct Sink<K: Kind> {
-    writer: ArtifactWriter,
-    columns: Vec<Column<K::Row>>,
-    pending: Vec<K::Row>,
-}
-
-impl<K: Kind> Sink<K> {
-    /// Starts a `K` artifact made by `recipe`.
-    pub fn new(store: &Store, recipe: &Recipe) -> Result<Self, ArtifactError> {
-        Ok(Sink {
-            writer: writer::<K>(store, recipe)?,
-            columns: K::columns(),
-            pending: Vec::with_capacity(BATCH_ROWS),
-        })
-    }
-
-    /// Appends one row; a full buffer is written out.
-    pub fn push(&mut self, row: K::Row) -> Result<(), ArtifactError> {
-        self.pending.push(row);
-        if self.pending.len() >= BATCH_ROWS {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<(), ArtifactError> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let batch = to_batch::<K>(&self.columns, self.writer.schema(), &self.pending)?;
-        self.writer.write(&batch)?;
-        self.pending.clear();
-        Ok(())
-    }
-
-    /// Rows pushed so far.
-    pub fn rows(&self) -> u64 {
-        self.writer.rows() + self.pending.len() as u64
-    }
-
-    /// Writes what is buffered and publishes the artifact.
-    pub fn finish(mut self, details: serde_json::Value) -> Result<Written, ArtifactError> {
-        self.flush()?;
-        self.writer.finish(details)
     }
 }

@@ -23,18 +23,20 @@ mod error;
 mod kind;
 pub mod kinds;
 mod manifest;
+mod sink;
 mod store;
 mod writer;
 
 pub use domain::{condition, DocSource, Expected, GenAdvStatus, Vocabulary};
 pub use error::{ArtifactError, Result};
-pub use kind::{read, rows_of, write_all, writer, Kind, KindInfo, Sink, BATCH_ROWS};
+pub use kind::{Kind, KindInfo};
 pub use kinds::{
     CaseDoc, CaseRow, Cases, ContextRow, Contexts, Corpus, CorpusRow, EmbeddingRow, Embeddings,
     GenAdv, GenAdvRow, MetricRow, Metrics, QuestionRow, Questions, ResponseRow, Responses,
     ScoreRow, Scores,
 };
 pub use manifest::{Manifest, Recipe, MANIFEST_KEY};
+pub use sink::{read, rows_of, write_all, writer, Sink, BATCH_ROWS};
 pub use store::{ActionRecord, GcReport, ObjectInfo, OutputRef, Store, VerifyProblem};
 pub use writer::{ArtifactWriter, Written};
 
