@@ -40,6 +40,10 @@ pub struct GenerateArgs {
     /// Requests in flight at once (openai).
     #[arg(long, default_value_t = 16, value_parser = crate::bounds::usize_in(1, 4096))]
     pub concurrency: usize,
+    /// Sequences the embedded model decodes together (local); 1 turns
+    /// batching off. Outputs are identical for every value.
+    #[arg(long, default_value_t = ragprobe_models::llm::backend::DEFAULT_BATCH, value_parser = crate::bounds::usize_in(1, 256))]
+    pub batch: usize,
     /// Per-request timeout in seconds (openai).
     #[arg(long, default_value_t = 120.0, value_parser = crate::bounds::f64_in(0.0, 86_400.0, true))]
     pub timeout: f64,
@@ -128,6 +132,7 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
                     a.model.as_deref().unwrap_or_default()
                 )
             })?,
+            batch: a.batch,
         },
         BackendKind::Openai => BackendSpec::OpenAi(OpenAiConfig {
             base_urls: a.base_urls.clone(),
@@ -157,7 +162,7 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
         n => {
             let tok = match (a.passage_tokenizer.as_deref(), &backend) {
                 (Some(p), _) if p.as_os_str() != "none" => p.to_path_buf(),
-                (_, BackendSpec::Local { gguf }) => gguf.clone(),
+                (_, BackendSpec::Local { gguf, .. }) => gguf.clone(),
                 _ => anyhow::bail!("--max-passage-tokens with an OpenAI-compatible backend needs --passage-tokenizer (the served model's tokenizer.json)"),
             };
             Some(ragprobe_models::truncate::PassageTruncator::from_file(

@@ -214,6 +214,7 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
             }),
             BackendKind::Local => BackendSpec::Local {
                 gguf: writer_gguf(&a),
+                batch: ragprobe_models::llm::backend::DEFAULT_BATCH,
             },
         };
         Some(ModelSession::open(&spec, &journal_dir)?)

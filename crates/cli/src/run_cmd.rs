@@ -6,6 +6,7 @@
 use anyhow::Result;
 use clap::{Args, Parser};
 use ragprobe_artifact::Store;
+use ragprobe_models::llm::local::ENGINE_ID;
 use ragprobe_pipeline::{Pipeline, PlanState, RunOptions, StepExecutor, StepInputs, StepOutcome};
 use ragprobe_retrieve::Method;
 use serde_json::json;
@@ -98,7 +99,10 @@ impl StepExecutor for CliSteps<'_> {
                 i.models.push(minilm());
                 let gguf = crate::perturb_cmd::local_writer(&a);
                 i.files.extend(a.writer_model.clone());
-                i.models.extend(gguf);
+                if let Some(g) = gguf {
+                    i.models.push(g);
+                    i.engines.push(ENGINE_ID.into());
+                }
                 i.exclusive = true;
             }
             Command::Generate(a) => {
@@ -110,6 +114,7 @@ impl StepExecutor for CliSteps<'_> {
                 i.files.extend(a.model.clone());
                 if let Some(gguf) = crate::generate_cmd::local_gguf(&a) {
                     i.models.push(gguf);
+                    i.engines.push(ENGINE_ID.into());
                     i.exclusive = true;
                 }
             }

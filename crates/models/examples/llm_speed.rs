@@ -5,7 +5,7 @@ use ragprobe_models::llm::local::LocalLlm;
 use ragprobe_models::llm::ChatMessage;
 
 fn main() {
-    let mut m = LocalLlm::load_default().expect("run scripts/fetch-models.sh first");
+    let m = LocalLlm::load_default().expect("run scripts/fetch-models.sh first");
     let doc = "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It is named after the engineer Gustave Eiffel, whose company designed and built the tower from 1887 to 1889. ";
     let user = format!("Documents:\n{}\nUse the above documents to answer the subsequent question.\nQuestion: When was the Eiffel Tower completed?\nAnswer:", doc.repeat(12));
     let prompt = m.render_chat(&[ChatMessage::new("user", user)]).unwrap();

@@ -18,7 +18,7 @@ fn model() -> Option<LocalLlm> {
 
 #[test]
 fn answers_a_fixture_prompt_deterministically() {
-    let Some(mut m) = model() else { return };
+    let Some(m) = model() else { return };
     let msgs = vec![ChatMessage::new(
         "user",
         "Answer the following question. Q: What is the capital of France? A:",
@@ -53,7 +53,7 @@ fn digits_are_split_and_text_round_trips() {
 
 #[test]
 fn stop_strings_and_max_tokens() {
-    let Some(mut m) = model() else { return };
+    let Some(m) = model() else { return };
     let msgs = vec![ChatMessage::new(
         "user",
         "Count from one to twenty in words, separated by commas.",
@@ -93,4 +93,68 @@ fn a_missing_file_is_a_clear_error() {
         e.contains("/nope/model.gguf") && e.contains("fetch-models.sh"),
         "{e}"
     );
+}
+
+/// Every answer of `chats` (in request order) with the given engine setup.
+fn answers(
+    threads: usize,
+    batch: usize,
+    prefix: usize,
+    chats: &[Vec<ChatMessage>],
+    s: &GenSettings,
+) -> Vec<Vec<u32>> {
+    let mut m = LocalLlm::load_with_threads(&paths::smollm2_gguf(), threads).unwrap();
+    m.set_prefix_reuse(prefix);
+    let refs: Vec<&[ChatMessage]> = chats.iter().map(|c| c.as_slice()).collect();
+    let mut out = vec![None; chats.len()];
+    m.chat_all(&refs, s, batch, &mut |i, g| {
+        assert!(out[i].is_none(), "request {i} answered twice");
+        out[i] = Some(g.unwrap().token_ids.unwrap());
+        Ok(())
+    })
+    .unwrap();
+    out.into_iter()
+        .map(|o| o.expect("every request answered"))
+        .collect()
+}
+
+#[test]
+fn batched_outputs_are_identical_to_unbatched_across_threads_and_prefix_reuse() {
+    if model().is_none() {
+        return;
+    }
+    // One template, different questions and passages: the shared prefix
+    // (system prompt and instructions) is reused, the rest differs.
+    let passages = [
+        "The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
+        "Mount Everest, at 8,849 metres, is Earth's highest mountain above sea level.",
+        "The Amazon is the largest rainforest, spanning nine countries in South America.",
+        "Marie Curie won Nobel Prizes in both physics and chemistry.",
+        "The Great Wall of China stretches over 21,000 kilometres.",
+        "Honey never spoils; edible honey was found in ancient Egyptian tombs.",
+        "Jupiter is the largest planet in the Solar System.",
+    ];
+    let chats: Vec<Vec<ChatMessage>> = passages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            vec![ChatMessage::new(
+                "user",
+                format!("Answer the question using the document.\nDocument: {p}\nQuestion: what is fact number {i} about?\nAnswer:"),
+            )]
+        })
+        .collect();
+    let s = GenSettings {
+        max_tokens: 20,
+        ..Default::default()
+    };
+    let reference = answers(1, 1, 0, &chats, &s);
+    assert!(reference.iter().all(|r| !r.is_empty()));
+    for (threads, batch, prefix) in [(2, 3, 4), (1, 8, 0), (2, 8, 1)] {
+        let got = answers(threads, batch, prefix, &chats, &s);
+        assert_eq!(
+            got, reference,
+            "{threads} threads, batch {batch}, {prefix} prefix entries"
+        );
+    }
 }

@@ -78,10 +78,13 @@ pub fn step_key(pipeline_dir: &Path, argv: &[String], inputs: &StepInputs) -> Re
         }
     }
     let models: Vec<String> = inputs.models.iter().map(|m| fingerprint(m)).collect();
-    let v = json!({
+    let mut v = json!({
         "argv": argv, "files": files, "version": ragprobe_artifact::RAGPROBE_VERSION,
         "models": models,
     });
+    if !inputs.engines.is_empty() {
+        v["engines"] = json!(inputs.engines);
+    }
     Ok(sha256_hex(canonical_json(&v).as_bytes()))
 }
 
@@ -120,7 +123,7 @@ mod tests {
         StepInputs {
             files: files.iter().map(|s| s.to_string()).collect(),
             models: models.to_vec(),
-            exclusive: false,
+            ..Default::default()
         }
     }
 
@@ -146,6 +149,11 @@ mod tests {
         let m = d.path().join("model.gguf");
         std::fs::write(&m, "weights").unwrap();
         assert_ne!(k2, step_key(d.path(), &argv, &inputs(&[fs], &[m])).unwrap());
+        // A new engine version is a new key; no engine keeps the old key.
+        let mut with_engine = inputs(&[fs], &[]);
+        with_engine.engines.push("engine-2".into());
+        let plain = step_key(d.path(), &argv, &inputs(&[fs], &[])).unwrap();
+        assert_ne!(plain, step_key(d.path(), &argv, &with_engine).unwrap());
     }
 
     #[test]

@@ -110,6 +110,9 @@ pub struct StepInputs {
     pub models: Vec<PathBuf>,
     /// It loads a model in-process, so it runs alone.
     pub exclusive: bool,
+    /// Versions of the in-process engines it runs models with: their
+    /// arithmetic decides its outputs, so a new engine is a new key.
+    pub engines: Vec<String>,
 }
 
 /// What a finished step wrote.

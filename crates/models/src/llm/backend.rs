@@ -20,6 +20,9 @@ pub enum BackendSpec {
     Local {
         /// Path of the GGUF model file.
         gguf: PathBuf,
+        /// Sequences decoded together (1 = one at a time). Outputs are the
+        /// same for every value.
+        batch: usize,
     },
     /// An OpenAI-compatible server.
     OpenAi(OpenAiConfig),
@@ -93,7 +96,7 @@ pub trait LlmBackend: Send {
 /// never loads it.
 pub fn open_backend(spec: &BackendSpec) -> Result<Box<dyn LlmBackend>> {
     Ok(match spec {
-        BackendSpec::Local { gguf } => Box::new(LocalBackend::new(gguf)?),
+        BackendSpec::Local { gguf, batch } => Box::new(LocalBackend::new(gguf, *batch)?),
         BackendSpec::OpenAi(cfg) => Box::new(OpenAiBackend::new(cfg.clone())?),
     })
 }
@@ -102,12 +105,17 @@ pub fn open_backend(spec: &BackendSpec) -> Result<Box<dyn LlmBackend>> {
 pub struct LocalBackend {
     id: BackendId,
     path: PathBuf,
+    batch: usize,
     llm: Option<LocalLlm>,
 }
 
+/// The default number of sequences the embedded model decodes together.
+pub const DEFAULT_BATCH: usize = 8;
+
 impl LocalBackend {
-    /// Hashes `gguf` (the model's id); does not load it.
-    pub fn new(gguf: &Path) -> Result<Self> {
+    /// Hashes `gguf` (the model's id, with the engine's version); does not
+    /// load it.
+    pub fn new(gguf: &Path, batch: usize) -> Result<Self> {
         let sha = crate::paths::file_sha256(gguf).map_err(|_| ModelError::Missing {
             path: gguf.to_path_buf(),
         })?;
@@ -119,11 +127,19 @@ impl LocalBackend {
             id: BackendId {
                 kind: "local",
                 name: format!("{file}@sha256:{}", &sha[..16]),
-                key: format!("sha256:{sha}"),
+                key: format!("sha256:{sha}+{}", ragprobe_engine::ENGINE_ID),
             },
             path: gguf.to_path_buf(),
+            batch: batch.max(1),
             llm: None,
         })
+    }
+
+    fn llm(&mut self) -> Result<&LocalLlm> {
+        if self.llm.is_none() {
+            self.llm = Some(LocalLlm::load(&self.path)?);
+        }
+        Ok(self.llm.as_ref().expect("just loaded"))
     }
 }
 
@@ -132,24 +148,50 @@ impl LlmBackend for LocalBackend {
         &self.id
     }
 
+    fn max_in_flight(&self) -> usize {
+        self.batch
+    }
+
     fn call(&mut self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome {
-        let t0 = Instant::now();
-        let result = match &mut self.llm {
-            Some(llm) => llm.chat(messages, settings),
-            None => LocalLlm::load(&self.path)
-                .and_then(|llm| self.llm.insert(llm).chat(messages, settings)),
-        };
-        let result = result
-            .map(|mut g| {
-                g.model = self.id.name.clone();
-                g
-            })
-            .map_err(|e| e.to_string());
-        CallOutcome {
-            result,
+        let mut out = None;
+        let r = self.call_all(&[messages], settings, &mut |_, o| {
+            out = Some(o);
+            Ok(())
+        });
+        out.unwrap_or_else(|| CallOutcome {
+            result: Err(r.err().map(|e| e.to_string()).unwrap_or_default()),
             attempts: 1,
-            latency: t0.elapsed(),
-        }
+            latency: Duration::ZERO,
+        })
+    }
+
+    /// Decodes `batch` requests together (continuous batching); the
+    /// latency of a call is the time from the start of the run to its end.
+    fn call_all(
+        &mut self,
+        requests: &[&[ChatMessage]],
+        settings: &GenSettings,
+        on_done: &mut OnDone<'_>,
+    ) -> Result<()> {
+        let t0 = Instant::now();
+        let (name, batch) = (self.id.name.clone(), self.batch);
+        let llm = self.llm()?;
+        llm.chat_all(requests, settings, batch, &mut |i, g| {
+            let result = g
+                .map(|mut g| {
+                    g.model = name.clone();
+                    g
+                })
+                .map_err(|e| e.to_string());
+            on_done(
+                i,
+                CallOutcome {
+                    result,
+                    attempts: 1,
+                    latency: t0.elapsed(),
+                },
+            )
+        })
     }
 }
 

@@ -1,8 +1,7 @@
-//! The embedded generator: a GGUF llama-family model run with candle.
+//! The embedded generator: a GGUF llama-family model run by
+//! [`ragprobe_engine`] (continuous batching, prefix reuse, batch-invariant
+//! kernels; weights dequantised to f32 at load).
 //!
-//! * Weights: candle's quantized llama; Q4 weights are dequantized to f32 at
-//!   load (`CANDLE_DEQUANTIZE_ALL`), which makes prefill ~10x faster than
-//!   candle's scalar Q4_1 kernel on CPU at ~0.8 GB RSS for the 135M model.
 //! * Tokenizer: assembled from the GGUF metadata (`tokenizer.ggml.*`):
 //!   byte-level BPE with the file's vocabulary and merges, digits split
 //!   individually before byte-level pre-tokenisation (the `smollm`
@@ -10,11 +9,15 @@
 //!   and 4) as special tokens.
 //! * Chat template: the file's `tokenizer.chat_template` (Jinja), rendered
 //!   with minijinja, so the model's own default system prompt is kept.
-//! * Decoding: greedy (argmax), so the same request gives the same output.
+//! * Decoding: greedy (argmax), so the same request gives the same output,
+//!   whatever the batch size or thread count.
 
 use candle_core::quantized::gguf_file;
-use candle_core::{Device, Tensor};
-use candle_transformers::models::quantized_llama::ModelWeights;
+use ragprobe_engine::{BatchOptions, Model, Next, Request, Sink};
+
+/// The engine's version: it enters the model's id in request hashes and
+/// pipeline step keys, since the engine's arithmetic decides the outputs.
+pub use ragprobe_engine::ENGINE_ID;
 use std::path::{Path, PathBuf};
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::BPE;
@@ -24,28 +27,25 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::{AddedToken, DecoderWrapper, PreTokenizerWrapper, Tokenizer};
 
 use super::{apply_stop, ChatMessage, GenSettings, Generation};
-use crate::paths::file_sha256;
 use crate::{ModelError, Result};
 
 /// A loaded GGUF chat model.
 pub struct LocalLlm {
-    model: ModelWeights,
+    model: Model,
+    prefix_entries: usize,
     tokenizer: Tokenizer,
     eos_ids: Vec<u32>,
     chat_template: String,
     bos_token: String,
     eos_token: String,
-    sha256: String,
     name: String,
     path: PathBuf,
-    context_length: usize,
 }
 
 impl std::fmt::Debug for LocalLlm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LocalLlm")
             .field("path", &self.path)
-            .field("sha256", &self.sha256)
             .finish()
     }
 }
@@ -144,18 +144,18 @@ impl LocalLlm {
         LocalLlm::load(&crate::paths::smollm2_gguf())
     }
 
-    /// Load any llama-family GGUF chat model with a gpt2-style tokenizer.
+    /// Load any llama-family GGUF chat model with a gpt2-style tokenizer,
+    /// on every core.
     pub fn load(path: &Path) -> Result<LocalLlm> {
+        LocalLlm::load_with_threads(path, 0)
+    }
+
+    /// [`load`](Self::load) on `threads` threads (0 = every core).
+    pub fn load_with_threads(path: &Path, threads: usize) -> Result<LocalLlm> {
         if !path.is_file() {
             return Err(ModelError::Missing {
                 path: path.to_path_buf(),
             });
-        }
-        // Must be set before the first quantized matmul is built.
-        if std::env::var_os("CANDLE_DEQUANTIZE_ALL").is_none() {
-            // SAFETY: set once at load, before candle reads it; no other
-            // thread of ours reads or writes the environment concurrently.
-            unsafe { std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1") };
         }
         let err = |m: String| ModelError::Load {
             path: path.to_path_buf(),
@@ -173,12 +173,6 @@ impl LocalLlm {
             .get("tokenizer.chat_template")
             .and_then(|v| v.to_string().ok().cloned())
             .unwrap_or_default();
-        let arch = ct
-            .metadata
-            .get("general.architecture")
-            .and_then(|v| v.to_string().ok().cloned())
-            .unwrap_or_else(|| "llama".into());
-        let context_length = get_u32(&format!("{arch}.context_length")).unwrap_or(2048) as usize;
         let mut eos_ids: Vec<u32> = eos.into_iter().collect();
         for t in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>"] {
             if let Some(i) = tokens.iter().position(|x| x == t) {
@@ -190,30 +184,30 @@ impl LocalLlm {
                 .unwrap_or_default()
         };
         let (bos_token, eos_token) = (tok_str(bos), tok_str(eos));
-        let model =
-            ModelWeights::from_gguf(ct, &mut file, &Device::Cpu).map_err(|e| err(e.to_string()))?;
-        let sha256 = file_sha256(path).map_err(|e| err(e.to_string()))?;
+        let weights = ragprobe_engine::weights::Weights::from_gguf(&ct, &mut file)
+            .map_err(|e| err(e.to_string()))?;
+        let model = Model::new(weights, threads).map_err(|e| err(e.to_string()))?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         Ok(LocalLlm {
             model,
+            prefix_entries: BatchOptions::default().prefix_entries,
             tokenizer,
             eos_ids,
             chat_template,
             bos_token,
             eos_token,
-            sha256,
             name,
             path: path.to_path_buf(),
-            context_length,
         })
     }
 
-    /// SHA-256 of the GGUF file: the model's id in request hashes.
-    pub fn sha256(&self) -> &str {
-        &self.sha256
+    /// How many recent prompts keep their KV cache for prefix reuse (0
+    /// turns reuse off; outputs are the same either way).
+    pub fn set_prefix_reuse(&mut self, entries: usize) {
+        self.prefix_entries = entries;
     }
 
     /// The file name, e.g. `SmolLM2-135M-Instruct.Q4_1.gguf`.
@@ -272,77 +266,207 @@ impl LocalLlm {
     /// Measure prompt processing and generation separately: prefill the
     /// prompt, then decode exactly `n` tokens greedily (ignoring end of
     /// sequence). Returns (prompt tokens, prefill seconds, decode seconds).
-    pub fn speed(&mut self, prompt: &str, n: usize) -> Result<(usize, f64, f64)> {
-        let ids = self.encode(prompt)?;
-        let dev = Device::Cpu;
-        self.model.clear_kv_cache();
-        let t0 = std::time::Instant::now();
-        let mut logits = self
-            .model
-            .forward(&Tensor::new(ids.as_slice(), &dev)?.unsqueeze(0)?, 0)?;
-        let prefill = t0.elapsed().as_secs_f64();
-        let t1 = std::time::Instant::now();
-        for i in 0..n {
-            let next = logits.squeeze(0)?.argmax(0)?.to_scalar::<u32>()?;
-            logits = self
-                .model
-                .forward(&Tensor::new(&[next], &dev)?.unsqueeze(0)?, ids.len() + i)?;
+    pub fn speed(&self, prompt: &str, n: usize) -> Result<(usize, f64, f64)> {
+        /// Notes when the first token came.
+        struct Clock(std::time::Instant, Option<f64>);
+        impl Sink for Clock {
+            type Error = ();
+            fn token(&mut self, _: usize, _: u32) -> Next {
+                self.1.get_or_insert(self.0.elapsed().as_secs_f64());
+                Next::Continue
+            }
+            fn done(&mut self, _: usize) -> std::result::Result<(), ()> {
+                Ok(())
+            }
         }
-        Ok((ids.len(), prefill, t1.elapsed().as_secs_f64()))
+        let ids = self.encode(prompt)?;
+        let mut clock = Clock(std::time::Instant::now(), None);
+        let request = Request {
+            prompt: &ids,
+            max_tokens: n + 1,
+        };
+        let _ = self
+            .model
+            .generate(&[request], &BatchOptions::default(), &mut clock);
+        let prefill = clock.1.unwrap_or_default();
+        Ok((
+            ids.len(),
+            prefill,
+            clock.0.elapsed().as_secs_f64() - prefill,
+        ))
     }
 
     /// Greedy generation for a chat.
-    pub fn chat(&mut self, messages: &[ChatMessage], settings: &GenSettings) -> Result<Generation> {
-        let prompt = self.render_chat(messages)?;
-        self.complete(&prompt, settings)
+    pub fn chat(&self, messages: &[ChatMessage], settings: &GenSettings) -> Result<Generation> {
+        let mut out = None;
+        self.chat_all(&[messages], settings, 1, &mut |_, g| {
+            out = Some(g);
+            Ok(())
+        })?;
+        out.expect("one request, one answer")
     }
 
     /// Greedy generation from a raw prompt.
-    pub fn complete(&mut self, prompt: &str, settings: &GenSettings) -> Result<Generation> {
-        let ids = self.encode(prompt)?;
+    pub fn complete(&self, prompt: &str, settings: &GenSettings) -> Result<Generation> {
+        let mut out = None;
+        self.complete_all(&[prompt.to_string()], settings, 1, &mut |_, g| {
+            out = Some(g);
+            Ok(())
+        })?;
+        out.expect("one request, one answer")
+    }
+
+    /// Greedy generation for every chat, `batch` sequences decoded
+    /// together; `on_done(i, generation)` is called as each finishes (in
+    /// any order). A request that cannot run (its prompt does not fit the
+    /// context) gets its error there; an error from `on_done` ends the run.
+    pub fn chat_all(
+        &self,
+        chats: &[&[ChatMessage]],
+        settings: &GenSettings,
+        batch: usize,
+        on_done: &mut dyn FnMut(usize, Result<Generation>) -> Result<()>,
+    ) -> Result<()> {
+        let mut prompts = Vec::with_capacity(chats.len());
+        let mut failed = Vec::new();
+        for (i, m) in chats.iter().enumerate() {
+            match self.render_chat(m) {
+                Ok(p) => prompts.push(p),
+                Err(e) => {
+                    prompts.push(String::new());
+                    failed.push((i, e));
+                }
+            }
+        }
+        for (i, e) in failed.iter().rev() {
+            on_done(*i, Err(ModelError::Tokenizer(e.to_string())))?;
+        }
+        let skip: Vec<usize> = failed.iter().map(|(i, _)| *i).collect();
+        self.run(&prompts, &skip, settings, batch, on_done)
+    }
+
+    /// [`chat_all`](Self::chat_all) for raw prompts.
+    pub fn complete_all(
+        &self,
+        prompts: &[String],
+        settings: &GenSettings,
+        batch: usize,
+        on_done: &mut dyn FnMut(usize, Result<Generation>) -> Result<()>,
+    ) -> Result<()> {
+        self.run(prompts, &[], settings, batch, on_done)
+    }
+
+    fn run(
+        &self,
+        prompts: &[String],
+        skip: &[usize],
+        settings: &GenSettings,
+        batch: usize,
+        on_done: &mut dyn FnMut(usize, Result<Generation>) -> Result<()>,
+    ) -> Result<()> {
         let budget = settings.max_tokens as usize;
-        if ids.len() + budget > self.context_length {
-            return Err(ModelError::Tokenizer(format!(
-                "prompt of {} tokens + max_tokens {budget} exceeds the model's context of {}",
-                ids.len(),
-                self.context_length
-            )));
+        let context = self.model.config().context_length;
+        // Requests the engine runs, by index into `prompts`.
+        let mut ids: Vec<Vec<u32>> = Vec::new();
+        let mut index: Vec<usize> = Vec::new();
+        for (i, p) in prompts.iter().enumerate() {
+            if skip.contains(&i) {
+                continue;
+            }
+            let t = match self.encode(p) {
+                Ok(t) => t,
+                Err(e) => {
+                    on_done(i, Err(e))?;
+                    continue;
+                }
+            };
+            if t.len() + budget > context {
+                on_done(
+                    i,
+                    Err(ModelError::Tokenizer(format!(
+                        "prompt of {} tokens + max_tokens {budget} exceeds the model's context of {context}",
+                        t.len()
+                    ))),
+                )?;
+                continue;
+            }
+            ids.push(t);
+            index.push(i);
         }
-        let dev = Device::Cpu;
-        self.model.clear_kv_cache();
-        let input = Tensor::new(ids.as_slice(), &dev)?.unsqueeze(0)?;
-        let mut logits = self.model.forward(&input, 0)?;
-        let mut out: Vec<u32> = Vec::new();
-        let mut finish = "length";
-        let mut text = String::new();
-        while out.len() < budget {
-            let next = logits.squeeze(0)?.argmax(0)?.to_scalar::<u32>()?;
-            if self.eos_ids.contains(&next) {
-                finish = "stop";
-                break;
-            }
-            out.push(next);
-            text = self
-                .tokenizer
-                .decode(&out, true)
-                .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
-            if apply_stop(&mut text, &settings.stop) {
-                finish = "stop";
-                break;
-            }
-            if out.len() >= budget {
-                break;
-            }
-            let input = Tensor::new(&[next], &dev)?.unsqueeze(0)?;
-            logits = self.model.forward(&input, ids.len() + out.len() - 1)?;
+        let requests: Vec<Request> = ids
+            .iter()
+            .map(|t| Request {
+                prompt: t,
+                max_tokens: budget,
+            })
+            .collect();
+        let mut sink = Decoder {
+            llm: self,
+            settings,
+            index: &index,
+            prompt_tokens: ids.iter().map(|t| t.len()).collect(),
+            state: vec![Decoding::default(); ids.len()],
+            on_done,
+        };
+        let opts = BatchOptions {
+            batch: batch.max(1),
+            prefix_entries: self.prefix_entries,
+            ..Default::default()
+        };
+        self.model.generate(&requests, &opts, &mut sink)
+    }
+}
+
+/// One request's output so far.
+#[derive(Debug, Clone, Default)]
+struct Decoding {
+    tokens: Vec<u32>,
+    text: String,
+    stopped: bool,
+}
+
+/// Turns the engine's tokens into [`Generation`]s: end-of-sequence tokens
+/// and stop strings end a request.
+struct Decoder<'a, 'b> {
+    llm: &'a LocalLlm,
+    settings: &'a GenSettings,
+    index: &'a [usize],
+    prompt_tokens: Vec<usize>,
+    state: Vec<Decoding>,
+    on_done: &'a mut (dyn FnMut(usize, Result<Generation>) -> Result<()> + 'b),
+}
+
+impl Sink for Decoder<'_, '_> {
+    type Error = ModelError;
+
+    fn token(&mut self, request: usize, token: u32) -> Next {
+        let st = &mut self.state[request];
+        if self.llm.eos_ids.contains(&token) {
+            st.stopped = true;
+            return Next::Stop;
         }
-        Ok(Generation {
-            text,
-            finish_reason: finish.into(),
-            prompt_tokens: Some(ids.len() as u32),
-            completion_tokens: Some(out.len() as u32),
-            token_ids: Some(out),
-            model: self.name.clone(),
-        })
+        st.tokens.push(token);
+        match self.llm.tokenizer.decode(&st.tokens, true) {
+            Ok(t) => st.text = t,
+            Err(_) => return Next::Continue,
+        }
+        if apply_stop(&mut st.text, &self.settings.stop) {
+            st.stopped = true;
+            return Next::Stop;
+        }
+        Next::Continue
+    }
+
+    fn done(&mut self, request: usize) -> Result<()> {
+        let st = std::mem::take(&mut self.state[request]);
+        let g = Generation {
+            text: st.text,
+            finish_reason: if st.stopped { "stop" } else { "length" }.into(),
+            prompt_tokens: Some(self.prompt_tokens[request] as u32),
+            completion_tokens: Some(st.tokens.len() as u32),
+            token_ids: Some(st.tokens),
+            model: self.llm.name.clone(),
+        };
+        (self.on_done)(self.index[request], Ok(g))
     }
 }

@@ -1,0 +1,715 @@
+//! Batch-invariant CPU kernels.
+//!
+//! Every dot product is accumulated in [`LANES`] = 16 interleaved partial
+//! sums (element `j` goes to lane `j % 16`, in order of `j`) with fused
+//! multiply-adds, and the lanes are then summed in one fixed tree. The
+//! result of one output element therefore never depends on how many rows
+//! are in the batch, how the work is tiled or split across threads, or
+//! whether the CPU runs 16 lanes as one AVX-512 register, two AVX2
+//! registers or scalar code: each variant performs the same operations in
+//! the same order, and an FMA is exact-rounded everywhere. Only the tile
+//! shapes (how many outputs are computed together) differ per CPU.
+
+use rayon::prelude::*;
+
+/// Partial sums per dot product.
+pub const LANES: usize = 16;
+
+/// Output rows of the weight matrix per parallel task.
+const ROWS_PER_TASK: usize = 32;
+
+/// The fixed reduction of 16 partial sums.
+#[inline(always)]
+fn reduce(a: &[f32; LANES]) -> f32 {
+    let mut b = [0f32; 8];
+    for l in 0..8 {
+        b[l] = a[l] + a[l + 8];
+    }
+    let c = [b[0] + b[4], b[1] + b[5], b[2] + b[6], b[3] + b[7]];
+    (c[0] + c[2]) + (c[1] + c[3])
+}
+
+/// `TT` rows of `x` against `NN` rows of `w` (both `k` long):
+/// `out[t * ldo + n] = dot(x[t], w[n])`.
+///
+/// # Safety
+/// The pointers must cover the rows and `out` the outputs named.
+#[inline(always)]
+unsafe fn tile<const TT: usize, const NN: usize>(
+    x: *const f32,
+    ldx: usize,
+    w: *const f32,
+    ldw: usize,
+    k: usize,
+    out: *mut f32,
+    ldo: usize,
+) {
+    let mut acc = [[[0f32; LANES]; NN]; TT];
+    let full = k - k % LANES;
+    let mut i = 0;
+    while i < full {
+        let mut wv = [[0f32; LANES]; NN];
+        for (n, wn) in wv.iter_mut().enumerate() {
+            *wn = std::ptr::read_unaligned(w.add(n * ldw + i) as *const [f32; LANES]);
+        }
+        for (t, acc_t) in acc.iter_mut().enumerate() {
+            let xv = std::ptr::read_unaligned(x.add(t * ldx + i) as *const [f32; LANES]);
+            for (acc_tn, wn) in acc_t.iter_mut().zip(wv.iter()) {
+                for l in 0..LANES {
+                    acc_tn[l] = xv[l].mul_add(wn[l], acc_tn[l]);
+                }
+            }
+        }
+        i += LANES;
+    }
+    for j in full..k {
+        let l = j - full;
+        for (t, acc_t) in acc.iter_mut().enumerate() {
+            for (n, acc_tn) in acc_t.iter_mut().enumerate() {
+                acc_tn[l] = (*x.add(t * ldx + j)).mul_add(*w.add(n * ldw + j), acc_tn[l]);
+            }
+        }
+    }
+    for (t, acc_t) in acc.iter().enumerate() {
+        for (n, acc_tn) in acc_t.iter().enumerate() {
+            *out.add(t * ldo + n) = reduce(acc_tn);
+        }
+    }
+}
+
+/// Rows `n0..n1` of `out = x · wᵀ` for all `t` rows of `x`, tiled `TT × NN`.
+#[inline(always)]
+unsafe fn matmul_rows<const TT: usize, const NN: usize>(
+    x: &[f32],
+    t: usize,
+    k: usize,
+    w: &[f32],
+    (n0, n1): (usize, usize),
+    out: *mut f32,
+    ldo: usize,
+) {
+    let mut r = 0;
+    while r < t {
+        let tt = if r + TT <= t { TT } else { 1 };
+        let mut n = n0;
+        while n < n1 {
+            let nn = if n + NN <= n1 { NN } else { 1 };
+            let (xp, wp, op) = (
+                x.as_ptr().add(r * k),
+                w.as_ptr().add(n * k),
+                out.add(r * ldo + n),
+            );
+            match (tt == TT, nn == NN) {
+                (true, true) => tile::<TT, NN>(xp, k, wp, k, k, op, ldo),
+                (true, false) => tile::<TT, 1>(xp, k, wp, k, k, op, ldo),
+                (false, true) => tile::<1, NN>(xp, k, wp, k, k, op, ldo),
+                (false, false) => tile::<1, 1>(xp, k, wp, k, k, op, ldo),
+            }
+            n += nn;
+        }
+        r += tt;
+    }
+}
+
+/// The attention of one query token over keys `0..len` of one sequence's
+/// cache, every head: `out[h] = softmax(q[h]·K[g]ᵀ · scale) · V[g]`, with
+/// `g` the key-value head that query head `h` shares (grouped queries).
+/// `dot` and `axpy` (`o = p·v + o`) are the ISA's versions of
+/// [`dot_body`] and [`axpy_body`].
+#[inline(always)]
+fn attend_with(
+    a: &Attend,
+    q: &[f32],
+    (keys, values, len): (&[f32], &[f32], usize),
+    out: &mut [f32],
+    dot: impl Fn(&[f32], &[f32]) -> f32,
+    axpy: impl Fn(f32, &[f32], &mut [f32]),
+) {
+    let (hd, kvd) = (a.head_dim, a.kv_dim);
+    let group = a.n_head / a.n_kv_head;
+    let mut scores = vec![0f32; len];
+    for h in 0..a.n_head {
+        let g = h / group;
+        let qh = &q[h * hd..(h + 1) * hd];
+        let mut max = f32::NEG_INFINITY;
+        for (j, s) in scores.iter_mut().enumerate() {
+            *s = dot(qh, &keys[j * kvd + g * hd..j * kvd + (g + 1) * hd]) * a.scale;
+            max = max.max(*s);
+        }
+        let mut sum = 0f32;
+        for s in scores.iter_mut() {
+            *s = (*s - max).exp();
+            sum += *s;
+        }
+        let oh = &mut out[h * hd..(h + 1) * hd];
+        oh.fill(0.0);
+        for (j, &p) in scores.iter().enumerate() {
+            axpy(p, &values[j * kvd + g * hd..j * kvd + (g + 1) * hd], oh);
+        }
+        let inv = 1.0 / sum;
+        for o in oh.iter_mut() {
+            *o *= inv;
+        }
+    }
+}
+
+/// `o = p · v + o`, elementwise.
+#[inline(always)]
+fn axpy_body(p: f32, v: &[f32], o: &mut [f32]) {
+    for (o, &v) in o.iter_mut().zip(v) {
+        *o = p.mul_add(v, *o);
+    }
+}
+
+/// A dot product in the fixed lane order.
+#[inline(always)]
+fn dot_body(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; LANES];
+    let full = a.len() - a.len() % LANES;
+    let mut i = 0;
+    while i < full {
+        for l in 0..LANES {
+            acc[l] = a[i + l].mul_add(b[i + l], acc[l]);
+        }
+        i += LANES;
+    }
+    for j in full..a.len() {
+        acc[j - full] = a[j].mul_add(b[j], acc[j - full]);
+    }
+    reduce(&acc)
+}
+
+/// Shapes of the attention.
+#[derive(Debug, Clone, Copy)]
+pub struct Attend {
+    /// Query heads.
+    pub n_head: usize,
+    /// Key-value heads (`n_head` is a multiple).
+    pub n_kv_head: usize,
+    /// Width of one head.
+    pub head_dim: usize,
+    /// `n_kv_head * head_dim`: one cached position.
+    pub kv_dim: usize,
+    /// `1 / sqrt(head_dim)`.
+    pub scale: f32,
+}
+
+/// The instruction set the kernels are compiled for, picked once per
+/// process from what the CPU has. Outputs are the same for every variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// AVX-512F with FMA: 16 lanes in one register, 4 × 4 tiles.
+    Avx512,
+    /// AVX2 with FMA: 16 lanes in two registers, 2 × 2 tiles.
+    Avx2,
+    /// Anything else (the FMAs may be calls into libm: slow, same results).
+    Portable,
+}
+
+impl Isa {
+    /// The best variant this CPU runs.
+    pub fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+                return Isa::Avx512;
+            }
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Portable
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! The same arithmetic as the portable bodies, in explicit SIMD: lane
+    //! `l` of the 16 partial sums is lane `l` of one AVX-512 register, or
+    //! of the low (l < 8) or high AVX2 register.
+    use super::*;
+    use std::arch::x86_64::*;
+
+    /// The 16 partial sums of a 512-bit register, then the tail and the
+    /// fixed reduction.
+    #[inline]
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn finish512(acc: __m512, tail: impl Fn(&mut [f32; LANES])) -> f32 {
+        let mut a = [0f32; LANES];
+        _mm512_storeu_ps(a.as_mut_ptr(), acc);
+        tail(&mut a);
+        reduce(&a)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn finish256(lo: __m256, hi: __m256, tail: impl Fn(&mut [f32; LANES])) -> f32 {
+        let mut a = [0f32; LANES];
+        _mm256_storeu_ps(a.as_mut_ptr(), lo);
+        _mm256_storeu_ps(a.as_mut_ptr().add(8), hi);
+        tail(&mut a);
+        reduce(&a)
+    }
+
+    /// Element `j >= full` of a dot product, into lane `j - full`.
+    #[inline(always)]
+    unsafe fn tail_of(x: *const f32, w: *const f32, full: usize, k: usize, a: &mut [f32; LANES]) {
+        for j in full..k {
+            a[j - full] = (*x.add(j)).mul_add(*w.add(j), a[j - full]);
+        }
+    }
+
+    /// One step of a tile: `acc[t][n] += x[t] * w[n]` for the listed
+    /// `n` (literal indices, so the accumulators live in registers).
+    macro_rules! fma_row {
+        ($fma:ident, $acc:ident, $xv:expr, $wv:ident, ($($n:literal)*)) => {
+            $( $acc[$n] = $fma($xv, $wv[$n], $acc[$n]); )*
+        };
+    }
+
+    /// A `TT × NN` tile kernel with AVX-512: `out[t * ldo + n] = dot(x[t], w[n])`.
+    macro_rules! tile512 {
+        ($name:ident, ($($t:literal)*), $nl:tt, $nn:literal) => {
+            #[inline]
+            #[target_feature(enable = "avx512f,fma")]
+            unsafe fn $name(x: *const f32, w: *const f32, k: usize, out: *mut f32, ldo: usize) {
+                let z = _mm512_setzero_ps();
+                let mut acc = [$({ let _ = $t; [z; $nn] }),*];
+                let full = k - k % LANES;
+                let mut i = 0;
+                while i < full {
+                    let mut wv = [z; $nn];
+                    for (n, wn) in wv.iter_mut().enumerate() {
+                        *wn = _mm512_loadu_ps(w.add(n * k + i));
+                    }
+                    $(
+                        let xv = _mm512_loadu_ps(x.add($t * k + i));
+                        let row = &mut acc[$t];
+                        fma_row!(_mm512_fmadd_ps, row, xv, wv, $nl);
+                    )*
+                    i += LANES;
+                }
+                for (t, acc_t) in acc.iter().enumerate() {
+                    for (n, a) in acc_t.iter().enumerate() {
+                        let (xr, wr) = (x.add(t * k), w.add(n * k));
+                        *out.add(t * ldo + n) = finish512(*a, |l| tail_of(xr, wr, full, k, l));
+                    }
+                }
+            }
+        };
+    }
+    tile512!(t512_4x4, (0 1 2 3), (0 1 2 3), 4);
+    tile512!(t512_4x1, (0 1 2 3), (0), 1);
+    tile512!(t512_1x4, (0), (0 1 2 3), 4);
+    tile512!(t512_1x1, (0), (0), 1);
+
+    /// Two AVX2 registers as the 16 lanes.
+    #[derive(Clone, Copy)]
+    struct Pair(__m256, __m256);
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn fma_pair(x: Pair, w: Pair, a: Pair) -> Pair {
+        Pair(
+            _mm256_fmadd_ps(x.0, w.0, a.0),
+            _mm256_fmadd_ps(x.1, w.1, a.1),
+        )
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn load_pair(p: *const f32) -> Pair {
+        Pair(_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)))
+    }
+
+    /// A `TT × NN` tile kernel with AVX2.
+    macro_rules! tile256 {
+        ($name:ident, ($($t:literal)*), $nl:tt, $nn:literal) => {
+            #[inline]
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn $name(x: *const f32, w: *const f32, k: usize, out: *mut f32, ldo: usize) {
+                let z = Pair(_mm256_setzero_ps(), _mm256_setzero_ps());
+                let mut acc = [$({ let _ = $t; [z; $nn] }),*];
+                let full = k - k % LANES;
+                let mut i = 0;
+                while i < full {
+                    let mut wv = [z; $nn];
+                    for (n, wn) in wv.iter_mut().enumerate() {
+                        *wn = load_pair(w.add(n * k + i));
+                    }
+                    $(
+                        let xv = load_pair(x.add($t * k + i));
+                        let row = &mut acc[$t];
+                        fma_row!(fma_pair, row, xv, wv, $nl);
+                    )*
+                    i += LANES;
+                }
+                for (t, acc_t) in acc.iter().enumerate() {
+                    for (n, a) in acc_t.iter().enumerate() {
+                        let (xr, wr) = (x.add(t * k), w.add(n * k));
+                        *out.add(t * ldo + n) = finish256(a.0, a.1, |l| tail_of(xr, wr, full, k, l));
+                    }
+                }
+            }
+        };
+    }
+    tile256!(t256_2x2, (0 1), (0 1), 2);
+    tile256!(t256_2x1, (0 1), (0), 1);
+    tile256!(t256_1x2, (0), (0 1), 2);
+    tile256!(t256_1x1, (0), (0), 1);
+
+    macro_rules! rows {
+        ($name:ident, $feat:literal, $tt:literal, $nn:literal, $full:ident, $tail_n:ident, $tail_t:ident, $one:ident) => {
+            /// Rows `n0..n1` of `out = x · wᵀ`, tiled.
+            #[target_feature(enable = $feat)]
+            pub unsafe fn $name(
+                x: &[f32],
+                t: usize,
+                k: usize,
+                w: &[f32],
+                (n0, n1): (usize, usize),
+                out: *mut f32,
+                ldo: usize,
+            ) {
+                let mut r = 0;
+                while r < t {
+                    let full_t = r + $tt <= t;
+                    let mut n = n0;
+                    while n < n1 {
+                        let full_n = n + $nn <= n1;
+                        let (xp, wp, op) = (
+                            x.as_ptr().add(r * k),
+                            w.as_ptr().add(n * k),
+                            out.add(r * ldo + n),
+                        );
+                        match (full_t, full_n) {
+                            (true, true) => $full(xp, wp, k, op, ldo),
+                            (true, false) => $tail_n(xp, wp, k, op, ldo),
+                            (false, true) => $tail_t(xp, wp, k, op, ldo),
+                            (false, false) => $one(xp, wp, k, op, ldo),
+                        }
+                        n += if full_n { $nn } else { 1 };
+                    }
+                    r += if full_t { $tt } else { 1 };
+                }
+            }
+        };
+    }
+    rows!(
+        rows_avx512,
+        "avx512f,fma",
+        4,
+        4,
+        t512_4x4,
+        t512_4x1,
+        t512_1x4,
+        t512_1x1
+    );
+    rows!(rows_avx2, "avx2,fma", 2, 2, t256_2x2, t256_2x1, t256_1x2, t256_1x1);
+
+    /// `dot(a, b)` in the fixed lane order.
+    #[inline]
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn dot512(a: &[f32], b: &[f32]) -> f32 {
+        let (k, full) = (a.len(), a.len() - a.len() % LANES);
+        let mut acc = _mm512_setzero_ps();
+        let mut i = 0;
+        while i < full {
+            acc = _mm512_fmadd_ps(
+                _mm512_loadu_ps(a.as_ptr().add(i)),
+                _mm512_loadu_ps(b.as_ptr().add(i)),
+                acc,
+            );
+            i += LANES;
+        }
+        finish512(acc, |l| tail_of(a.as_ptr(), b.as_ptr(), full, k, l))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn dot256(a: &[f32], b: &[f32]) -> f32 {
+        let (k, full) = (a.len(), a.len() - a.len() % LANES);
+        let (mut lo, mut hi) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        let mut i = 0;
+        while i < full {
+            let (pa, pb) = (a.as_ptr().add(i), b.as_ptr().add(i));
+            lo = _mm256_fmadd_ps(_mm256_loadu_ps(pa), _mm256_loadu_ps(pb), lo);
+            hi = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(8)), _mm256_loadu_ps(pb.add(8)), hi);
+            i += LANES;
+        }
+        finish256(lo, hi, |l| tail_of(a.as_ptr(), b.as_ptr(), full, k, l))
+    }
+
+    /// `o = p · v + o`, elementwise.
+    #[inline]
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn axpy512(p: f32, v: &[f32], o: &mut [f32]) {
+        let full = o.len() - o.len() % LANES;
+        let pv = _mm512_set1_ps(p);
+        let mut i = 0;
+        while i < full {
+            let po = o.as_mut_ptr().add(i);
+            _mm512_storeu_ps(
+                po,
+                _mm512_fmadd_ps(pv, _mm512_loadu_ps(v.as_ptr().add(i)), _mm512_loadu_ps(po)),
+            );
+            i += LANES;
+        }
+        for j in full..o.len() {
+            o[j] = p.mul_add(v[j], o[j]);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn axpy256(p: f32, v: &[f32], o: &mut [f32]) {
+        let full = o.len() - o.len() % 8;
+        let pv = _mm256_set1_ps(p);
+        let mut i = 0;
+        while i < full {
+            let po = o.as_mut_ptr().add(i);
+            _mm256_storeu_ps(
+                po,
+                _mm256_fmadd_ps(pv, _mm256_loadu_ps(v.as_ptr().add(i)), _mm256_loadu_ps(po)),
+            );
+            i += 8;
+        }
+        for j in full..o.len() {
+            o[j] = p.mul_add(v[j], o[j]);
+        }
+    }
+
+    /// Attention of one token, AVX-512.
+    #[target_feature(enable = "avx512f,fma")]
+    pub unsafe fn attend_avx512(
+        a: &Attend,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        len: usize,
+        out: &mut [f32],
+    ) {
+        attend_with(
+            a,
+            q,
+            (k, v, len),
+            out,
+            |x, y| dot512(x, y),
+            |p, x, o| axpy512(p, x, o),
+        )
+    }
+
+    /// Attention of one token, AVX2.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn attend_avx2(
+        a: &Attend,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        len: usize,
+        out: &mut [f32],
+    ) {
+        attend_with(
+            a,
+            q,
+            (k, v, len),
+            out,
+            |x, y| dot256(x, y),
+            |p, x, o| axpy256(p, x, o),
+        )
+    }
+}
+
+/// A raw output pointer that parallel tasks write disjoint parts of.
+#[derive(Clone, Copy)]
+struct OutPtr(*mut f32);
+// SAFETY: tasks write disjoint column ranges of the output.
+unsafe impl Send for OutPtr {}
+unsafe impl Sync for OutPtr {}
+
+/// `out[t × n] = x[t × k] · w[n × k]ᵀ` (a linear layer without bias), in
+/// parallel over blocks of weight rows.
+pub fn matmul(isa: Isa, x: &[f32], t: usize, k: usize, w: &[f32], n: usize, out: &mut [f32]) {
+    assert!(x.len() >= t * k && w.len() >= n * k && out.len() >= t * n);
+    let ptr = OutPtr(out.as_mut_ptr());
+    let blocks = n.div_ceil(ROWS_PER_TASK);
+    (0..blocks).into_par_iter().for_each(move |b| {
+        let ptr = ptr;
+        let r = (b * ROWS_PER_TASK, ((b + 1) * ROWS_PER_TASK).min(n));
+        // SAFETY: bounds checked above; blocks write disjoint columns; the
+        // ISA was detected on this CPU.
+        unsafe {
+            match isa {
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx512 => x86::rows_avx512(x, t, k, w, r, ptr.0, n),
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx2 => x86::rows_avx2(x, t, k, w, r, ptr.0, n),
+                _ => matmul_rows::<2, 2>(x, t, k, w, r, ptr.0, n),
+            }
+        }
+    });
+}
+
+/// Attention of one query token (all heads) over the first `len` cached
+/// positions; see [`Attend`].
+pub fn attend(
+    isa: Isa,
+    a: &Attend,
+    q: &[f32],
+    keys: &[f32],
+    values: &[f32],
+    len: usize,
+    out: &mut [f32],
+) {
+    assert!(keys.len() >= len * a.kv_dim && values.len() >= len * a.kv_dim);
+    assert!(q.len() >= a.n_head * a.head_dim && out.len() >= a.n_head * a.head_dim);
+    match isa {
+        // SAFETY: the ISA was detected on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { x86::attend_avx512(a, q, keys, values, len, out) },
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { x86::attend_avx2(a, q, keys, values, len, out) },
+        _ => attend_with(a, q, (keys, values, len), out, dot_body, axpy_body),
+    }
+}
+
+/// RMS normalisation of one row: `x / sqrt(mean(x²) + eps) * w`.
+pub fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
+    let mut acc = [0f32; LANES];
+    for (i, v) in x.iter().enumerate() {
+        acc[i % LANES] += v * v;
+    }
+    let scale = 1.0 / (reduce(&acc) / x.len() as f32 + eps).sqrt();
+    for ((o, v), g) in out.iter_mut().zip(x).zip(w) {
+        *o = v * scale * g;
+    }
+}
+
+/// Index of the largest value (the first one on ties).
+pub fn argmax(v: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, x) in v.iter().enumerate() {
+        if *x > v[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(n: usize, seed: u32) -> Vec<f32> {
+        (0..n)
+            .map(|i| {
+                let h = (i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 8;
+                (h % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect()
+    }
+
+    fn all_isas() -> Vec<Isa> {
+        let mut v = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                v.push(Isa::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+                v.push(Isa::Avx512);
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn matmul_matches_a_plain_dot_product_closely() {
+        let (t, k, n) = (5, 37, 70);
+        let (x, w) = (data(t * k, 1), data(n * k, 2));
+        let mut out = vec![0.0; t * n];
+        matmul(Isa::detect(), &x, t, k, &w, n, &mut out);
+        for r in 0..t {
+            for c in 0..n {
+                let want: f64 = (0..k)
+                    .map(|j| x[r * k + j] as f64 * w[c * k + j] as f64)
+                    .sum();
+                assert!((out[r * n + c] as f64 - want).abs() < 1e-4, "{r},{c}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_row_is_bit_identical_whatever_the_batch_and_isa() {
+        let (k, n) = (96 + 5, 67);
+        let w = data(n * k, 3);
+        let x = data(9 * k, 4);
+        let mut reference = vec![0.0; 9 * n];
+        for r in 0..9 {
+            matmul(
+                Isa::Portable,
+                &x[r * k..],
+                1,
+                k,
+                &w,
+                n,
+                &mut reference[r * n..],
+            );
+        }
+        for isa in all_isas() {
+            for t in [1, 2, 3, 4, 5, 8, 9] {
+                let mut out = vec![0.0; t * n];
+                matmul(isa, &x, t, k, &w, n, &mut out);
+                assert_eq!(out, reference[..t * n], "{isa:?} with {t} rows");
+            }
+        }
+    }
+
+    #[test]
+    fn attention_is_the_same_on_every_isa_and_sums_values_by_softmax() {
+        let a = Attend {
+            n_head: 4,
+            n_kv_head: 2,
+            head_dim: 20,
+            kv_dim: 40,
+            scale: 0.2,
+        };
+        let (q, keys, values) = (data(80, 5), data(7 * 40, 6), data(7 * 40, 7));
+        let mut want = vec![0.0; 80];
+        attend(Isa::Portable, &a, &q, &keys, &values, 7, &mut want);
+        for isa in all_isas() {
+            let mut out = vec![0.0; 80];
+            attend(isa, &a, &q, &keys, &values, 7, &mut out);
+            assert_eq!(out, want, "{isa:?}");
+        }
+        // Head 3 uses key-value head 1; check it by hand in f64.
+        let (h, g) = (3, 1);
+        let s: Vec<f64> = (0..7)
+            .map(|j| {
+                (0..20)
+                    .map(|i| q[h * 20 + i] as f64 * keys[j * 40 + g * 20 + i] as f64)
+                    .sum::<f64>()
+                    * 0.2
+            })
+            .collect();
+        let m = s.iter().cloned().fold(f64::MIN, f64::max);
+        let e: Vec<f64> = s.iter().map(|v| (v - m).exp()).collect();
+        let z: f64 = e.iter().sum();
+        for i in 0..20 {
+            let v: f64 = (0..7)
+                .map(|j| e[j] / z * values[j * 40 + g * 20 + i] as f64)
+                .sum();
+            assert!((want[h * 20 + i] as f64 - v).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn rms_norm_and_argmax() {
+        let mut out = [0.0; 2];
+        rms_norm(&[3.0, 4.0], &[1.0, 2.0], 0.0, &mut out);
+        // mean of squares = 12.5
+        let r = 12.5f32.sqrt();
+        assert!((out[0] - 3.0 / r).abs() < 1e-6 && (out[1] - 8.0 / r).abs() < 1e-6);
+        assert_eq!(argmax(&[1.0, 3.0, 3.0, 2.0]), 1);
+    }
+}

@@ -1,0 +1,51 @@
+//! The embedded generator's engine: a llama-family GGUF model run on the
+//! CPU, many sequences at once.
+//!
+//! * **Batched.** Sequences waiting at the same time share forward passes:
+//!   the tokens of every active sequence (whole prompt chunks and single
+//!   decode tokens alike) are stacked into one matrix, so each weight matrix
+//!   is read once per step for all of them. Attention runs per sequence
+//!   against its own KV cache, so no padding or masks are needed, and
+//!   sequences join and leave the batch as they start and finish
+//!   (continuous batching).
+//! * **Prefix reuse.** Prompts of one template share a long prefix; the KV
+//!   cache of recent prompts is kept and a new prompt starts from the
+//!   longest prefix it shares with one of them.
+//! * **Batch-invariant.** Every number a token's forward pass produces is
+//!   computed by the same sequence of floating-point operations whatever
+//!   else is in the batch, whichever thread runs it and whichever SIMD width
+//!   the CPU has ([`kernels`]). Greedy outputs are therefore identical token
+//!   for token across batch sizes, thread counts and prefix reuse, which the
+//!   request cache and the determinism guarantees rely on.
+//!
+//! Weights are dequantised to f32 at load (candle reads the GGUF).
+
+pub mod batch;
+pub mod kernels;
+pub mod model;
+pub mod weights;
+
+pub use batch::{BatchOptions, Next, Request, Sink};
+pub use model::Model;
+pub use weights::Config;
+
+/// Bumped whenever the engine's arithmetic changes (and with it, possibly,
+/// its outputs): it enters the model's id in request hashes.
+pub const ENGINE_ID: &str = "ragprobe-engine-1";
+
+/// What can go wrong loading a model.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The GGUF file could not be read or lacks what a llama model needs.
+    #[error("{0}")]
+    Load(String),
+}
+
+impl From<candle_core::Error> for EngineError {
+    fn from(e: candle_core::Error) -> Self {
+        EngineError::Load(e.to_string())
+    }
+}
+
+/// Engine result.
+pub type Result<T> = std::result::Result<T, EngineError>;

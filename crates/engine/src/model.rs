@@ -1,0 +1,271 @@
+//! The forward pass over a batch of sequences: every token of the step in
+//! one matrix for the linear layers, attention per sequence.
+
+use candle_core::quantized::gguf_file;
+use rayon::prelude::*;
+use std::path::Path;
+
+use crate::kernels::{self, Attend, Isa};
+use crate::weights::{Config, Weights};
+use crate::{EngineError, Result};
+
+/// A loaded model.
+pub struct Model {
+    weights: Weights,
+    isa: Isa,
+    /// `cos`/`sin` of position × frequency, `[context_length × head_dim/2]`.
+    cos: Vec<f32>,
+    sin: Vec<f32>,
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("config", &self.weights.config)
+            .field("isa", &self.isa)
+            .finish()
+    }
+}
+
+/// One sequence's cached keys and values, per layer: `[position × kv_dim]`.
+#[derive(Debug, Clone, Default)]
+pub struct KvCache {
+    pub(crate) keys: Vec<Vec<f32>>,
+    pub(crate) values: Vec<Vec<f32>>,
+    /// Positions filled.
+    pub(crate) len: usize,
+}
+
+impl KvCache {
+    /// An empty cache with room for `capacity` positions.
+    pub(crate) fn new(c: &Config, capacity: usize) -> KvCache {
+        let room = || {
+            (0..c.n_layer)
+                .map(|_| Vec::with_capacity(capacity * c.kv_dim()))
+                .collect()
+        };
+        KvCache {
+            keys: room(),
+            values: room(),
+            len: 0,
+        }
+    }
+
+    /// Positions `0..n` of `other`, appended to this (empty) cache.
+    pub(crate) fn copy_prefix(&mut self, other: &KvCache, n: usize, kv_dim: usize) {
+        for (dst, src) in self.keys.iter_mut().zip(&other.keys) {
+            dst.extend_from_slice(&src[..n * kv_dim]);
+        }
+        for (dst, src) in self.values.iter_mut().zip(&other.values) {
+            dst.extend_from_slice(&src[..n * kv_dim]);
+        }
+        self.len = n;
+    }
+}
+
+/// The tokens one sequence feeds in one step.
+pub(crate) struct Feed<'a> {
+    /// Index of the sequence's cache.
+    pub cache: usize,
+    /// Its next tokens (a prompt chunk, or the last generated token).
+    pub tokens: &'a [u32],
+    /// Whether the step must return the next token after the last one.
+    pub logits: bool,
+}
+
+impl Model {
+    /// Loads a llama-family GGUF model; `threads` = 0 uses rayon's global
+    /// pool (every core).
+    pub fn load(path: &Path, threads: usize) -> Result<Model> {
+        let err = |m: String| EngineError::Load(format!("{}: {m}", path.display()));
+        let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+        let ct = gguf_file::Content::read(&mut file)
+            .map_err(|e| err(format!("not a GGUF file: {e}")))?;
+        let weights = Weights::from_gguf(&ct, &mut file).map_err(|e| err(e.to_string()))?;
+        Model::new(weights, threads)
+    }
+
+    /// A model over `weights`; `threads` as in [`load`](Self::load).
+    pub fn new(weights: Weights, threads: usize) -> Result<Model> {
+        let c = &weights.config;
+        let half = c.head_dim / 2;
+        // As candle and llama.cpp: θ_i = base^(-2i/d), angle = position · θ_i, in f32.
+        let theta: Vec<f32> = (0..half)
+            .map(|i| 1f32 / c.rope_base.powf((2 * i) as f32 / c.head_dim as f32))
+            .collect();
+        let (mut cos, mut sin) = (Vec::new(), Vec::new());
+        for p in 0..c.context_length {
+            for t in &theta {
+                let a = p as f32 * t;
+                cos.push(a.cos());
+                sin.push(a.sin());
+            }
+        }
+        let pool = match threads {
+            0 => None,
+            n => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| EngineError::Load(e.to_string()))?,
+            ),
+        };
+        Ok(Model {
+            weights,
+            isa: Isa::detect(),
+            cos,
+            sin,
+            pool,
+        })
+    }
+
+    /// The model's shape.
+    pub fn config(&self) -> &Config {
+        &self.weights.config
+    }
+
+    /// The kernel variant in use.
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// Runs `f` on the model's thread pool.
+    pub(crate) fn install<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+
+    /// Rotates pairs `(2i, 2i+1)` of each head of `v` by position `pos`
+    /// (llama's interleaved RoPE, as GGUF stores Q and K).
+    fn rope(&self, v: &mut [f32], pos: usize) {
+        let half = self.weights.config.head_dim / 2;
+        let (cos, sin) = (
+            &self.cos[pos * half..][..half],
+            &self.sin[pos * half..][..half],
+        );
+        for head in v.chunks_exact_mut(half * 2) {
+            for i in 0..half {
+                let (a, b) = (head[2 * i], head[2 * i + 1]);
+                head[2 * i] = a * cos[i] - b * sin[i];
+                head[2 * i + 1] = a * sin[i] + b * cos[i];
+            }
+        }
+    }
+
+    /// One step: feeds every `feeds` entry's tokens through the model,
+    /// appending their keys and values to `caches`, and returns the greedy
+    /// next token of each feed that asks for logits (in feed order).
+    pub(crate) fn step(&self, caches: &mut [KvCache], feeds: &[Feed]) -> Vec<u32> {
+        let c = &self.weights.config;
+        let (d, kv, ff) = (c.dim, c.kv_dim(), c.ff_dim);
+        let isa = self.isa;
+        // (cache, position) of every token of the step, in order.
+        let mut at: Vec<(usize, usize)> = Vec::new();
+        for f in feeds {
+            let start = caches[f.cache].len;
+            at.extend((0..f.tokens.len()).map(|i| (f.cache, start + i)));
+        }
+        let t = at.len();
+        let mut x: Vec<f32> = Vec::with_capacity(t * d);
+        for f in feeds {
+            for &tok in f.tokens {
+                let tok = (tok as usize).min(c.vocab - 1);
+                x.extend_from_slice(&self.weights.embed[tok * d..(tok + 1) * d]);
+            }
+        }
+        let attend = Attend {
+            n_head: c.n_head,
+            n_kv_head: c.n_kv_head,
+            head_dim: c.head_dim,
+            kv_dim: kv,
+            scale: 1.0 / (c.head_dim as f32).sqrt(),
+        };
+        let qkv_w = d + 2 * kv;
+        let mut h = vec![0f32; t * d];
+        let mut qkv = vec![0f32; t * qkv_w];
+        let mut att = vec![0f32; t * d];
+        let mut proj = vec![0f32; t * d];
+        let mut gu = vec![0f32; t * 2 * ff];
+        let mut act = vec![0f32; t * ff];
+        for (l, layer) in self.weights.layers.iter().enumerate() {
+            norm_rows(&x, &layer.attn_norm, c.eps, &mut h, d);
+            kernels::matmul(isa, &h, t, d, &layer.qkv, qkv_w, &mut qkv);
+            qkv.par_chunks_mut(qkv_w)
+                .zip(&at)
+                .for_each(|(row, &(_, pos))| {
+                    let (q, rest) = row.split_at_mut(d);
+                    self.rope(q, pos);
+                    self.rope(&mut rest[..kv], pos);
+                });
+            for (row, &(ci, _)) in qkv.chunks_exact(qkv_w).zip(&at) {
+                caches[ci].keys[l].extend_from_slice(&row[d..d + kv]);
+                caches[ci].values[l].extend_from_slice(&row[d + kv..]);
+            }
+            let shared: &[KvCache] = caches;
+            att.par_chunks_mut(d)
+                .zip(qkv.par_chunks(qkv_w))
+                .zip(&at)
+                .for_each(|((out, row), &(ci, pos))| {
+                    let cache = &shared[ci];
+                    let (keys, values) = (&cache.keys[l], &cache.values[l]);
+                    kernels::attend(isa, &attend, &row[..d], keys, values, pos + 1, out);
+                });
+            kernels::matmul(isa, &att, t, d, &layer.out, d, &mut proj);
+            add(&mut x, &proj);
+            norm_rows(&x, &layer.ffn_norm, c.eps, &mut h, d);
+            kernels::matmul(isa, &h, t, d, &layer.gate_up, 2 * ff, &mut gu);
+            act.par_chunks_mut(ff)
+                .zip(gu.par_chunks(2 * ff))
+                .for_each(|(a, row)| {
+                    let (g, u) = row.split_at(ff);
+                    for ((a, &g), &u) in a.iter_mut().zip(g).zip(u) {
+                        *a = g / (1.0 + (-g).exp()) * u;
+                    }
+                });
+            kernels::matmul(isa, &act, t, ff, &layer.down, d, &mut proj);
+            add(&mut x, &proj);
+        }
+        for f in feeds {
+            caches[f.cache].len += f.tokens.len();
+        }
+        // The last row of every feed that wants logits.
+        let mut last = Vec::new();
+        let mut end = 0;
+        for f in feeds {
+            end += f.tokens.len();
+            if f.logits {
+                last.push(end - 1);
+            }
+        }
+        if last.is_empty() {
+            return vec![];
+        }
+        let mut rows = vec![0f32; last.len() * d];
+        for (dst, &r) in rows.chunks_exact_mut(d).zip(&last) {
+            kernels::rms_norm(&x[r * d..(r + 1) * d], &self.weights.norm, c.eps, dst);
+        }
+        let head = self
+            .weights
+            .output
+            .as_deref()
+            .unwrap_or(&self.weights.embed);
+        let mut logits = vec![0f32; last.len() * c.vocab];
+        kernels::matmul(isa, &rows, last.len(), d, head, c.vocab, &mut logits);
+        logits.chunks_exact(c.vocab).map(kernels::argmax).collect()
+    }
+}
+
+fn norm_rows(x: &[f32], w: &[f32], eps: f32, out: &mut [f32], d: usize) {
+    out.par_chunks_mut(d)
+        .zip(x.par_chunks(d))
+        .for_each(|(o, r)| kernels::rms_norm(r, w, eps, o));
+}
+
+fn add(x: &mut [f32], y: &[f32]) {
+    for (a, b) in x.iter_mut().zip(y) {
+        *a += b;
+    }
+}

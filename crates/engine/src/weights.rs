@@ -1,0 +1,190 @@
+//! A llama-family model's shape and weights, read from a GGUF file and
+//! dequantised to f32.
+
+use candle_core::quantized::gguf_file;
+use candle_core::Device;
+use std::io::{Read, Seek};
+
+use crate::{EngineError, Result};
+
+/// The model's shape, from the GGUF metadata (`<arch>.*` keys).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Hidden width.
+    pub dim: usize,
+    /// Transformer blocks.
+    pub n_layer: usize,
+    /// Query heads.
+    pub n_head: usize,
+    /// Key-value heads.
+    pub n_kv_head: usize,
+    /// Width of one head.
+    pub head_dim: usize,
+    /// Feed-forward width.
+    pub ff_dim: usize,
+    /// Vocabulary size.
+    pub vocab: usize,
+    /// RMS norm epsilon.
+    pub eps: f32,
+    /// RoPE base frequency.
+    pub rope_base: f32,
+    /// The longest sequence the model takes.
+    pub context_length: usize,
+}
+
+impl Config {
+    /// `n_kv_head * head_dim`.
+    pub fn kv_dim(&self) -> usize {
+        self.n_kv_head * self.head_dim
+    }
+}
+
+/// One transformer block. Q, K and V are stacked into one matrix, and so
+/// are the gate and up projections, so each is one matmul.
+#[derive(Debug)]
+pub struct Layer {
+    /// Attention RMS norm weights.
+    pub attn_norm: Vec<f32>,
+    /// `[(dim + 2 kv_dim) × dim]`: Q rows, then K, then V.
+    pub qkv: Vec<f32>,
+    /// `[dim × dim]`.
+    pub out: Vec<f32>,
+    /// Feed-forward RMS norm weights.
+    pub ffn_norm: Vec<f32>,
+    /// `[2 ff_dim × dim]`: gate rows, then up.
+    pub gate_up: Vec<f32>,
+    /// `[dim × ff_dim]`.
+    pub down: Vec<f32>,
+}
+
+/// All weights.
+#[derive(Debug)]
+pub struct Weights {
+    /// The shape.
+    pub config: Config,
+    /// `[vocab × dim]` token embeddings.
+    pub embed: Vec<f32>,
+    /// The blocks.
+    pub layers: Vec<Layer>,
+    /// Final RMS norm weights.
+    pub norm: Vec<f32>,
+    /// `[vocab × dim]` output projection; None when tied to `embed`.
+    pub output: Option<Vec<f32>>,
+}
+
+/// Reads `ct`'s tensors from `reader`.
+struct Reader<'a, R> {
+    ct: &'a gguf_file::Content,
+    reader: &'a mut R,
+}
+
+impl<R: Read + Seek> Reader<'_, R> {
+    fn has(&self, name: &str) -> bool {
+        self.ct.tensor_infos.contains_key(name)
+    }
+
+    fn tensor(&mut self, name: &str, len: usize) -> Result<Vec<f32>> {
+        let q = self
+            .ct
+            .tensor(self.reader, name, &Device::Cpu)
+            .map_err(|e| EngineError::Load(format!("tensor `{name}`: {e}")))?;
+        let v = q
+            .dequantize(&Device::Cpu)?
+            .flatten_all()?
+            .to_vec1::<f32>()?;
+        if v.len() != len {
+            return Err(EngineError::Load(format!(
+                "tensor `{name}` has {} values, the model's shape needs {len}",
+                v.len()
+            )));
+        }
+        Ok(v)
+    }
+
+    fn stacked(&mut self, names: &[(&str, usize)]) -> Result<Vec<f32>> {
+        let mut all = Vec::with_capacity(names.iter().map(|(_, n)| n).sum());
+        for (name, len) in names {
+            all.extend(self.tensor(name, *len)?);
+        }
+        Ok(all)
+    }
+}
+
+fn config(ct: &gguf_file::Content) -> Result<Config> {
+    let arch = match ct.metadata.get("general.architecture") {
+        Some(v) => v.to_string()?.clone(),
+        None => "llama".into(),
+    };
+    if arch != "llama" {
+        return Err(EngineError::Load(format!(
+            "architecture `{arch}` is not supported (llama-family GGUF models only)"
+        )));
+    }
+    let get = |k: &str| {
+        ct.metadata
+            .get(&format!("{arch}.{k}"))
+            .ok_or_else(|| EngineError::Load(format!("GGUF metadata has no `{arch}.{k}`")))
+    };
+    let int = |k: &str| -> Result<usize> { Ok(get(k)?.to_u32()? as usize) };
+    let (dim, n_head) = (int("embedding_length")?, int("attention.head_count")?);
+    let n_kv_head = int("attention.head_count_kv").unwrap_or(n_head);
+    if n_head == 0 || n_kv_head == 0 || dim % n_head != 0 || n_head % n_kv_head != 0 {
+        return Err(EngineError::Load(format!(
+            "unsupported head layout: {n_head} heads, {n_kv_head} key-value heads, width {dim}"
+        )));
+    }
+    let vocab = match ct.metadata.get("tokenizer.ggml.tokens") {
+        Some(v) => v.to_vec()?.len(),
+        None => return Err(EngineError::Load("GGUF metadata has no vocabulary".into())),
+    };
+    Ok(Config {
+        dim,
+        n_layer: int("block_count")?,
+        n_head,
+        n_kv_head,
+        head_dim: dim / n_head,
+        ff_dim: int("feed_forward_length")?,
+        vocab,
+        eps: get("attention.layer_norm_rms_epsilon")?.to_f32()?,
+        rope_base: get("rope.freq_base")
+            .and_then(|v| Ok(v.to_f32()?))
+            .unwrap_or(10_000.0),
+        context_length: int("context_length").unwrap_or(2048),
+    })
+}
+
+impl Weights {
+    /// Reads the shape and every weight of a llama-family GGUF model.
+    pub fn from_gguf<R: Read + Seek>(ct: &gguf_file::Content, reader: &mut R) -> Result<Weights> {
+        let c = config(ct)?;
+        let mut r = Reader { ct, reader };
+        let (d, kv, ff) = (c.dim, c.kv_dim(), c.ff_dim);
+        let mut layers = Vec::with_capacity(c.n_layer);
+        for i in 0..c.n_layer {
+            let p = |s: &str| format!("blk.{i}.{s}.weight");
+            layers.push(Layer {
+                attn_norm: r.tensor(&p("attn_norm"), d)?,
+                qkv: r.stacked(&[
+                    (&p("attn_q"), d * d),
+                    (&p("attn_k"), kv * d),
+                    (&p("attn_v"), kv * d),
+                ])?,
+                out: r.tensor(&p("attn_output"), d * d)?,
+                ffn_norm: r.tensor(&p("ffn_norm"), d)?,
+                gate_up: r.stacked(&[(&p("ffn_gate"), ff * d), (&p("ffn_up"), ff * d)])?,
+                down: r.tensor(&p("ffn_down"), d * ff)?,
+            });
+        }
+        let output = match r.has("output.weight") {
+            true => Some(r.tensor("output.weight", c.vocab * d)?),
+            false => None,
+        };
+        Ok(Weights {
+            embed: r.tensor("token_embd.weight", c.vocab * d)?,
+            norm: r.tensor("output_norm.weight", d)?,
+            output,
+            layers,
+            config: c,
+        })
+    }
+}
