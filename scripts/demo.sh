@@ -8,4 +8,5 @@ STORE="${STORE:-.ragprobe}"
 OUT="${OUT:-report}"
 "$BIN" --store "$STORE" run pipelines/quickstart.toml --set out="$OUT"
 echo
-echo "report: $(pwd)/$OUT/index.html   (tables: $OUT/tables/, charts: $OUT/charts/)"
+case "$OUT" in /*) where="$OUT" ;; *) where="$(pwd)/$OUT" ;; esac
+echo "report: $where/index.html   (tables: $OUT/tables/, charts: $OUT/charts/)"

@@ -18,6 +18,13 @@ pub const LANES: usize = 16;
 /// Output rows of the weight matrix per parallel task.
 const ROWS_PER_TASK: usize = 32;
 
+/// The fixed reduction of 16 partial sums, for the other kernels
+/// ([`crate::packed`]) that must sum the same way.
+#[inline(always)]
+pub(crate) fn reduce16(a: &[f32; LANES]) -> f32 {
+    reduce(a)
+}
+
 /// The fixed reduction of 16 partial sums.
 #[inline(always)]
 fn reduce(a: &[f32; LANES]) -> f32 {

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use std::path::Path;
 
 use crate::kernels::{self, Attend, Isa};
+use crate::packed::{self, Packed};
 use crate::weights::{Config, Weights};
 use crate::{EngineError, Result};
 
@@ -17,6 +18,8 @@ pub struct Model {
     cos: Vec<f32>,
     sin: Vec<f32>,
     pool: Option<rayon::ThreadPool>,
+    /// Never use the packed weights (for tests that compare the paths).
+    f32_only: bool,
 }
 
 impl std::fmt::Debug for Model {
@@ -117,7 +120,33 @@ impl Model {
             cos,
             sin,
             pool,
+            f32_only: false,
         })
+    }
+
+    /// Whether small steps may use the weights in their GGUF blocks (the
+    /// default). Outputs are the same either way; only speed differs.
+    pub fn set_packed(&mut self, on: bool) {
+        self.f32_only = !on;
+    }
+
+    /// Matrices kept in GGUF blocks, and their bytes.
+    pub fn packed_stats(&self) -> (usize, usize) {
+        let w = &self.weights;
+        let all = w
+            .layers
+            .iter()
+            .flat_map(|l| {
+                [
+                    &l.packed.qkv,
+                    &l.packed.out,
+                    &l.packed.gate_up,
+                    &l.packed.down,
+                ]
+            })
+            .chain(std::iter::once(&w.head_packed))
+            .flatten();
+        all.fold((0, 0), |(n, b), p| (n + 1, b + p.bytes()))
     }
 
     /// The model's shape.
@@ -135,6 +164,26 @@ impl Model {
         match &self.pool {
             Some(p) => p.install(f),
             None => f(),
+        }
+    }
+
+    /// `out = x · wᵀ` for `t` rows of `x`: from the GGUF blocks when the
+    /// step is small enough to be bound by reading the weights, else from
+    /// the f32 copy. Both give the same bits (see [`packed`]).
+    fn linear(
+        &self,
+        x: &[f32],
+        t: usize,
+        k: usize,
+        (w, packed): (&[f32], &Option<Packed>),
+        n: usize,
+        out: &mut [f32],
+    ) {
+        match packed {
+            Some(p) if t <= packed::MAX_ROWS && !self.f32_only => {
+                packed::matmul(self.isa, x, t, p, out)
+            }
+            _ => kernels::matmul(self.isa, x, t, k, w, n, out),
         }
     }
 
@@ -192,7 +241,7 @@ impl Model {
         let mut act = vec![0f32; t * ff];
         for (l, layer) in self.weights.layers.iter().enumerate() {
             norm_rows(&x, &layer.attn_norm, c.eps, &mut h, d);
-            kernels::matmul(isa, &h, t, d, &layer.qkv, qkv_w, &mut qkv);
+            self.linear(&h, t, d, (&layer.qkv, &layer.packed.qkv), qkv_w, &mut qkv);
             qkv.par_chunks_mut(qkv_w)
                 .zip(&at)
                 .for_each(|(row, &(_, pos))| {
@@ -213,10 +262,17 @@ impl Model {
                     let (keys, values) = (&cache.keys[l], &cache.values[l]);
                     kernels::attend(isa, &attend, &row[..d], keys, values, pos + 1, out);
                 });
-            kernels::matmul(isa, &att, t, d, &layer.out, d, &mut proj);
+            self.linear(&att, t, d, (&layer.out, &layer.packed.out), d, &mut proj);
             add(&mut x, &proj);
             norm_rows(&x, &layer.ffn_norm, c.eps, &mut h, d);
-            kernels::matmul(isa, &h, t, d, &layer.gate_up, 2 * ff, &mut gu);
+            self.linear(
+                &h,
+                t,
+                d,
+                (&layer.gate_up, &layer.packed.gate_up),
+                2 * ff,
+                &mut gu,
+            );
             act.par_chunks_mut(ff)
                 .zip(gu.par_chunks(2 * ff))
                 .for_each(|(a, row)| {
@@ -225,7 +281,7 @@ impl Model {
                         *a = g / (1.0 + (-g).exp()) * u;
                     }
                 });
-            kernels::matmul(isa, &act, t, ff, &layer.down, d, &mut proj);
+            self.linear(&act, t, ff, (&layer.down, &layer.packed.down), d, &mut proj);
             add(&mut x, &proj);
         }
         for f in feeds {
@@ -253,7 +309,8 @@ impl Model {
             .as_deref()
             .unwrap_or(&self.weights.embed);
         let mut logits = vec![0f32; last.len() * c.vocab];
-        kernels::matmul(isa, &rows, last.len(), d, head, c.vocab, &mut logits);
+        let head = (head, &self.weights.head_packed);
+        self.linear(&rows, last.len(), d, head, c.vocab, &mut logits);
         logits.chunks_exact(c.vocab).map(kernels::argmax).collect()
     }
 }

@@ -5,6 +5,7 @@ use candle_core::quantized::gguf_file;
 use candle_core::Device;
 use std::io::{Read, Seek};
 
+use crate::packed::Packed;
 use crate::{EngineError, Result};
 
 /// The model's shape, from the GGUF metadata (`<arch>.*` keys).
@@ -55,6 +56,22 @@ pub struct Layer {
     pub gate_up: Vec<f32>,
     /// `[dim × ff_dim]`.
     pub down: Vec<f32>,
+    /// The same matrices in their GGUF blocks, where decoding them gives
+    /// exactly the f32 weights (for bandwidth-bound steps).
+    pub packed: LayerPacked,
+}
+
+/// A layer's matrices in GGUF blocks (`None`: another format; f32 only).
+#[derive(Debug, Default)]
+pub struct LayerPacked {
+    /// Q, K and V stacked.
+    pub qkv: Option<Packed>,
+    /// The attention output projection.
+    pub out: Option<Packed>,
+    /// Gate and up stacked.
+    pub gate_up: Option<Packed>,
+    /// The down projection.
+    pub down: Option<Packed>,
 }
 
 /// All weights.
@@ -70,6 +87,8 @@ pub struct Weights {
     pub norm: Vec<f32>,
     /// `[vocab × dim]` output projection; None when tied to `embed`.
     pub output: Option<Vec<f32>>,
+    /// The output head (`output`, else `embed`) in GGUF blocks, if exact.
+    pub head_packed: Option<Packed>,
 }
 
 /// Reads `ct`'s tensors from `reader`.
@@ -99,6 +118,11 @@ impl<R: Read + Seek> Reader<'_, R> {
             )));
         }
         Ok(v)
+    }
+
+    /// Tensors `names` stacked, in GGUF blocks, when that is exact.
+    fn packed(&mut self, names: &[&str], k: usize, dequantised: &[f32]) -> Option<Packed> {
+        Packed::from_gguf(self.ct, self.reader, names, k, dequantised)
     }
 
     fn stacked(&mut self, names: &[(&str, usize)]) -> Result<Vec<f32>> {
@@ -162,7 +186,7 @@ impl Weights {
         let mut layers = Vec::with_capacity(c.n_layer);
         for i in 0..c.n_layer {
             let p = |s: &str| format!("blk.{i}.{s}.weight");
-            layers.push(Layer {
+            let mut layer = Layer {
                 attn_norm: r.tensor(&p("attn_norm"), d)?,
                 qkv: r.stacked(&[
                     (&p("attn_q"), d * d),
@@ -173,16 +197,32 @@ impl Weights {
                 ffn_norm: r.tensor(&p("ffn_norm"), d)?,
                 gate_up: r.stacked(&[(&p("ffn_gate"), ff * d), (&p("ffn_up"), ff * d)])?,
                 down: r.tensor(&p("ffn_down"), d * ff)?,
-            });
+                packed: LayerPacked::default(),
+            };
+            let (q, k, v) = (p("attn_q"), p("attn_k"), p("attn_v"));
+            let (o, g, u, dn) = (p("attn_output"), p("ffn_gate"), p("ffn_up"), p("ffn_down"));
+            layer.packed = LayerPacked {
+                qkv: r.packed(&[&q, &k, &v], d, &layer.qkv),
+                out: r.packed(&[&o], d, &layer.out),
+                gate_up: r.packed(&[&g, &u], d, &layer.gate_up),
+                down: r.packed(&[&dn], ff, &layer.down),
+            };
+            layers.push(layer);
         }
         let output = match r.has("output.weight") {
             true => Some(r.tensor("output.weight", c.vocab * d)?),
             false => None,
         };
+        let embed = r.tensor("token_embd.weight", c.vocab * d)?;
+        let head_packed = match &output {
+            Some(w) => r.packed(&["output.weight"], d, w),
+            None => r.packed(&["token_embd.weight"], d, &embed),
+        };
         Ok(Weights {
-            embed: r.tensor("token_embd.weight", c.vocab * d)?,
+            embed,
             norm: r.tensor("output_norm.weight", d)?,
             output,
+            head_packed,
             layers,
             config: c,
         })

@@ -97,14 +97,13 @@ fn a_missing_file_is_a_clear_error() {
 
 /// Every answer of `chats` (in request order) with the given engine setup.
 fn answers(
-    threads: usize,
-    batch: usize,
-    prefix: usize,
+    (threads, batch, prefix, packed): (usize, usize, usize, bool),
     chats: &[Vec<ChatMessage>],
     s: &GenSettings,
 ) -> Vec<Vec<u32>> {
     let mut m = LocalLlm::load_with_threads(&paths::smollm2_gguf(), threads).unwrap();
     m.set_prefix_reuse(prefix);
+    m.set_packed(packed);
     let refs: Vec<&[ChatMessage]> = chats.iter().map(|c| c.as_slice()).collect();
     let mut out = vec![None; chats.len()];
     m.chat_all(&refs, s, batch, &mut |i, g| {
@@ -119,7 +118,7 @@ fn answers(
 }
 
 #[test]
-fn batched_outputs_are_identical_to_unbatched_across_threads_and_prefix_reuse() {
+fn batched_outputs_are_identical_to_unbatched_across_threads_prefix_reuse_and_packed_weights() {
     if model().is_none() {
         return;
     }
@@ -148,13 +147,20 @@ fn batched_outputs_are_identical_to_unbatched_across_threads_and_prefix_reuse() 
         max_tokens: 20,
         ..Default::default()
     };
-    let reference = answers(1, 1, 0, &chats, &s);
+    // The reference: one request at a time, f32 weights only.
+    let reference = answers((1, 1, 0, false), &chats, &s);
     assert!(reference.iter().all(|r| !r.is_empty()));
-    for (threads, batch, prefix) in [(2, 3, 4), (1, 8, 0), (2, 8, 1)] {
-        let got = answers(threads, batch, prefix, &chats, &s);
+    for setup in [
+        (1, 1, 0, true),
+        (2, 3, 4, true),
+        (1, 8, 0, true),
+        (2, 8, 1, false),
+        (2, 8, 1, true),
+    ] {
+        let got = answers(setup, &chats, &s);
         assert_eq!(
             got, reference,
-            "{threads} threads, batch {batch}, {prefix} prefix entries"
+            "(threads, batch, prefix entries, packed weights) = {setup:?}"
         );
     }
 }

@@ -210,6 +210,18 @@ impl LocalLlm {
         self.prefix_entries = entries;
     }
 
+    /// Whether bandwidth-bound steps read the weights in their GGUF blocks
+    /// (the default; outputs are identical either way, only speed differs).
+    pub fn set_packed(&mut self, on: bool) {
+        self.model.set_packed(on);
+    }
+
+    /// The engine that runs the model (for benchmarks that drive it
+    /// directly, token ids in and out).
+    pub fn engine(&self) -> &Model {
+        &self.model
+    }
+
     /// The file name, e.g. `SmolLM2-135M-Instruct.Q4_1.gguf`.
     pub fn name(&self) -> &str {
         &self.name
