@@ -339,6 +339,8 @@ fn metric() -> impl Strategy<Value = MetricRow> {
                 ci_low,
                 ci_high,
                 details,
+                breakdown: None,
+                breakdown_group: None,
             },
         )
 }

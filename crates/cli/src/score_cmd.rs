@@ -60,6 +60,16 @@ pub struct ScoreArgs {
     /// families (HOR, BCR, transitions, controls), as the paper does.
     #[arg(long, default_value = "paper", value_parser = ["paper", "exact", "accuracy"])]
     pub k_matcher: String,
+    /// Also compute every metric per group of these columns (comma-separated):
+    /// question columns dataset, lang, split, subset, meta.FIELD (e.g.
+    /// meta.s_pop); case columns condition, answer_position, inserted_at,
+    /// expected, answerable, foil, prompt, prompt_role, prompt_variant.
+    #[arg(long, value_delimiter = ',', value_name = "COL")]
+    pub by: Vec<String>,
+    /// Bin numeric --by columns: N = N quantile bins over the questions'
+    /// values; E1,E2,... = these edges ([-inf,E1), [E1,E2), ..., [Ek,inf)).
+    #[arg(long, value_name = "N|E1,E2,...", requires = "by")]
+    pub bins: Option<ragprobe_score::breakdown::Bins>,
     #[command(flatten)]
     pub boot: BootArgs,
 }
@@ -152,6 +162,10 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
         },
         conflict_share: a.conflict_share,
         k_matcher: KMatcher::parse(&a.k_matcher).expect("checked by clap"),
+        breakdown: (!a.by.is_empty()).then(|| ragprobe_score::breakdown::Breakdown {
+            columns: a.by.clone(),
+            bins: a.bins.clone().unwrap_or_default(),
+        }),
     };
     let report = if let Some(file) = &a.predictions {
         let Some(against) = &a.against else {

@@ -55,6 +55,8 @@ pub fn compare_metrics(
                 ci_low: ci.map(|x| x.0),
                 ci_high: ci.map(|x| x.1),
                 details: None,
+                breakdown: None,
+                breakdown_group: None,
             };
             rows.push(mk("a", cmp.a, None));
             rows.push(mk("b", cmp.b, None));

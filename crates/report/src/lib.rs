@@ -3,6 +3,7 @@
 //! provenance block and a case browser. The same inputs give the same files
 //! (no timestamps, sorted everything).
 
+pub mod breakdowns;
 pub mod charts;
 mod compare;
 
@@ -275,7 +276,13 @@ pub fn render(
         })?;
     }
     let mut files = Vec::new();
-    let tabs = tables::all(rows);
+    // Breakdown rows (score --by) have their own tables; the studies'
+    // tables and charts read the overall metrics only.
+    let (grouped, overall): (Vec<MetricRow>, Vec<MetricRow>) =
+        rows.iter().cloned().partition(|r| r.breakdown.is_some());
+    let rows = overall.as_slice();
+    let mut tabs = tables::all(rows);
+    tabs.extend(breakdowns::tables(&grouped));
     let mut md = format!("# {title}\n\n");
     let mut text = String::new();
     let mut tables_html = String::new();
@@ -320,8 +327,32 @@ pub fn render(
         ));
     }
     write(&tdir.join("all_metrics.csv"), &all_csv, &mut files)?;
+    if !grouped.is_empty() {
+        let mut csv = String::from(
+            "by,group,study,dataset,model,prompt,condition,metric,value,n,ci_low,ci_high\n",
+        );
+        for r in &grouped {
+            csv.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                q(r.breakdown.as_deref().unwrap_or("")),
+                q(r.breakdown_group.as_deref().unwrap_or("")),
+                q(&r.study),
+                q(&r.dataset),
+                q(&r.model),
+                q(&r.prompt),
+                q(&r.condition),
+                q(&r.metric),
+                o(r.value),
+                r.n,
+                o(r.ci_low),
+                o(r.ci_high)
+            ));
+        }
+        write(&tdir.join("breakdown_metrics.csv"), &csv, &mut files)?;
+    }
     write(&out.join("tables.md"), &md, &mut files)?;
-    let svgs = charts::all(rows);
+    let mut svgs = charts::all(rows);
+    svgs.extend(breakdowns::charts(&grouped));
     for (name, svg) in &svgs {
         write(&cdir.join(name), svg, &mut files)?;
     }

@@ -21,6 +21,8 @@ fn m(key: [&str; 6], value: f64, ci: Option<(f64, f64)>) -> MetricRow {
         ci_low: ci.map(|c| c.0),
         ci_high: ci.map(|c| c.1),
         details: None,
+        breakdown: None,
+        breakdown_group: None,
     }
 }
 

@@ -104,6 +104,8 @@ pub fn write(
                 ci_low: None,
                 ci_high: None,
                 details: Some(details.clone()),
+                breakdown: None,
+                breakdown_group: None,
             });
         }
     }

@@ -8,6 +8,7 @@
 //! maps keyed by qid, and the whole stage stays a fast, light build.
 
 pub mod bootstrap;
+pub mod breakdown;
 pub mod metrics;
 pub mod predictions;
 pub mod row;
@@ -15,8 +16,8 @@ pub mod row;
 pub use ragprobe_matching::parse::ParseMode;
 
 use ragprobe_artifact::{
-    kinds, read, write_all, ArtifactError, CaseRow, Cases, MetricRow, Metrics, Recipe, Responses,
-    ScoreRow, Scores, Store, Written,
+    kinds, read, write_all, ArtifactError, CaseRow, Cases, MetricRow, Metrics, QuestionRow,
+    Questions, Recipe, Responses, ScoreRow, Scores, Store, Written,
 };
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -39,7 +40,7 @@ pub enum ScoreError {
 pub type Result<T, E = ScoreError> = std::result::Result<T, E>;
 
 /// Options of the scoring and the aggregate metrics.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScoreOptions {
     /// Bootstrap resamples (the study's audit used 20,000).
     pub bootstrap: usize,
@@ -54,6 +55,8 @@ pub struct ScoreOptions {
     pub conflict_share: Option<f64>,
     /// Seed 002: the matcher that defines K (closed-book-correct).
     pub k_matcher: metrics::KMatcher,
+    /// `--by`: also compute every metric per group of these columns.
+    pub breakdown: Option<breakdown::Breakdown>,
 }
 
 impl Default for ScoreOptions {
@@ -64,6 +67,7 @@ impl Default for ScoreOptions {
             parse: Default::default(),
             conflict_share: None,
             k_matcher: metrics::KMatcher::Paper,
+            breakdown: None,
         }
     }
 }
@@ -71,7 +75,13 @@ impl Default for ScoreOptions {
 impl ScoreOptions {
     /// The options as recipe parameters.
     pub fn params(&self) -> serde_json::Value {
-        json!({"bootstrap": self.bootstrap, "seed": self.seed, "parse": self.parse.name(), "conflict_share": self.conflict_share, "k_matcher": self.k_matcher.name()})
+        let mut p = json!({"bootstrap": self.bootstrap, "seed": self.seed, "parse": self.parse.name(), "conflict_share": self.conflict_share, "k_matcher": self.k_matcher.name()});
+        // Only when asked for, so runs without it keep their cache keys.
+        if let Some(b) = &self.breakdown {
+            p["by"] = json!(b.columns);
+            p["bins"] = b.bins.param();
+        }
+        p
     }
 }
 
@@ -169,6 +179,7 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
         });
     }
     let mut case_cache: HashMap<String, HashMap<String, CaseRow>> = HashMap::new();
+    let mut questions = Lookup::default();
     let mut scored = Vec::new();
     for id in &ids {
         let m = store.manifest(id)?;
@@ -177,6 +188,9 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
                 ScoreError::Invalid(format!("responses {id} records no cases input"))
             })?;
         if !case_cache.contains_key(&cases_id) {
+            if opts.breakdown.is_some() {
+                questions.add_for(store, &cases_id)?;
+            }
             let cases = read::<Cases>(store, &cases_id)?;
             case_cache.insert(
                 cases_id.clone(),
@@ -207,7 +221,72 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
             ));
         }
     }
-    finish(store, &recipe, scored, opts)
+    for cases in case_cache.into_values() {
+        questions.cases.extend(cases);
+    }
+    finish(store, &recipe, scored, opts, &questions)
+}
+
+/// The cases and questions scored rows came from, for `--by`.
+#[derive(Default)]
+pub(crate) struct Lookup {
+    /// By case id.
+    pub cases: HashMap<String, CaseRow>,
+    /// By question id.
+    pub questions: HashMap<String, QuestionRow>,
+}
+
+impl Lookup {
+    /// The questions of a cases artifact (its recipe's `questions` input).
+    pub(crate) fn add_for(&mut self, store: &Store, cases_id: &str) -> Result<()> {
+        for input in store.manifest(cases_id)?.recipe.inputs {
+            if store.manifest(&input)?.kind == kinds::QUESTIONS {
+                for q in read::<Questions>(store, &input)? {
+                    self.questions.insert(q.qid.clone(), q);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every metric again for each group of `opts.breakdown` (see [`breakdown`]),
+/// tagged with the breakdown and the group; the groups' order and bins go
+/// into the details.
+fn breakdown_rows(
+    scored: &[ScoreRow],
+    opts: &ScoreOptions,
+    look: &Lookup,
+) -> Result<Vec<MetricRow>> {
+    let Some(b) = &opts.breakdown else {
+        return Ok(Vec::new());
+    };
+    let (groups, ordered) = breakdown::groups(b, scored, &|r| look.cases.get(&r.case_id), &|r| {
+        look.questions.get(&r.qid)
+    })?;
+    let by = b.columns.join(",");
+    let mut rows = Vec::new();
+    for g in groups {
+        let subset: Vec<ScoreRow> = g.rows.iter().map(|&i| scored[i].clone()).collect();
+        let mut out = metrics::Out::new(opts);
+        metrics::all(&subset, &mut out);
+        for mut r in out.rows {
+            let mut d: serde_json::Value = r
+                .details
+                .as_deref()
+                .and_then(|d| serde_json::from_str(d).ok())
+                .unwrap_or_else(|| json!({}));
+            if let Some(o) = d.as_object_mut() {
+                o.insert("group_index".into(), json!(g.index));
+                o.insert("ordered".into(), json!(ordered));
+            }
+            r.details = Some(d.to_string());
+            r.breakdown = Some(by.clone());
+            r.breakdown_group = Some(g.label.clone());
+            rows.push(r);
+        }
+    }
+    Ok(rows)
 }
 
 /// Aggregate scored rows into metrics and write both artifacts.
@@ -216,10 +295,12 @@ pub(crate) fn finish(
     recipe: &Recipe,
     scored: Vec<ScoreRow>,
     opts: &ScoreOptions,
+    look: &Lookup,
 ) -> Result<ScoreReport> {
     let failed = scored.iter().filter(|r| r.failed).count();
     let mut out = metrics::Out::new(opts);
     metrics::all(&scored, &mut out);
+    out.rows.extend(breakdown_rows(&scored, opts, look)?);
     let mut details = opts.params();
     details["rows"] = json!(scored.len());
     details["failed_excluded"] = json!(failed);
@@ -230,6 +311,7 @@ pub(crate) fn finish(
     let mut rows = out.rows;
     rows.sort_by(|a, b| {
         (
+            &a.breakdown,
             &a.study,
             &a.dataset,
             &a.model,
@@ -238,6 +320,7 @@ pub(crate) fn finish(
             &a.metric,
         )
             .cmp(&(
+                &b.breakdown,
                 &b.study,
                 &b.dataset,
                 &b.model,
@@ -375,15 +458,29 @@ pub fn compare(
 /// Metrics as text, one block per study.
 pub fn metrics_table(rows: &[MetricRow]) -> String {
     let mut s = String::new();
-    let mut study = "";
+    let mut section = ("", None);
     for r in rows {
-        if r.study != study {
-            study = &r.study;
+        if (r.study.as_str(), r.breakdown.as_deref()) != section {
+            section = (&r.study, r.breakdown.as_deref());
+            let by = r
+                .breakdown
+                .as_deref()
+                .map(|b| format!(" by {b}"))
+                .unwrap_or_default();
+            let cond = if r.breakdown.is_some() {
+                "group | condition"
+            } else {
+                "condition"
+            };
             s.push_str(&format!(
-                "\n== {study} ==\n{:<16} {:<24} {:<22} {:<22} {:<24} {:>8} {:>6}  95% CI\n",
-                "dataset", "model", "prompt", "condition", "metric", "value", "n"
+                "\n== {}{by} ==\n{:<16} {:<24} {:<22} {:<22} {:<24} {:>8} {:>6}  95% CI\n",
+                r.study, "dataset", "model", "prompt", cond, "metric", "value", "n"
             ));
         }
+        let condition = match &r.breakdown_group {
+            Some(g) => format!("{g} | {}", r.condition),
+            None => r.condition.clone(),
+        };
         let v = r
             .value
             .map(|v| format!("{v:.1}"))
@@ -404,7 +501,7 @@ pub fn metrics_table(rows: &[MetricRow]) -> String {
             cut(&r.dataset, 16),
             cut(&r.model, 24),
             cut(&r.prompt, 22),
-            cut(&r.condition, 22),
+            cut(&condition, 22),
             cut(&r.metric, 24),
             v,
             r.n

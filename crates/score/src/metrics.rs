@@ -194,6 +194,8 @@ impl Out {
             ci_low: ci.map(|x| x.0 * scale),
             ci_high: ci.map(|x| x.1 * scale),
             details: Some(d.to_string()),
+            breakdown: None,
+            breakdown_group: None,
         });
     }
 
@@ -219,6 +221,8 @@ impl Out {
             ci_low: None,
             ci_high: None,
             details: Some(details.to_string()),
+            breakdown: None,
+            breakdown_group: None,
         });
     }
 }

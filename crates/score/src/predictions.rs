@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
-use crate::{finish, Result, ScoreError, ScoreOptions, ScoreReport};
+use crate::{finish, Lookup, Result, ScoreError, ScoreOptions, ScoreReport};
 
 /// Column names of a predictions file.
 #[derive(Debug, Clone)]
@@ -246,6 +246,16 @@ pub fn score_predictions(
 ) -> Result<(ScoreReport, Vec<String>)> {
     let id = store.resolve(against)?;
     let kind = store.manifest(&id)?.kind;
+    let mut look = Lookup::default();
+    if opts.breakdown.is_some() {
+        if kind == kinds::QUESTIONS {
+            for q in read::<Questions>(store, &id)? {
+                look.questions.insert(q.qid.clone(), q);
+            }
+        } else if kind == kinds::CASES {
+            look.add_for(store, &id)?;
+        }
+    }
     let cases: Vec<CaseRow> = match kind.as_str() {
         k if k == kinds::CASES => read::<Cases>(store, &id)?,
         k if k == kinds::QUESTIONS => read::<Questions>(store, &id)?
@@ -325,7 +335,8 @@ pub fn score_predictions(
     recipe
         .sources
         .insert("predictions".into(), sha256_hex(&bytes));
-    Ok((finish(store, &recipe, scored, opts)?, unmatched))
+    look.cases = cases.into_iter().map(|c| (c.case_id.clone(), c)).collect();
+    Ok((finish(store, &recipe, scored, opts, &look)?, unmatched))
 }
 
 #[cfg(test)]

@@ -32,11 +32,17 @@ pub struct MetricRow {
     pub ci_high: Option<f64>,
     /// JSON with the numerator, exclusions and the definition used.
     pub details: Option<String>,
+    /// The breakdown column(s) (`score --by`), e.g. `meta.s_pop`; None for
+    /// the overall metrics.
+    pub breakdown: Option<String>,
+    /// The group of the breakdown: the column's value, or a bin such as
+    /// `[100, 1000)`; several columns' values are joined by `; `.
+    pub breakdown_group: Option<String>,
 }
 
 impl Kind for Metrics {
     const NAME: &'static str = "metrics";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
     type Row = MetricRow;
     fn columns() -> Vec<Column<MetricRow>> {
         type R = MetricRow;
@@ -60,19 +66,37 @@ impl Kind for Metrics {
                 |r: &R| r.details.as_deref(),
                 |r, v| r.details = v,
             ),
+            Column::opt_utf8(
+                "breakdown",
+                |r: &R| r.breakdown.as_deref(),
+                |r, v| r.breakdown = v,
+            )
+            .added_in(2),
+            Column::opt_utf8(
+                "breakdown_group",
+                |r: &R| r.breakdown_group.as_deref(),
+                |r, v| r.breakdown_group = v,
+            )
+            .added_in(2),
         ]
     }
-    /// (study, dataset, model, prompt, condition, metric).
+    /// (by, study, dataset, model, prompt, condition, metric, group): the
+    /// overall metrics first, then each breakdown's groups side by side.
+    /// The group order is the order the rows came in (bins in ascending
+    /// order), so it is kept as the last key by a stable sort.
     fn sort(rows: &mut [MetricRow]) {
-        fn key(r: &MetricRow) -> [&str; 6] {
-            [
-                &r.study,
-                &r.dataset,
-                &r.model,
-                &r.prompt,
-                &r.condition,
-                &r.metric,
-            ]
+        fn key(r: &MetricRow) -> (Option<&str>, [&str; 6]) {
+            (
+                r.breakdown.as_deref(),
+                [
+                    &r.study,
+                    &r.dataset,
+                    &r.model,
+                    &r.prompt,
+                    &r.condition,
+                    &r.metric,
+                ],
+            )
         }
         rows.sort_by(|a, b| key(a).cmp(&key(b)));
     }
