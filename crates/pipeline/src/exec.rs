@@ -114,6 +114,34 @@ impl Pipeline {
         Ok(out)
     }
 
+    /// The outputs (kind, id) of every step that has run with its current
+    /// inputs, from the step cache; steps not run yet (or downstream of
+    /// one) are named in the second list. Runs nothing.
+    pub fn cached_outputs(
+        &self,
+        store: &Store,
+        exec: &dyn StepExecutor,
+    ) -> Result<(Vec<(String, String)>, Vec<String>)> {
+        let mut done = Done::new();
+        let mut missing = Vec::new();
+        for n in &self.order {
+            let cached = match self.argv(&self.steps[n], &resolver(&done)) {
+                Ok(argv) => cached_step(store, &self.key(exec, &argv)?),
+                Err(_) => None,
+            };
+            match cached {
+                Some(outs) => {
+                    done.insert(n.clone(), outs);
+                }
+                None => missing.push(n.clone()),
+            }
+        }
+        let mut outputs: Vec<(String, String)> = done.into_values().flatten().collect();
+        outputs.sort();
+        outputs.dedup();
+        Ok((outputs, missing))
+    }
+
     /// The inputs of `--only` step `only`, from cached runs of their steps.
     fn cached_inputs(
         &self,
