@@ -53,8 +53,8 @@ pq.write_table(pa.table({
 PY
 fi
 S="$WORK/scores-$ROWS.parquet"; C="$WORK/cases-$CASES.parquet"
-GROUP="SELECT model, condition, avg(accuracy) AS acc, count(*) AS n FROM scores GROUP BY model, condition ORDER BY model, condition"
-JOIN="SELECT s.model, c.dataset, avg(s.foil_only) AS foil, count(*) AS n FROM scores s JOIN cases c ON s.case_id = c.case_id GROUP BY s.model, c.dataset ORDER BY s.model, c.dataset"
+GROUP="SELECT model, condition, avg(CAST(accuracy AS DOUBLE)) AS acc, count(*) AS n FROM scores GROUP BY model, condition ORDER BY model, condition"
+JOIN="SELECT s.model, c.dataset, avg(CAST(s.foil_only AS DOUBLE)) AS foil, count(*) AS n FROM scores s JOIN cases c ON s.case_id = c.case_id GROUP BY s.model, c.dataset ORDER BY model, dataset"
 
 # measure NAME CMD...: best wall seconds and peak RSS (MiB) of REPEAT runs.
 measure() {

@@ -529,7 +529,7 @@ mod x86 {
 
 /// A raw output pointer that parallel tasks write disjoint parts of.
 #[derive(Clone, Copy)]
-struct OutPtr(*mut f32);
+pub(crate) struct OutPtr(pub(crate) *mut f32);
 // SAFETY: tasks write disjoint column ranges of the output.
 unsafe impl Send for OutPtr {}
 unsafe impl Sync for OutPtr {}

@@ -359,12 +359,7 @@ mod x86 {
     }
 }
 
-/// A raw output pointer that parallel tasks write disjoint parts of.
-#[derive(Clone, Copy)]
-struct OutPtr(*mut f32);
-// SAFETY: tasks write disjoint columns of the output.
-unsafe impl Send for OutPtr {}
-unsafe impl Sync for OutPtr {}
+use crate::kernels::OutPtr;
 
 /// Rows `r` of the output for `TT` rows of `x`, on `isa`.
 ///

@@ -185,12 +185,15 @@ fn find_word(sql: &str, word: &str) -> Option<(usize, usize)> {
 /// with sqlparser's "at Line: L, Column: C" turned into a position.
 fn polars_message(e: &PolarsError) -> (String, Option<(usize, usize)>) {
     let full = e.to_string();
+    // One line: the plan dump polars appends is dropped, hints ("Did you
+    // mean …") stay on the line.
     let head = full
-        .split("\n\nResolved plan until failure")
+        .split("Resolved plan until failure")
         .next()
         .unwrap_or(&full)
-        .trim()
-        .to_string();
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let re = regex::Regex::new(r"\s*at Line: (\d+), Column: (\d+)").expect("valid regex");
     if let Some(c) = re.captures(&head) {
         let at = (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0));
@@ -202,9 +205,13 @@ fn polars_message(e: &PolarsError) -> (String, Option<(usize, usize)>) {
 /// The position of the first quoted name in `message` found in `sql`.
 fn locate_named(sql: &str, message: &str) -> Option<(usize, usize)> {
     let re = regex::Regex::new(r#"["'`]([^"'`]+)["'`]"#).expect("valid regex");
+    // polars names a joined table's column `col:table`; the query says `col`.
     let found = re
         .captures_iter(message)
-        .filter_map(|c| find_word(sql, &c[1]))
+        .filter_map(|c| {
+            let name = c[1].split(':').next().unwrap_or(&c[1]).to_string();
+            find_word(sql, &name)
+        })
         .next();
     found
 }

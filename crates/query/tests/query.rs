@@ -218,6 +218,18 @@ fn errors_are_one_line_with_the_position() {
         "{e}"
     );
     assert!(!e.contains('\n'), "one line: {e}");
+    // polars names the joined column `dataset:c` and adds a hint paragraph:
+    // still one line, pointing at `dataset` in the query.
+    let e = err(
+        &store,
+        "SELECT s.model, c.dataset, count(*) AS n FROM scores s JOIN cases c USING (case_id) \
+         GROUP BY s.model, c.dataset ORDER BY s.model, c.dataset",
+    );
+    assert!(!e.contains('\n'), "one line: {e}");
+    assert!(
+        e.starts_with("query line 1, column 19:") && e.contains("dataset"),
+        "{e}"
+    );
     let e = err(&store, "DELETE FROM scores");
     assert!(e.contains("one SELECT"), "{e}");
 }

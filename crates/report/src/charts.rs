@@ -256,7 +256,8 @@ fn val(r: &MetricRow) -> Option<(f64, Option<(f64, f64)>)> {
     r.value.map(|v| (v, r.ci_low.zip(r.ci_high)))
 }
 
-fn label(r: &MetricRow) -> String {
+/// `model · prompt` (the model without its file hash), as charts name lines.
+pub(crate) fn label(r: &MetricRow) -> String {
     let model = r
         .model
         .split('@')

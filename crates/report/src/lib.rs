@@ -234,6 +234,38 @@ fn browser(store: &Store, scores_id: &str) -> Result<(Value, String)> {
     Ok((Value::Array(records), note))
 }
 
+/// Columns of the long-form metric CSVs.
+const METRIC_CSV_HEADER: &str =
+    "study,dataset,model,prompt,condition,metric,value,n,ci_low,ci_high";
+
+/// A CSV field, quoted when it holds a comma or a quote.
+fn csv_field(x: &str) -> String {
+    if x.contains([',', '"']) {
+        format!("\"{}\"", x.replace('"', "\"\""))
+    } else {
+        x.to_string()
+    }
+}
+
+/// One metric as a [`METRIC_CSV_HEADER`] line (values to 4 decimals).
+fn metric_csv_line(r: &MetricRow) -> String {
+    let o = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_default();
+    let q = csv_field;
+    format!(
+        "{},{},{},{},{},{},{},{},{},{}",
+        q(&r.study),
+        q(&r.dataset),
+        q(&r.model),
+        q(&r.prompt),
+        q(&r.condition),
+        q(&r.metric),
+        o(r.value),
+        r.n,
+        o(r.ci_low),
+        o(r.ci_high)
+    )
+}
+
 /// Write the report for `metrics` (one or more artifacts) and optionally a
 /// `scores` artifact (for the case browser) into `out`.
 pub fn report(
@@ -301,53 +333,23 @@ pub fn render(
         tables_html.push_str(&t.html());
     }
     // Every metric, long form, for anything the study tables do not show.
-    let mut all_csv =
-        String::from("study,dataset,model,prompt,condition,metric,value,n,ci_low,ci_high\n");
-    let o = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_default();
-    let q = |x: &str| {
-        if x.contains([',', '"']) {
-            format!("\"{}\"", x.replace('"', "\"\""))
-        } else {
-            x.to_string()
-        }
-    };
-    for r in rows {
-        all_csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{}\n",
-            q(&r.study),
-            q(&r.dataset),
-            q(&r.model),
-            q(&r.prompt),
-            q(&r.condition),
-            q(&r.metric),
-            o(r.value),
-            r.n,
-            o(r.ci_low),
-            o(r.ci_high)
-        ));
-    }
+    let all_csv: String = std::iter::once(METRIC_CSV_HEADER.to_string() + "\n")
+        .chain(rows.iter().map(|r| metric_csv_line(r) + "\n"))
+        .collect();
     write(&tdir.join("all_metrics.csv"), &all_csv, &mut files)?;
     if !grouped.is_empty() {
-        let mut csv = String::from(
-            "by,group,study,dataset,model,prompt,condition,metric,value,n,ci_low,ci_high\n",
-        );
-        for r in &grouped {
-            csv.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                q(r.breakdown.as_deref().unwrap_or("")),
-                q(r.breakdown_group.as_deref().unwrap_or("")),
-                q(&r.study),
-                q(&r.dataset),
-                q(&r.model),
-                q(&r.prompt),
-                q(&r.condition),
-                q(&r.metric),
-                o(r.value),
-                r.n,
-                o(r.ci_low),
-                o(r.ci_high)
-            ));
-        }
+        let csv: String =
+            std::iter::once(format!("breakdown,breakdown_group,{METRIC_CSV_HEADER}\n"))
+                .chain(grouped.iter().map(|r| {
+                    let (b, g) = (r.breakdown.as_deref(), r.breakdown_group.as_deref());
+                    format!(
+                        "{},{},{}\n",
+                        csv_field(b.unwrap_or("")),
+                        csv_field(g.unwrap_or("")),
+                        metric_csv_line(r)
+                    )
+                }))
+                .collect();
         write(&tdir.join("breakdown_metrics.csv"), &csv, &mut files)?;
     }
     write(&out.join("tables.md"), &md, &mut files)?;
