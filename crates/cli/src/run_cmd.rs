@@ -196,6 +196,7 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
 /// Ids of the artifacts the already-run steps of a pipeline produced (with
 /// these `--set` variables), for `query --pipeline`; steps not run yet are
 /// reported as a warning.
+#[cfg(feature = "query")]
 pub fn pipeline_outputs(
     store: &Store,
     pipeline: &Path,
