@@ -317,6 +317,7 @@ fn bind(
     if let Some(b) = bindings.iter().rev().find(|b| b.name == name) {
         let path = Path::new(&b.spec);
         if path.is_file() {
+            check_parquet(path)?;
             return Ok(Source::File(path.to_path_buf()));
         }
         if !is_hex(&b.spec) {
@@ -368,6 +369,32 @@ fn bind(
             kinds.join(", ")
         ),
     })
+}
+
+/// A bound file must be Parquet (its first and last 4 bytes `PAR1`), so a
+/// wrong path is named here rather than deep inside polars.
+fn check_parquet(path: &Path) -> Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let io = |e: std::io::Error| QueryError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
+    let len = f.metadata().map_err(io)?.len();
+    let ok = len >= 12
+        && f.read_exact(&mut head).is_ok()
+        && f.seek(SeekFrom::End(-4)).is_ok()
+        && f.read_exact(&mut tail).is_ok()
+        && &head == b"PAR1"
+        && &tail == b"PAR1";
+    if !ok {
+        return Err(QueryError::Io {
+            path: path.to_path_buf(),
+            message: "not a Parquet file (no PAR1 header and footer)".into(),
+        });
+    }
+    Ok(())
 }
 
 /// The lazy frame of one table.
@@ -509,7 +536,8 @@ pub fn write(df: &mut DataFrame, format: Format, path: &Path) -> Result<()> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(|e| io(std::io::Error::from(e.kind())))?;
     {
         let f = tmp.as_file_mut();
         match format {

@@ -173,6 +173,24 @@ fn bindings_name_ids_and_files() {
 }
 
 #[test]
+fn a_bound_file_that_is_not_parquet_is_named() {
+    let (d, store, _, _) = store();
+    let bad = d.path().join("notes.txt");
+    std::fs::write(&bad, "hello, not parquet").unwrap();
+    let b = Binding {
+        name: "s".into(),
+        spec: bad.display().to_string(),
+    };
+    let e = plan(&store, "SELECT * FROM s", &[b], &Scope::Latest)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("notes.txt") && e.contains("not a Parquet file"),
+        "{e}"
+    );
+}
+
+#[test]
 fn scope_all_concatenates_every_artifact_of_a_kind() {
     let (_d, store, _, _) = store();
     let more = vec![score("c9", "q9", "m3", "base", true, None)];
@@ -285,5 +303,78 @@ fn files_are_written_and_csv_refuses_nested_columns() {
     assert_eq!(
         std::fs::read_to_string(&csv).unwrap(),
         "model,n\nm1,3\nm2,3\n"
+    );
+}
+
+/// Mutated queries (bytes flipped, cut, SQL words spliced in) never panic,
+/// and every failure is one clean line.
+#[test]
+fn mutated_queries_fail_cleanly() {
+    let (_d, store, _, _) = store();
+    let seeds = [
+        "SELECT model, condition, avg(accuracy) AS acc, count(*) AS n FROM scores GROUP BY ALL ORDER BY acc",
+        "SELECT s.model, c.dataset, avg(s.foil_only) AS f FROM scores s JOIN cases c USING (case_id) GROUP BY ALL",
+        "WITH t AS (SELECT * FROM scores WHERE NOT accuracy) SELECT count(*) AS n FROM t LIMIT 3",
+    ];
+    let words = [
+        " SELECT ",
+        " FROM ",
+        "(",
+        ")",
+        ",",
+        "'",
+        "\"",
+        " JOIN cases ",
+        " GROUP BY ",
+        "*",
+        " NOT ",
+        "read_parquet('x')",
+        ";",
+        " -- ",
+        "\u{e9}",
+    ];
+    let mut state: u64 = 42;
+    let mut next = |n: usize| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % n.max(1)
+    };
+    let iters: usize = std::env::var("FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let mut failures = 0;
+    for i in 0..iters {
+        let mut q: Vec<char> = seeds[i % seeds.len()].chars().collect();
+        for _ in 0..1 + next(3) {
+            let at = next(q.len() + 1);
+            match next(3) {
+                0 if !q.is_empty() => {
+                    let end = (at + 1 + next(6)).min(q.len());
+                    q.drain(at.min(q.len())..end);
+                }
+                1 => q
+                    .splice(at..at, words[next(words.len())].chars())
+                    .for_each(drop),
+                _ if at < q.len() => q[at] = ['x', '1', ' ', '.', '='][next(5)],
+                _ => {}
+            }
+        }
+        let sql: String = q.into_iter().collect();
+        let out = std::panic::catch_unwind(|| query(&store, &sql));
+        match out {
+            Err(_) => panic!("panicked on {sql:?}"),
+            Ok(Err(e)) => {
+                failures += 1;
+                let m = e.to_string();
+                assert!(!m.contains('\n') && !m.is_empty(), "{sql:?}: {m:?}");
+            }
+            Ok(Ok(_)) => {}
+        }
+    }
+    assert!(
+        failures > iters / 6,
+        "the mutations should break most queries ({failures} of {iters})"
     );
 }
