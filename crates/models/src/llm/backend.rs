@@ -5,7 +5,7 @@
 //! one path every stage calls models through.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::local::LocalLlm;
@@ -106,8 +106,14 @@ pub struct LocalBackend {
     id: BackendId,
     path: PathBuf,
     batch: usize,
-    llm: Option<LocalLlm>,
+    llm: Option<Arc<LocalLlm>>,
 }
+
+/// The embedded model loaded last in this process, by its content key, so
+/// that the next pipeline step (or perturb's writer) that uses the same
+/// model does not load it again: loading dequantises and checks every
+/// weight. One model is kept, no more.
+static LOADED: Mutex<Option<(String, Arc<LocalLlm>)>> = Mutex::new(None);
 
 /// The default number of sequences the embedded model decodes together.
 pub const DEFAULT_BATCH: usize = 8;
@@ -137,9 +143,20 @@ impl LocalBackend {
 
     fn llm(&mut self) -> Result<&LocalLlm> {
         if self.llm.is_none() {
-            self.llm = Some(LocalLlm::load(&self.path)?);
+            let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+            let llm = match &*loaded {
+                Some((key, m)) if *key == self.id.key => m.clone(),
+                _ => {
+                    // Free the other model before loading this one.
+                    *loaded = None;
+                    let m = Arc::new(LocalLlm::load(&self.path)?);
+                    *loaded = Some((self.id.key.clone(), m.clone()));
+                    m
+                }
+            };
+            self.llm = Some(llm);
         }
-        Ok(self.llm.as_ref().expect("just loaded"))
+        Ok(self.llm.as_deref().expect("just loaded"))
     }
 }
 
@@ -322,5 +339,27 @@ impl LlmBackend for ScriptedBackend {
             attempts: 1,
             latency: Duration::ZERO,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_backend_of_the_same_model_reuses_the_loaded_one() {
+        let gguf = crate::paths::smollm2_gguf();
+        if !gguf.is_file() {
+            eprintln!(
+                "SKIPPED: {} missing (scripts/fetch-models.sh)",
+                gguf.display()
+            );
+            return;
+        }
+        let mut a = LocalBackend::new(&gguf, 1).unwrap();
+        let mut b = LocalBackend::new(&gguf, 4).unwrap();
+        let pa: *const LocalLlm = a.llm().unwrap();
+        let pb: *const LocalLlm = b.llm().unwrap();
+        assert_eq!(pa, pb, "one load serves both");
     }
 }
