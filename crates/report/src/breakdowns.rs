@@ -78,14 +78,14 @@ pub fn tables(rows: &[MetricRow]) -> Vec<Table> {
                     .collect::<String>()
             ),
             title: format!("Breakdown by {by} (score --by): each metric per group, with n"),
+            row_header: "study · dataset · model · prompt · condition · metric".into(),
             groups: vec![by.to_string(); groups.len()],
             columns: groups.clone(),
             rows: Vec::new(),
             long: Vec::new(),
-            notes: vec![format!(
-                "Rows: study · dataset · model · prompt · condition · metric. {}",
-                "Question-level columns keep a question's conditions together; a case without a case-level value (a baseline) counts in every group."
-            )],
+            notes: vec![
+                "Question-level columns keep a question's conditions together; a case without a case-level value (a baseline) counts in every group.".into(),
+            ],
         };
         for (key, cells) in lines {
             let label = key
@@ -211,6 +211,9 @@ mod tests {
         assert_eq!(t[0].id, "breakdown_meta_s_pop");
         assert_eq!(t[0].columns, ["[-inf, 100)", "[100, inf)"]);
         assert_eq!(t[0].rows[0].1, ["20.0 (n=4)", "80.0 (n=5)"]);
+        assert!(t[0]
+            .markdown()
+            .contains("| study · dataset · model · prompt · condition · metric |"));
         let c = charts(&rows);
         assert_eq!(c.len(), 1);
         assert!(c[0].1.contains("<svg"));

@@ -52,6 +52,8 @@ pub struct Table {
     pub id: String,
     /// The table caption.
     pub title: String,
+    /// Header of the row-label column (`model` in the study tables).
+    pub row_header: String,
     /// Column group (dataset) of each value column.
     pub groups: Vec<String>,
     /// Header of each value column: the metric's label, the condition, or both.
@@ -195,6 +197,7 @@ pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
     Some(Table {
         id: spec.id.into(),
         title: spec.title.into(),
+        row_header: "model".into(),
         groups: cols.iter().map(|c| c.0.clone()).collect(),
         columns: cols.iter().map(|c| header(spec, c)).collect(),
         rows: rows_out,
@@ -266,7 +269,7 @@ fn spans(groups: &[String]) -> Vec<(String, usize)> {
 impl Table {
     /// GitHub Markdown; the column group (dataset) prefixes each header.
     pub fn markdown(&self) -> String {
-        let mut s = format!("### {}\n\n| model |", self.title);
+        let mut s = format!("### {}\n\n| {} |", self.title, self.row_header);
         for (g, c) in self.groups.iter().zip(&self.columns) {
             s.push_str(&format!(" {g}: {c} |"));
         }
@@ -378,7 +381,7 @@ impl Table {
     /// Plain text for the terminal.
     pub fn text(&self) -> String {
         let mut widths: Vec<usize> = std::iter::once(
-            "model".len().max(
+            self.row_header.chars().count().max(
                 self.rows
                     .iter()
                     .map(|r| r.0.chars().count())
@@ -406,7 +409,11 @@ impl Table {
                 format!("{x}{}", " ".repeat(n))
             }
         };
-        let mut s = format!("{}\n{}", self.title, pad("model", widths[0], false));
+        let mut s = format!(
+            "{}\n{}",
+            self.title,
+            pad(&self.row_header, widths[0], false)
+        );
         for (i, (c, g)) in self.columns.iter().zip(&self.groups).enumerate() {
             s.push_str(&format!(
                 "  {}",
@@ -431,9 +438,10 @@ impl Table {
     pub fn html(&self) -> String {
         let e = crate::html::escape;
         let mut s = format!(
-            "<h3 id=\"{}\">{}</h3>\n<table><thead><tr><th rowspan=\"2\">model</th>",
+            "<h3 id=\"{}\">{}</h3>\n<table><thead><tr><th rowspan=\"2\">{}</th>",
             self.id,
-            e(&self.title)
+            e(&self.title),
+            e(&self.row_header)
         );
         for (g, n) in spans(&self.groups) {
             s.push_str(&format!("<th colspan=\"{n}\">{}</th>", e(&g)));
