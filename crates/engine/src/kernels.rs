@@ -529,7 +529,7 @@ mod x86 {
 
 /// A raw output pointer that parallel tasks write disjoint parts of.
 #[derive(Clone, Copy)]
-pub(crate) struct OutPtr(pub(crate) *mut f32);
+struct OutPtr(*mut f32);
 // SAFETY: tasks write disjoint column ranges of the output.
 unsafe impl Send for OutPtr {}
 unsafe impl Sync for OutPtr {}
@@ -538,23 +538,34 @@ unsafe impl Sync for OutPtr {}
 /// parallel over blocks of weight rows.
 pub fn matmul(isa: Isa, x: &[f32], t: usize, k: usize, w: &[f32], n: usize, out: &mut [f32]) {
     assert!(x.len() >= t * k && w.len() >= n * k && out.len() >= t * n);
-    let ptr = OutPtr(out.as_mut_ptr());
-    let blocks = n.div_ceil(ROWS_PER_TASK);
-    (0..blocks).into_par_iter().for_each(move |b| {
-        let ptr = ptr;
-        let r = (b * ROWS_PER_TASK, ((b + 1) * ROWS_PER_TASK).min(n));
-        // SAFETY: bounds checked above; blocks write disjoint columns; the
-        // ISA was detected on this CPU.
-        unsafe {
-            match isa {
-                #[cfg(target_arch = "x86_64")]
-                Isa::Avx512 => x86::rows_avx512(x, t, k, w, r, ptr.0, n),
-                #[cfg(target_arch = "x86_64")]
-                Isa::Avx2 => x86::rows_avx2(x, t, k, w, r, ptr.0, n),
-                _ => matmul_rows::<2, 2>(x, t, k, w, r, ptr.0, n),
-            }
+    // SAFETY: bounds checked above; the ISA was detected on this CPU.
+    for_row_blocks(n, ROWS_PER_TASK, out, |r, ptr| unsafe {
+        match isa {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => x86::rows_avx512(x, t, k, w, r, ptr, n),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => x86::rows_avx2(x, t, k, w, r, ptr, n),
+            _ => matmul_rows::<2, 2>(x, t, k, w, r, ptr, n),
         }
     });
+}
+
+/// Runs `rows(range, out)` in parallel for the blocks of `per_task` weight
+/// rows of `0..n`; each writes only its own output columns (`range`) of
+/// `out`, which the caller has sized for every row of `x`.
+pub(crate) fn for_row_blocks(
+    n: usize,
+    per_task: usize,
+    out: &mut [f32],
+    rows: impl Fn((usize, usize), *mut f32) + Sync + Send,
+) {
+    let ptr = OutPtr(out.as_mut_ptr());
+    (0..n.div_ceil(per_task))
+        .into_par_iter()
+        .for_each(move |b| {
+            let ptr = ptr;
+            rows((b * per_task, ((b + 1) * per_task).min(n)), ptr.0);
+        });
 }
 
 /// Attention of one query token (all heads) over the first `len` cached

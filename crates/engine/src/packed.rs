@@ -15,7 +15,6 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use candle_core::quantized::{gguf_file, GgmlDType};
-use rayon::prelude::*;
 
 use crate::kernels::{Isa, LANES};
 
@@ -359,8 +358,6 @@ mod x86 {
     }
 }
 
-use crate::kernels::OutPtr;
-
 /// Rows `r` of the output for `TT` rows of `x`, on `isa`.
 ///
 /// # Safety
@@ -388,23 +385,17 @@ unsafe fn rows<const TT: usize>(
 pub fn matmul(isa: Isa, x: &[f32], t: usize, p: &Packed, out: &mut [f32]) {
     let (k, n) = (p.k, p.rows);
     assert!((1..=MAX_ROWS).contains(&t) && x.len() >= t * k && out.len() >= t * n);
-    let ptr = OutPtr(out.as_mut_ptr());
-    let blocks = n.div_ceil(ROWS_PER_TASK);
-    (0..blocks).into_par_iter().for_each(move |b| {
-        let ptr = ptr;
-        let r = (b * ROWS_PER_TASK, ((b + 1) * ROWS_PER_TASK).min(n));
-        // SAFETY: bounds checked above; tasks write disjoint columns.
-        unsafe {
-            match t {
-                1 => rows::<1>(isa, x, p, r, ptr.0, n),
-                2 => rows::<2>(isa, x, p, r, ptr.0, n),
-                3 => rows::<3>(isa, x, p, r, ptr.0, n),
-                4 => rows::<4>(isa, x, p, r, ptr.0, n),
-                5 => rows::<5>(isa, x, p, r, ptr.0, n),
-                6 => rows::<6>(isa, x, p, r, ptr.0, n),
-                7 => rows::<7>(isa, x, p, r, ptr.0, n),
-                _ => rows::<8>(isa, x, p, r, ptr.0, n),
-            }
+    // SAFETY: bounds checked above; the ISA was detected on this CPU.
+    crate::kernels::for_row_blocks(n, ROWS_PER_TASK, out, |r, ptr| unsafe {
+        match t {
+            1 => rows::<1>(isa, x, p, r, ptr, n),
+            2 => rows::<2>(isa, x, p, r, ptr, n),
+            3 => rows::<3>(isa, x, p, r, ptr, n),
+            4 => rows::<4>(isa, x, p, r, ptr, n),
+            5 => rows::<5>(isa, x, p, r, ptr, n),
+            6 => rows::<6>(isa, x, p, r, ptr, n),
+            7 => rows::<7>(isa, x, p, r, ptr, n),
+            _ => rows::<8>(isa, x, p, r, ptr, n),
         }
     });
 }

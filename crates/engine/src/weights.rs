@@ -186,21 +186,17 @@ impl Weights {
         let mut layers = Vec::with_capacity(c.n_layer);
         for i in 0..c.n_layer {
             let p = |s: &str| format!("blk.{i}.{s}.weight");
-            let mut layer = Layer {
-                attn_norm: r.tensor(&p("attn_norm"), d)?,
-                qkv: r.stacked(&[
-                    (&p("attn_q"), d * d),
-                    (&p("attn_k"), kv * d),
-                    (&p("attn_v"), kv * d),
-                ])?,
-                out: r.tensor(&p("attn_output"), d * d)?,
-                ffn_norm: r.tensor(&p("ffn_norm"), d)?,
-                gate_up: r.stacked(&[(&p("ffn_gate"), ff * d), (&p("ffn_up"), ff * d)])?,
-                down: r.tensor(&p("ffn_down"), d * ff)?,
-                packed: LayerPacked::default(),
-            };
             let (q, k, v) = (p("attn_q"), p("attn_k"), p("attn_v"));
             let (o, g, u, dn) = (p("attn_output"), p("ffn_gate"), p("ffn_up"), p("ffn_down"));
+            let mut layer = Layer {
+                attn_norm: r.tensor(&p("attn_norm"), d)?,
+                qkv: r.stacked(&[(&q, d * d), (&k, kv * d), (&v, kv * d)])?,
+                out: r.tensor(&o, d * d)?,
+                ffn_norm: r.tensor(&p("ffn_norm"), d)?,
+                gate_up: r.stacked(&[(&g, ff * d), (&u, ff * d)])?,
+                down: r.tensor(&dn, d * ff)?,
+                packed: LayerPacked::default(),
+            };
             layer.packed = LayerPacked {
                 qkv: r.packed(&[&q, &k, &v], d, &layer.qkv),
                 out: r.packed(&[&o], d, &layer.out),
