@@ -194,12 +194,19 @@ fn polars_message(e: &PolarsError) -> (String, Option<(usize, usize)>) {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
+    split_position(&head)
+}
+
+/// sqlparser's " at Line: L, Column: C" taken out of `text` as a position.
+fn split_position(text: &str) -> (String, Option<(usize, usize)>) {
     let re = regex::Regex::new(r"\s*at Line: (\d+), Column: (\d+)").expect("valid regex");
-    if let Some(c) = re.captures(&head) {
-        let at = (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0));
-        return (re.replace(&head, "").into_owned(), Some(at));
+    match re.captures(text) {
+        Some(c) => {
+            let at = (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0));
+            (re.replace(text, "").into_owned(), Some(at))
+        }
+        None => (text.to_string(), None),
     }
-    (head, None)
 }
 
 /// The position of the first quoted name in `message` found in `sql`.
@@ -228,12 +235,9 @@ fn check_statement(sql: &str) -> Result<(BTreeSet<String>, bool)> {
     let statements = parsed.map_err(|e| {
         let text = e.to_string();
         let text = text.strip_prefix("sql parser error: ").unwrap_or(&text);
-        let re = regex::Regex::new(r"\s*at Line: (\d+), Column: (\d+)").expect("valid regex");
-        let at = re
-            .captures(text)
-            .map(|c| (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0)));
+        let (text, at) = split_position(text);
         QueryError::Sql {
-            message: format!("SQL syntax: {}", re.replace(text, "")),
+            message: format!("SQL syntax: {text}"),
             at: at.or_else(|| Some(line_col(sql, sql.trim_end().len()))),
         }
     })?;

@@ -71,12 +71,7 @@ pub fn tables(rows: &[MetricRow]) -> Vec<Table> {
             lines.entry(key).or_insert_with(|| vec![None; groups.len()])[slot] = Some(r);
         }
         let mut t = Table {
-            id: format!(
-                "breakdown_{}",
-                by.chars()
-                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                    .collect::<String>()
-            ),
+            id: file_stem(by),
             title: format!("Breakdown by {by} (score --by): each metric per group, with n"),
             row_header: "study · dataset · model · prompt · condition · metric".into(),
             groups: vec![by.to_string(); groups.len()],
@@ -134,26 +129,15 @@ pub fn charts(rows: &[MetricRow]) -> Vec<(String, String)> {
         let mut names: Vec<String> = acc.iter().map(|r| line_name(r)).collect();
         names.sort();
         names.dedup();
-        let series: Vec<(String, Vec<Option<(f64, Option<(f64, f64)>)>>)> = names
-            .iter()
-            .map(|n| {
-                let vals = groups
-                    .iter()
-                    .map(|g| {
-                        acc.iter()
-                            .find(|r| line_name(r) == *n && r.breakdown_group.as_deref() == Some(g))
-                            .and_then(|r| r.value.map(|v| (v, r.ci_low.zip(r.ci_high))))
-                    })
-                    .collect();
-                (n.clone(), vals)
-            })
-            .collect();
-        let file = format!(
-            "breakdown_{}.svg",
-            by.chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect::<String>()
+        let acc: Vec<&MetricRow> = acc.into_iter().copied().collect();
+        let series = crate::charts::series(
+            &acc,
+            &names,
+            &groups,
+            |r, n, g| line_name(r) == *n && r.breakdown_group.as_deref() == Some(g.as_str()),
+            |n| n.clone(),
         );
+        let file = format!("{}.svg", file_stem(by));
         out.push((
             file,
             crate::charts::lines(
@@ -166,6 +150,16 @@ pub fn charts(rows: &[MetricRow]) -> Vec<(String, String)> {
         ));
     }
     out
+}
+
+/// `breakdown_<by>` with every non-alphanumeric character as `_`: the
+/// breakdown's table id and chart file name.
+fn file_stem(by: &str) -> String {
+    let slug: String = by
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("breakdown_{slug}")
 }
 
 fn line_name(r: &MetricRow) -> String {

@@ -286,7 +286,7 @@ fn group_keys(rows: &[&MetricRow]) -> Vec<String> {
 
 /// One series per name: its values at each x, from the first row `hit`
 /// matches (None where no row does).
-fn series<N, X>(
+pub(crate) fn series<N, X>(
     rows: &[&MetricRow],
     names: &[N],
     xs: &[X],

@@ -324,6 +324,25 @@ fn grouping(col: &str, bins: &Bins, values: &[(Option<&str>, Raw)]) -> Result<Gr
     })
 }
 
+/// Every way of picking one item from each list, in order (the first list
+/// varies slowest).
+fn product(lists: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = vec![vec![]];
+    for list in lists {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                list.iter().map(move |&i| {
+                    let mut k = prefix.clone();
+                    k.push(i);
+                    k
+                })
+            })
+            .collect();
+    }
+    out
+}
+
 /// One group of a breakdown.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
@@ -361,19 +380,11 @@ pub fn groups<'a>(
     }
     let ordered = per_col.iter().all(|(g, _)| g.ordered);
     // Cartesian product of the columns' labels, in order.
-    let mut combos: Vec<Vec<usize>> = vec![vec![]];
-    for (g, _) in &per_col {
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                (0..g.labels.len()).map(move |i| {
-                    let mut c = c.clone();
-                    c.push(i);
-                    c
-                })
-            })
-            .collect();
-    }
+    let all_labels: Vec<Vec<usize>> = per_col
+        .iter()
+        .map(|(g, _)| (0..g.labels.len()).collect())
+        .collect();
+    let combos = product(&all_labels);
     let index_of: Vec<HashMap<&str, usize>> = per_col
         .iter()
         .map(|(g, _)| {
@@ -396,20 +407,7 @@ pub fn groups<'a>(
                 None => (0..g.labels.len()).collect(),
             })
             .collect();
-        let mut keys: Vec<Vec<usize>> = vec![vec![]];
-        for o in &options {
-            keys = keys
-                .into_iter()
-                .flat_map(|k| {
-                    o.iter().map(move |&i| {
-                        let mut k = k.clone();
-                        k.push(i);
-                        k
-                    })
-                })
-                .collect();
-        }
-        for k in keys {
+        for k in product(&options) {
             members.entry(k).or_default().push(r);
         }
     }

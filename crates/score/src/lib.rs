@@ -241,10 +241,16 @@ impl Lookup {
     pub(crate) fn add_for(&mut self, store: &Store, cases_id: &str) -> Result<()> {
         for input in store.manifest(cases_id)?.recipe.inputs {
             if store.manifest(&input)?.kind == kinds::QUESTIONS {
-                for q in read::<Questions>(store, &input)? {
-                    self.questions.insert(q.qid.clone(), q);
-                }
+                self.add_questions(store, &input)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Every question of a questions artifact.
+    pub(crate) fn add_questions(&mut self, store: &Store, questions_id: &str) -> Result<()> {
+        for q in read::<Questions>(store, questions_id)? {
+            self.questions.insert(q.qid.clone(), q);
         }
         Ok(())
     }

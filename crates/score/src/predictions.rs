@@ -249,9 +249,7 @@ pub fn score_predictions(
     let mut look = Lookup::default();
     if opts.breakdown.is_some() {
         if kind == kinds::QUESTIONS {
-            for q in read::<Questions>(store, &id)? {
-                look.questions.insert(q.qid.clone(), q);
-            }
+            look.add_questions(store, &id)?;
         } else if kind == kinds::CASES {
             look.add_for(store, &id)?;
         }
