@@ -502,7 +502,62 @@ impl Store {
         Ok(actual)
     }
 
-    fn pin(&self, id: &str) -> Result<()> {
+    /// Move a downloaded file into the store as object `id`: its bytes must
+    /// hash to `id` and its manifest must be valid; then it is renamed into place
+    /// (atomic). On any failure the file stays where it is, for the caller
+    /// to remove. Used by `artifacts pull`, which trusts no remote.
+    pub fn adopt(&self, file: &Path, id: &str) -> Result<()> {
+        if !is_full_id(id) {
+            return Err(ArtifactError::Other(format!(
+                "{id:?} is not an artifact id"
+            )));
+        }
+        let f = File::open(file).map_err(io_err(file))?;
+        let actual = sha256_reader(std::io::BufReader::new(f)).map_err(io_err(file))?;
+        if actual != id {
+            return Err(ArtifactError::HashMismatch {
+                id: id.to_string(),
+                actual,
+            });
+        }
+        // The bytes are the ones asked for; their footer must still be a
+        // manifest this build reads (decoding every row is left to the
+        // readers, which check columns as they go).
+        read_manifest(file)?;
+        File::open(file)
+            .and_then(|f| f.sync_all())
+            .map_err(io_err(file))?;
+        publish(file, &self.object_path(id))
+    }
+
+    /// True when object `id` is in the store (present; not verified).
+    pub fn contains(&self, id: &str) -> bool {
+        is_full_id(id) && self.object_path(id).is_file()
+    }
+
+    /// The action record stored under `key`, as it is (its outputs may be
+    /// missing); `None` when there is none or it is unreadable.
+    pub fn action_record(&self, key: &str) -> Option<ActionRecord> {
+        if !is_full_id(key) {
+            return None;
+        }
+        std::fs::read_to_string(self.action_path(key))
+            .ok()
+            .and_then(|t| serde_json::from_str::<ActionRecord>(&t).ok())
+            .filter(record_ok)
+    }
+
+    /// Store an action record made elsewhere (pulled from a remote). Refused
+    /// unless it is well formed and its key is its recipe's key, so a
+    /// tampered record can never answer for another recipe.
+    pub fn put_action_record(&self, record: &ActionRecord) -> Result<()> {
+        check_record(record)?;
+        let text = serde_json::to_string_pretty(record).expect("action record serialises");
+        self.write_atomic(&self.action_path(&record.key), text.as_bytes())
+    }
+
+    /// Keep `id` through `gc` although no action record names it.
+    pub fn pin(&self, id: &str) -> Result<()> {
         let p = self.root.join("pins").join(id);
         if !p.exists() {
             self.write_atomic(&p, b"")?;
@@ -657,6 +712,25 @@ fn record_ok(r: &ActionRecord) -> bool {
     r.outputs
         .iter()
         .all(|o| crate::is_full_id(&o.id) && valid_kind(&o.kind))
+}
+
+/// [`record_ok`], and the key is the recipe's key: what a record from
+/// outside the store (a remote) must satisfy.
+pub fn check_record(r: &ActionRecord) -> Result<()> {
+    if !record_ok(r) {
+        return Err(ArtifactError::Other(format!(
+            "action record {:?}: an output id or kind is not valid",
+            r.key
+        )));
+    }
+    let key = r.recipe.key();
+    if key != r.key {
+        return Err(ArtifactError::Other(format!(
+            "action record {:?}: its recipe's key is {key}; the record was altered",
+            r.key
+        )));
+    }
+    Ok(())
 }
 
 /// A kind name is a short lowercase word (`questions`, `cases`, ...).

@@ -40,6 +40,12 @@ pub enum ArtifactsCmd {
         /// The .parquet file.
         file: PathBuf,
     },
+    /// Send artifacts to a remote with everything they were made from and
+    /// the action records that made them (see `ragprobe remote add`).
+    Push(crate::remote_cmd::PushArgs),
+    /// Fetch artifacts from a remote with their whole lineage, so the
+    /// pipeline that made them is fully cached here.
+    Pull(crate::remote_cmd::PullArgs),
     /// Delete objects no action record or import refers to, and stale temp files.
     Gc {
         /// Only report what would be deleted.
@@ -48,22 +54,27 @@ pub enum ArtifactsCmd {
     },
 }
 
-pub fn run(store: &Store, cmd: ArtifactsCmd) -> Result<()> {
+pub fn run(store: &Store, cmd: ArtifactsCmd) -> Result<crate::StageOut> {
+    let none = |r: Result<()>| r.map(|_| crate::StageOut::default());
     match cmd {
-        ArtifactsCmd::Ls { kind } => ls(store, kind.as_deref()),
-        ArtifactsCmd::Show { id, rows, width } => show(store, &id, rows, width),
-        ArtifactsCmd::Verify => verify(store),
+        ArtifactsCmd::Push(a) => none(crate::remote_cmd::push(store, a)),
+        ArtifactsCmd::Pull(a) => crate::remote_cmd::pull(store, a),
+        ArtifactsCmd::Ls { kind } => none(ls(store, kind.as_deref())),
+        ArtifactsCmd::Show { id, rows, width } => none(show(store, &id, rows, width)),
+        ArtifactsCmd::Verify => none(verify(store)),
         ArtifactsCmd::Export { id, path, force } => {
             let id = store.resolve(&id)?;
             let dest = store.export_with(&id, &path, force)?;
             eprintln!("exported {id} to {}", dest.display());
-            Ok(())
+            Ok(crate::StageOut::default())
         }
         ArtifactsCmd::Import { file } => {
             let id = store.import(&file)?;
             let m = store.manifest(&id)?;
-            crate::StageOut::new([(m.kind.as_str(), id.as_str())], false).print();
-            Ok(())
+            Ok(crate::StageOut::new(
+                [(m.kind.as_str(), id.as_str())],
+                false,
+            ))
         }
         ArtifactsCmd::Gc { dry_run } => {
             let r = store.gc(dry_run)?;
@@ -72,7 +83,7 @@ pub fn run(store: &Store, cmd: ArtifactsCmd) -> Result<()> {
                 println!("{verb}\t{id}");
             }
             eprintln!("{verb} {} object(s), {} bytes, {} stale temp file(s); kept {} (and {} recent temp file(s) that a running stage may be writing)", r.removed.len(), r.removed_bytes, r.removed_tmp, r.kept, r.kept_tmp);
-            Ok(())
+            Ok(crate::StageOut::default())
         }
     }
 }

@@ -9,6 +9,7 @@ mod mock_cmd;
 mod perturb_cmd;
 #[cfg(feature = "query")]
 mod query_cmd;
+mod remote_cmd;
 mod report_cmd;
 mod retrieve_cmd;
 mod run_cmd;
@@ -73,9 +74,12 @@ pub enum Command {
     /// Serve a loopback OpenAI-compatible mock with fault injection (tests, benchmarks).
     #[command(hide = true)]
     MockServer(mock_cmd::MockArgs),
-    /// Inspect and manage the artifact store.
+    /// Inspect and manage the artifact store; push and pull to remotes.
     #[command(subcommand)]
     Artifacts(artifacts_cmd::ArtifactsCmd),
+    /// Configure the object stores a team shares runs through (S3, GCS, Azure, HTTP, directories).
+    #[command(subcommand)]
+    Remote(remote_cmd::RemoteCmd),
     /// SQL over artifacts (polars): slice scores, cases, questions, metrics by any column.
     #[cfg(feature = "query")]
     Query(query_cmd::QueryArgs),
@@ -136,7 +140,8 @@ pub fn dispatch(store: &ragprobe_artifact::Store, command: Command) -> Result<St
         Command::Run(args) => none(run_cmd::run(store, args)),
         Command::Prompts(cmd) => none(generate_cmd::prompts(store, cmd)),
         Command::MockServer(args) => none(mock_cmd::run(args)),
-        Command::Artifacts(cmd) => none(artifacts_cmd::run(store, cmd)),
+        Command::Artifacts(cmd) => artifacts_cmd::run(store, cmd),
+        Command::Remote(cmd) => none(remote_cmd::remote(store, cmd)),
         #[cfg(feature = "query")]
         Command::Query(args) => query_cmd::run(store, args),
     }

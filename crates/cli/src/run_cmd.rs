@@ -133,6 +133,7 @@ impl StepExecutor for CliSteps<'_> {
         Ok(StepOutcome {
             outputs: out.outputs,
             requests: out.requests,
+            cached: out.cached,
         })
     }
 }

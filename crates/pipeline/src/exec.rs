@@ -186,6 +186,7 @@ impl Pipeline {
                     StepOutcome {
                         outputs,
                         requests: None,
+                        cached: true,
                     },
                     true,
                 ));
@@ -278,7 +279,7 @@ impl Pipeline {
             });
             for (n, r) in results {
                 let (out, from_cache) = r?;
-                if from_cache {
+                if from_cache || out.cached {
                     summary.cached += 1;
                     tracing::info!("step {n}: cached");
                 } else {

@@ -122,6 +122,10 @@ pub struct StepOutcome {
     pub outputs: Vec<(String, String)>,
     /// Model requests: (new, cached, failed).
     pub requests: Option<(u64, u64, u64)>,
+    /// The stage found its own action record and computed nothing (a
+    /// store pulled from a remote has those, but not this machine's step
+    /// records): counted as cached.
+    pub cached: bool,
 }
 
 /// The stages behind a pipeline. `argv` is `[stage, args...]`.
@@ -175,6 +179,7 @@ pub(crate) mod tests {
             Ok(StepOutcome {
                 outputs: vec![("out".into(), self.id_for(argv))],
                 requests: None,
+                cached: false,
             })
         }
     }

@@ -41,6 +41,36 @@ pub enum ReportError {
 /// Result of the report stages, failing with [`ReportError`] by default.
 pub type Result<T, E = ReportError> = std::result::Result<T, E>;
 
+/// The file in a report directory that lists the artifacts the report was
+/// made from (`inputs`) and their whole lineage.
+pub const ARTIFACTS_FILE: &str = "artifacts.json";
+
+/// The input artifact ids a report directory records in [`ARTIFACTS_FILE`].
+pub fn report_inputs(dir: &Path) -> Result<Vec<String>> {
+    let path = dir.join(ARTIFACTS_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|error| ReportError::Io {
+        path: path.clone(),
+        error,
+    })?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| ReportError::Invalid(format!("{}: {e}", path.display())))?;
+    let ids: Option<Vec<String>> = v.get("inputs").and_then(|i| i.as_array()).and_then(|a| {
+        a.iter()
+            .map(|x| {
+                x.as_str()
+                    .filter(|s| ragprobe_artifact::is_full_id(s))
+                    .map(str::to_string)
+            })
+            .collect()
+    });
+    ids.ok_or_else(|| {
+        ReportError::Invalid(format!(
+            "{}: `inputs` is not a list of artifact ids",
+            path.display()
+        ))
+    })
+}
+
 /// Most cases embedded in the case browser.
 pub const MAX_BROWSER_CASES: usize = 5000;
 
@@ -87,11 +117,11 @@ fn lineage(store: &Store, ids: &[String]) -> Vec<(String, ragprobe_artifact::Man
     v
 }
 
-fn provenance(store: &Store, ids: &[String]) -> String {
+fn provenance(lineage: &[(String, ragprobe_artifact::Manifest)]) -> String {
     let e = html::escape;
     let mut s = format!("<p class=\"muted\">ragprobe {}; every artifact the report depends on, with the stage, parameters and resources that made it.</p>", ragprobe_artifact::RAGPROBE_VERSION);
     s.push_str("<table><thead><tr><th>kind</th><th>artifact id</th><th>rows</th><th>stage</th><th>parameters</th><th>resources / model</th></tr></thead><tbody>");
-    for (id, m) in lineage(store, ids) {
+    for (id, m) in lineage {
         let model = m
             .details
             .get("model")
@@ -353,6 +383,16 @@ pub fn render(
         write(&tdir.join("breakdown_metrics.csv"), &csv, &mut files)?;
     }
     write(&out.join("tables.md"), &md, &mut files)?;
+    // What the report was made from, for machines: `artifacts push --report`
+    // sends this lineage to a remote.
+    let lineage = lineage(store, ids);
+    let listing = json!({
+        "ragprobe_version": ragprobe_artifact::RAGPROBE_VERSION,
+        "inputs": ids,
+        "lineage": lineage.iter().map(|(id, m)| json!({"id": id, "kind": m.kind, "stage": m.recipe.stage})).collect::<Vec<_>>(),
+    });
+    let listing = serde_json::to_string_pretty(&listing).expect("json serialises") + "\n";
+    write(&out.join(ARTIFACTS_FILE), &listing, &mut files)?;
     let mut svgs = charts::all(rows);
     svgs.extend(breakdowns::charts(&grouped));
     for (name, svg) in &svgs {
@@ -380,7 +420,7 @@ pub fn render(
         &svgs,
         &cases,
         &note,
-        &provenance(store, ids),
+        &provenance(&lineage),
     );
     let index = out.join("index.html");
     write(&index, &page, &mut files)?;

@@ -1,0 +1,173 @@
+//! `remote ls` and `remote verify`: what a remote holds, and whether every
+//! object is what its key says.
+
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path as Key;
+use object_store::ObjectStoreExt;
+use ragprobe_artifact::{check_record, ActionRecord};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::error::Result;
+use crate::{bytes_bar, id_of_object_key, Remote, Transfer};
+
+/// What a remote holds (from listings only).
+#[derive(Debug, Clone, Default)]
+pub struct RemoteListing {
+    /// Artifact ids and sizes, sorted by id.
+    pub objects: Vec<(String, u64)>,
+    /// Action records.
+    pub actions: usize,
+    /// Request journals.
+    pub journals: usize,
+}
+
+/// What `remote verify` found.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyReport {
+    /// Objects checked.
+    pub objects: usize,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Action records checked.
+    pub actions: usize,
+    /// `key: problem` lines, sorted (empty = healthy).
+    pub problems: Vec<String>,
+}
+
+impl Remote {
+    /// The remote's artifacts, records and journals (three listings).
+    pub fn listing(&self) -> Result<RemoteListing> {
+        self.rt.block_on(async {
+            let mut objects: Vec<(String, u64)> = self
+                .list("objects")
+                .await?
+                .into_iter()
+                .filter_map(|m| id_of_object_key(&m.location).map(|id| (id, m.size)))
+                .collect();
+            objects.sort();
+            Ok(RemoteListing {
+                objects,
+                actions: self.list("actions").await?.len(),
+                journals: self.list("journals").await?.len(),
+            })
+        })
+    }
+
+    /// Read every object and hash it; check every action record (well
+    /// formed, stored under its recipe's key, its outputs present) and
+    /// every marker (its record present).
+    pub fn verify(&self, t: &Transfer) -> Result<VerifyReport> {
+        self.rt.block_on(async {
+            let objects = self.list("objects").await?;
+            let mut report = VerifyReport::default();
+            let mut problems = Vec::new();
+            let mut ids = BTreeSet::new();
+            let mut to_hash = Vec::new();
+            for m in objects {
+                match id_of_object_key(&m.location) {
+                    Some(id) => {
+                        ids.insert(id.clone());
+                        to_hash.push((id, m.location, m.size));
+                    }
+                    None => problems.push(format!("{}: not named for an artifact id", m.location)),
+                }
+            }
+            let bar = bytes_bar(to_hash.iter().map(|o| o.2).sum(), t.progress, "verify");
+            let hashed: Vec<Option<String>> =
+                futures::stream::iter(to_hash.iter().map(|(id, key, _)| {
+                    let bar = &bar;
+                    async move {
+                        let got = self
+                            .store
+                            .get(key)
+                            .await
+                            .map_err(|e| self.request_error(key, &e))?;
+                        let mut s = got.into_stream();
+                        let mut h = Sha256::new();
+                        while let Some(c) = s.next().await {
+                            let c = c.map_err(|e| self.request_error(key, &e))?;
+                            h.update(&c);
+                            bar.inc(c.len() as u64);
+                        }
+                        let actual = hex::encode(h.finalize());
+                        Ok::<_, crate::RemoteError>(
+                            (actual != *id).then(|| format!("{key}: its bytes hash to {actual}")),
+                        )
+                    }
+                }))
+                .buffer_unordered(t.jobs.max(1))
+                .try_collect()
+                .await?;
+            bar.finish_and_clear();
+            problems.extend(hashed.into_iter().flatten());
+            report.objects = to_hash.len();
+            report.bytes = to_hash.iter().map(|o| o.2).sum();
+
+            let actions = self.list("actions").await?;
+            let records: Vec<(Key, Result<ActionRecord, String>)> =
+                futures::stream::iter(actions.iter().map(|m| async move {
+                    let b = self
+                        .store
+                        .get(&m.location)
+                        .await
+                        .map_err(|e| self.request_error(&m.location, &e))?
+                        .bytes()
+                        .await
+                        .map_err(|e| self.request_error(&m.location, &e))?;
+                    Ok::<_, crate::RemoteError>((
+                        m.location.clone(),
+                        serde_json::from_slice::<ActionRecord>(&b).map_err(|e| e.to_string()),
+                    ))
+                }))
+                .buffer_unordered(t.jobs.max(1))
+                .try_collect()
+                .await?;
+            let mut keys: BTreeMap<String, ()> = BTreeMap::new();
+            for (loc, r) in records {
+                report.actions += 1;
+                let name = loc
+                    .filename()
+                    .and_then(|n| n.strip_suffix(".json"))
+                    .unwrap_or("")
+                    .to_string();
+                let r = match r {
+                    Ok(r) => r,
+                    Err(e) => {
+                        problems.push(format!("{loc}: not an action record: {e}"));
+                        continue;
+                    }
+                };
+                if r.key != name {
+                    problems.push(format!("{loc}: the record inside is for action {}", r.key));
+                    continue;
+                }
+                if let Err(e) = check_record(&r) {
+                    problems.push(format!("{loc}: {e}"));
+                    continue;
+                }
+                for o in &r.outputs {
+                    if !ids.contains(&o.id) {
+                        problems.push(format!(
+                            "{loc}: names output {} {}, which the remote lacks",
+                            o.kind, o.id
+                        ));
+                    }
+                }
+                keys.insert(name, ());
+            }
+            for m in self.list("refs").await? {
+                let key = m.location.filename().unwrap_or("");
+                if !keys.contains_key(key) {
+                    problems.push(format!(
+                        "{}: names action {key}, which the remote lacks or cannot read",
+                        m.location
+                    ));
+                }
+            }
+            problems.sort();
+            report.problems = problems;
+            Ok(report)
+        })
+    }
+}
