@@ -147,8 +147,6 @@ pub fn remote(store: &Store, cmd: RemoteCmd) -> Result<()> {
                 region,
                 anonymous,
             };
-            // Refuse a URL the store cannot open before it is saved.
-            Remote::open(&name, &rc)?;
             c.add(&name, rc)?;
             if default {
                 c.set_default(&name)?;

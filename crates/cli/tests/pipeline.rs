@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{ragprobe, root, stderr};
+use common::{ragprobe, root, run_with_env, stderr};
 
 fn invalid(text: &str) -> String {
     let d = tempfile::tempdir().unwrap();
@@ -145,6 +145,84 @@ fn quickstart_end_to_end_then_fully_cached() {
         String::from_utf8_lossy(&second.stdout),
         stdout,
         "same artifacts"
+    );
+    share_through_s3(d.path(), &store, &args, &out, &stdout);
+}
+
+/// The quickstart run travels to a teammate through a real S3 server
+/// (moto on 127.0.0.1): pushed by pipeline, pulled by id, and the same
+/// pipeline there computes nothing and calls no model.
+fn share_through_s3(dir: &Path, store: &Path, args: &[&str], out: &Path, stdout: &str) {
+    let server = match ragprobe_remote::test_server::S3Server::start(dir.join("moto.log")).unwrap()
+    {
+        Some(s) => s,
+        None if std::env::var("RAGPROBE_REQUIRE_S3").as_deref() == Ok("1") => {
+            panic!("moto_server not found: run `bash scripts/s3-server.sh install`")
+        }
+        None => {
+            eprintln!("SKIPPED (sharing part): no moto_server");
+            return;
+        }
+    };
+    server.create_bucket("lab").unwrap();
+    // HOME stays: the embedded models live under it.
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+    ];
+    let rp = |s: &Path, a: &[&str]| {
+        let mut full = vec!["--store", s.to_str().unwrap()];
+        full.extend_from_slice(a);
+        let o = run_with_env(&root(), None, &full, &env);
+        assert!(o.status.success(), "{:?}: {}", a, stderr(&o));
+        o
+    };
+    let teammate = dir.join("teammate");
+    for s in [store, teammate.as_path()] {
+        rp(
+            s,
+            &[
+                "remote",
+                "add",
+                "team",
+                "s3://lab/ragprobe",
+                "--endpoint",
+                &server.endpoint(),
+            ],
+        );
+    }
+    let mut push = vec!["artifacts", "push", "--with-journals", "--pipeline"];
+    push.extend_from_slice(args[1..].as_ref());
+    let pushed = stderr(&rp(store, &push));
+    assert!(pushed.contains(" sent ("), "{pushed}");
+    // The report directory names its inputs; pushing it again sends nothing new.
+    let again = stderr(&rp(
+        store,
+        &["artifacts", "push", "--report", out.to_str().unwrap()],
+    ));
+    assert!(again.contains(": 0 sent"), "{again}");
+    let ids: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.split('\t').nth(2))
+        .collect();
+    let mut pull = vec!["artifacts", "pull", "--with-journals"];
+    pull.extend(ids.iter().copied());
+    rp(&teammate, &pull);
+    rp(&teammate, &["artifacts", "verify"]);
+    let mut run = vec![];
+    run.extend_from_slice(args);
+    let there = rp(&teammate, &run);
+    let err = stderr(&there);
+    // Every computing step is answered by the action records that came
+    // with the pull; only the report is rendered again (it writes files).
+    assert!(
+        err.contains(": 1 step(s) run") && err.contains("requests: 0 new"),
+        "{err}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&there.stdout),
+        stdout,
+        "the same artifacts"
     );
 }
 

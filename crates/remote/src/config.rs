@@ -165,8 +165,10 @@ fn check_name(name: &str) -> Result<(), RemoteError> {
     }
 }
 
-/// A URL is stored in the config, so it must not carry a secret.
+/// A URL is stored in the config, so it must not carry a secret; and it
+/// must be one this build opens.
 fn check_url(url: &str) -> Result<(), RemoteError> {
+    crate::connect::check_url(url).map_err(RemoteError::Usage)?;
     if let Ok(u) = url::Url::parse(url) {
         if !u.username().is_empty() || u.password().is_some() {
             return Err(RemoteError::Usage(
@@ -220,5 +222,7 @@ mod tests {
             .to_string();
         assert!(e.contains("never stored") && !e.contains("secret@"), "{e}");
         assert!(c.add("bad name", r("s3://b")).is_err());
+        let e = c.add("x", r("ftp://host/x")).unwrap_err().to_string();
+        assert!(e.contains("unsupported scheme `ftp://`"), "{e}");
     }
 }

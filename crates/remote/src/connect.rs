@@ -61,6 +61,29 @@ fn client_options(allow_http: bool) -> ClientOptions {
         .with_pool_idle_timeout(Duration::from_secs(60))
 }
 
+/// The URL schemes a remote may use.
+pub const SCHEMES: &[&str] = &[
+    "s3", "s3a", "gs", "az", "adl", "azure", "abfs", "abfss", "http", "https", "file",
+];
+
+/// Check that `url` names a remote this build can open (no request made,
+/// no credentials needed: a remote can be added before they are set).
+pub fn check_url(url: &str) -> Result<(), String> {
+    match url::Url::parse(url.trim()).ok().filter(|u| u.scheme().len() > 1) {
+        None => Ok(()),
+        Some(u) if SCHEMES.contains(&u.scheme()) => {
+            if matches!(u.scheme(), "s3" | "s3a" | "gs" | "az" | "azure") && u.host_str().is_none() {
+                return Err(format!("{url}: no bucket or container named"));
+            }
+            Ok(())
+        }
+        Some(u) => Err(format!(
+            "unsupported scheme `{}://` (s3://, gs://, az://, https://, file:// or a directory path)",
+            u.scheme()
+        )),
+    }
+}
+
 /// The object store `config` names, rooted at its prefix.
 pub fn open_store(name: &str, config: &RemoteConfig) -> Result<(Arc<dyn ObjectStore>, Backend)> {
     let fail = |message: String| RemoteError::Connect {
@@ -121,9 +144,7 @@ pub fn open_store(name: &str, config: &RemoteConfig) -> Result<(Arc<dyn ObjectSt
                 .map_err(|e| fail(crate::error::one_line(&e)))?;
             Ok((Arc::new(s), Backend::Http))
         }
-        other => Err(fail(format!(
-            "unsupported scheme `{other}://` (s3://, gs://, az://, https://, file:// or a directory path)"
-        ))),
+        _ => Err(fail(check_url(url).err().unwrap_or_default())),
     }
 }
 

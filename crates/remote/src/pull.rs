@@ -108,7 +108,9 @@ impl Remote {
             .into_iter()
             .filter_map(|m| id_of_object_key(&m.location).map(|id| (id, m.size)))
             .collect();
-        let roots = self.resolve(store, specs, &listed).await?;
+        let mut roots = self.resolve(store, specs, &listed).await?;
+        roots.sort();
+        roots.dedup();
         let mut report = PullReport {
             roots: roots.clone(),
             ..Default::default()

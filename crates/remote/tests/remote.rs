@@ -72,6 +72,21 @@ fn a_pushed_artifact_brings_its_lineage_and_a_pull_is_fully_cached() {
     );
     assert_eq!(tmp_files(&there), 0);
     assert!(remote.verify(&t).unwrap().problems.is_empty());
+    // One artifact named twice (an id and its prefix) is fetched once.
+    let twice = Store::open(d.path().join("twice")).unwrap();
+    let r = remote
+        .pull(
+            &twice,
+            &[ids[2].clone(), ids[2][..8].to_string(), ids[1].clone()],
+            &t,
+        )
+        .unwrap();
+    assert_eq!((r.objects, r.fetched), (4, 4));
+    assert_eq!(r.roots, {
+        let mut v = vec![ids[1].clone(), ids[2].clone()];
+        v.sort();
+        v
+    });
 }
 
 #[test]
