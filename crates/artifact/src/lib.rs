@@ -38,7 +38,7 @@ pub use kinds::{
 pub use manifest::{Manifest, Recipe, MANIFEST_KEY};
 pub use sink::{read, rows_of, write_all, writer, Sink, BATCH_ROWS};
 pub use store::{
-    check_record, ActionRecord, GcReport, ObjectInfo, OutputRef, Store, VerifyProblem,
+    check_record, ActionRecord, Fallback, GcReport, ObjectInfo, OutputRef, Store, VerifyProblem,
 };
 pub use writer::{ArtifactWriter, Written};
 

@@ -92,10 +92,32 @@ pub struct GcReport {
     pub kept_tmp: usize,
 }
 
+/// Where a store looks for what it lacks: a remote (read-through). Set
+/// with [`Store::with_fallback`]; consulted when an action record or an
+/// artifact asked for is not in the store.
+pub trait Fallback: Send + Sync {
+    /// Bring the outputs of action `key` (and their lineage) into `store`,
+    /// with the record. False when the remote has no such action.
+    fn fetch_action(&self, store: &Store, key: &str) -> Result<bool>;
+    /// Bring the artifact `spec` names (a full id or a unique prefix) into
+    /// `store`; its id, or `None` when the remote lacks it.
+    fn fetch_object(&self, store: &Store, spec: &str) -> Result<Option<String>>;
+}
+
 /// A store directory (see the crate docs for its layout).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Store {
     root: PathBuf,
+    fallback: Option<std::sync::Arc<dyn Fallback>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("root", &self.root)
+            .field("fallback", &self.fallback.is_some())
+            .finish()
+    }
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -108,7 +130,16 @@ impl Store {
             let d = root.join(sub);
             std::fs::create_dir_all(&d).map_err(io_err(&d))?;
         }
-        Ok(Store { root })
+        Ok(Store {
+            root,
+            fallback: None,
+        })
+    }
+
+    /// This store, reading through to `fallback` for what it lacks.
+    pub fn with_fallback(mut self, fallback: std::sync::Arc<dyn Fallback>) -> Store {
+        self.fallback = Some(fallback);
+        self
     }
 
     /// The store's root directory.
@@ -163,8 +194,17 @@ impl Store {
     }
 
     /// The action record for `recipe`, if the stage already ran with it and
-    /// every output is still in the store.
+    /// every output is still in the store. With a fallback, a step that
+    /// ran elsewhere is fetched (record, outputs and lineage) first.
     pub fn cached(&self, recipe: &Recipe) -> Result<Option<ActionRecord>> {
+        let hit = self.cached_here(recipe)?;
+        match (&hit, &self.fallback) {
+            (None, Some(f)) if f.fetch_action(self, &recipe.key())? => self.cached_here(recipe),
+            _ => Ok(hit),
+        }
+    }
+
+    fn cached_here(&self, recipe: &Recipe) -> Result<Option<ActionRecord>> {
         let path = self.action_path(&recipe.key());
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -286,7 +326,12 @@ impl Store {
             .filter(|id| id.starts_with(&spec_l))
             .collect();
         match matches.len() {
-            0 => Err(ArtifactError::NotFound(spec.to_string())),
+            0 => match &self.fallback {
+                Some(f) => f
+                    .fetch_object(self, &spec_l)?
+                    .ok_or_else(|| ArtifactError::NotFound(spec.to_string())),
+                None => Err(ArtifactError::NotFound(spec.to_string())),
+            },
             1 => Ok(matches.into_iter().next().unwrap()),
             _ => Err(ArtifactError::Ambiguous {
                 prefix: spec.to_string(),

@@ -38,6 +38,16 @@ pub struct Cli {
     )]
     pub store: PathBuf,
 
+    /// Read through to this remote: an action record or artifact the store
+    /// lacks is fetched from it (with its lineage) when a stage asks.
+    #[arg(
+        long,
+        global = true,
+        env = "RAGPROBE_STORE_REMOTE",
+        value_name = "REMOTE"
+    )]
+    pub store_remote: Option<String>,
+
     /// More logging (-v debug, -vv trace). RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -117,7 +127,10 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let store = ragprobe_artifact::Store::open(&cli.store)?;
+    let mut store = ragprobe_artifact::Store::open(&cli.store)?;
+    if let Some(name) = &cli.store_remote {
+        store = remote_cmd::read_through(store, name)?;
+    }
     let out = dispatch(&store, cli.command)?;
     out.print();
     match out.error {

@@ -111,6 +111,20 @@ fn open(store: &Store, name: Option<&str>) -> Result<Remote> {
     Ok(Remote::open(&name, &rc)?)
 }
 
+/// `store`, reading through to remote `name` (`--store-remote`).
+pub fn read_through(store: Store, name: &str) -> Result<Store> {
+    let remote = open(&store, Some(name))?;
+    let t = Transfer {
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        ..Default::default()
+    };
+    Ok(
+        store.with_fallback(std::sync::Arc::new(ragprobe_remote::ReadThrough::new(
+            remote, t,
+        ))),
+    )
+}
+
 fn transfer(t: &TransferArgs, force: bool) -> Transfer {
     Transfer {
         jobs: t.jobs.max(1),

@@ -416,3 +416,67 @@ fn a_push_killed_mid_way_resumes_without_resending() {
     assert!(err.contains(&format!("{have} already here")), "{err}");
     ok_out(rp(&b, &["artifacts", "verify"], &[]));
 }
+
+#[test]
+fn a_store_reading_through_fetches_steps_and_inputs_as_stages_ask() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    let ids = some_artifacts(&a, &[("dpr", "fixtures/nq-mini.jsonl")]);
+    let (q, c) = (&ids[0], &ids[1]);
+    let (out, _) = ok_out(rp(
+        &a,
+        &["recall", "--questions", q, "--contexts", c, "-k", "5"],
+        &[],
+    ));
+    let recall = outputs(&out)[0].1.clone();
+    let shared = d.path().join("shared");
+    for s in [&a, &b] {
+        ok_out(rp(
+            s,
+            &["remote", "add", "team", shared.to_str().unwrap()],
+            &[],
+        ));
+    }
+    ok_out(rp(&a, &["artifacts", "push", &recall], &[]));
+    // Without read-through the ids are unknown here.
+    let o = rp(
+        &b,
+        &["recall", "--questions", q, "--contexts", c, "-k", "5"],
+        &[],
+    );
+    assert!(!o.status.success());
+    // With it, the inputs come over by id and the step's record answers.
+    let o = rp(
+        &b,
+        &[
+            "--store-remote",
+            "team",
+            "recall",
+            "--questions",
+            &q[..10],
+            "--contexts",
+            c,
+            "-k",
+            "5",
+        ],
+        &[],
+    );
+    let (out, err) = ok_out(o);
+    assert_eq!(outputs(&out)[0].1, recall, "{err}");
+    assert!(err.contains("cached"), "{err}");
+    // The same ingest is answered from the remote's action record.
+    let (_, err) = ok_out(rp(
+        &b,
+        &[
+            "--store-remote",
+            "team",
+            "ingest",
+            "--format",
+            "dpr",
+            "fixtures/nq-mini.jsonl",
+        ],
+        &[],
+    ));
+    assert!(err.contains("cached"), "{err}");
+    ok_out(rp(&b, &["artifacts", "verify"], &[]));
+}

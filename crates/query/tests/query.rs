@@ -362,7 +362,7 @@ fn mutated_queries_fail_cleanly() {
             }
         }
         let sql: String = q.into_iter().collect();
-        let out = std::panic::catch_unwind(|| query(&store, &sql));
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| query(&store, &sql)));
         match out {
             Err(_) => panic!("panicked on {sql:?}"),
             Ok(Err(e)) => {

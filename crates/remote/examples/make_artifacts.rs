@@ -33,7 +33,9 @@ fn artifact(store: &Store, tag: &str, bytes: usize) -> String {
         .collect();
     let recipe = Recipe::new("ingest", 1, serde_json::json!({ "bench": tag }));
     let w = write_all::<Corpus>(store, &recipe, rows, serde_json::Value::Null).expect("write");
-    store.record_action(&recipe, &[w.clone()]).expect("record");
+    store
+        .record_action(&recipe, std::slice::from_ref(&w))
+        .expect("record");
     w.id
 }
 

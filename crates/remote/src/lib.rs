@@ -17,7 +17,8 @@
 //! record's key must be its recipe's key. Writes into the local store are
 //! atomic, so an interrupted pull leaves nothing half-written, and a rerun
 //! resumes (finished objects are skipped, a partial download continues
-//! from where it stopped).
+//! from where it stopped). With [`ReadThrough`], a store fetches from a
+//! remote the action records and artifacts it lacks, as stages ask.
 
 mod closure;
 pub mod config;
@@ -26,6 +27,7 @@ mod error;
 mod journals;
 mod pull;
 mod push;
+mod read_through;
 pub mod test_server;
 mod verify;
 
@@ -35,6 +37,7 @@ pub use connect::Backend;
 pub use error::{RemoteError, Result};
 pub use pull::PullReport;
 pub use push::PushReport;
+pub use read_through::ReadThrough;
 pub use verify::{RemoteListing, VerifyReport};
 
 use futures::TryStreamExt;

@@ -147,25 +147,27 @@ fn a_differing_remote_record_is_kept_unless_forced() {
     two.record_action(&r, &[store_written(&two, &y)]).unwrap();
     let (_, remote) = memory_remote();
     let t = Transfer::default();
-    remote.push(&one, &[x.clone()], &t).unwrap();
-    let p = remote.push(&two, &[y.clone()], &t).unwrap();
+    remote.push(&one, std::slice::from_ref(&x), &t).unwrap();
+    let p = remote.push(&two, std::slice::from_ref(&y), &t).unwrap();
     assert_eq!(p.conflicts.len(), 1, "{:?}", p.conflicts);
     assert_eq!(p.sent, 1, "the object itself is still shared");
     let fresh = Store::open(d.path().join("fresh")).unwrap();
-    remote.pull(&fresh, &[x.clone()], &t).unwrap();
+    remote.pull(&fresh, std::slice::from_ref(&x), &t).unwrap();
     assert_eq!(fresh.cached(&r).unwrap().unwrap().outputs[0].id, x);
 
     let forced = Transfer {
         force: true,
         ..Transfer::default()
     };
-    let p = remote.push(&two, &[y.clone()], &forced).unwrap();
+    let p = remote
+        .push(&two, std::slice::from_ref(&y), &forced)
+        .unwrap();
     assert!(p.conflicts.is_empty() && p.actions_sent == 1);
     let fresh2 = Store::open(d.path().join("fresh2")).unwrap();
-    remote.pull(&fresh2, &[y.clone()], &t).unwrap();
+    remote.pull(&fresh2, std::slice::from_ref(&y), &t).unwrap();
     assert_eq!(fresh2.cached(&r).unwrap().unwrap().outputs[0].id, y);
     // A store that has its own record keeps it on pull, and says so.
-    let p = remote.pull(&one, &[y.clone()], &t).unwrap();
+    let p = remote.pull(&one, std::slice::from_ref(&y), &t).unwrap();
     assert_eq!(p.conflicts.len(), 1);
     assert_eq!(one.cached(&r).unwrap().unwrap().outputs[0].id, x);
 }

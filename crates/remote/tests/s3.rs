@@ -100,7 +100,11 @@ fn s3_round_trip_with_a_multipart_object_and_racing_record_writers() {
             .iter()
             .map(|(s, id)| {
                 let remote = s3_remote(&server, "s3://lab/ragprobe");
-                scope.spawn(move || remote.push(s, &[id.clone()], &Transfer::default()).unwrap())
+                scope.spawn(move || {
+                    remote
+                        .push(s, std::slice::from_ref(id), &Transfer::default())
+                        .unwrap()
+                })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()

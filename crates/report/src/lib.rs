@@ -142,7 +142,7 @@ fn provenance(lineage: &[(String, ragprobe_artifact::Manifest)]) -> String {
         s.push_str(&format!(
             "<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{} v{}</td><td><code>{}</code></td><td><code>{}{}{}</code></td></tr>",
             e(&m.kind),
-            e(&id),
+            e(id),
             m.rows,
             e(&m.recipe.stage),
             m.recipe.stage_version,
