@@ -552,17 +552,24 @@ impl Store {
     /// (atomic). On any failure the file stays where it is, for the caller
     /// to remove. Used by `artifacts pull`, which trusts no remote.
     pub fn adopt(&self, file: &Path, id: &str) -> Result<()> {
+        let f = File::open(file).map_err(io_err(file))?;
+        let actual = sha256_reader(std::io::BufReader::new(f)).map_err(io_err(file))?;
+        self.adopt_hashed(file, id, &actual)
+    }
+
+    /// [`Store::adopt`] for a file whose SHA-256 the caller computed over
+    /// the bytes as it wrote them (a download hashed on the way), saving a
+    /// second read.
+    pub fn adopt_hashed(&self, file: &Path, id: &str, actual: &str) -> Result<()> {
         if !is_full_id(id) {
             return Err(ArtifactError::Other(format!(
                 "{id:?} is not an artifact id"
             )));
         }
-        let f = File::open(file).map_err(io_err(file))?;
-        let actual = sha256_reader(std::io::BufReader::new(f)).map_err(io_err(file))?;
         if actual != id {
             return Err(ArtifactError::HashMismatch {
                 id: id.to_string(),
-                actual,
+                actual: actual.to_string(),
             });
         }
         // The bytes are the ones asked for; their footer must still be a

@@ -7,8 +7,8 @@
 //! ```text
 //! objects/<id>.parquet    artifacts, immutable, named by the SHA-256 of their bytes
 //! actions/<key>.json      action records (the only mutable objects: conditional puts)
-//! refs/<output-id>/<key>  empty markers: "action <key> made <output-id>", so a pull
-//!                         finds the records that made an object with one listing
+//! refs/<sha256>.json      lineage indexes, one per push (immutable, named by their
+//!                         content): which action made which object
 //! journals/<file>.jsonl   request journals (`--with-journals`), merged line by line
 //! ```
 //!
@@ -28,6 +28,7 @@ mod journals;
 mod pull;
 mod push;
 mod read_through;
+mod refs;
 pub mod test_server;
 mod verify;
 
@@ -184,11 +185,6 @@ pub(crate) fn object_key(id: &str) -> Key {
 /// `actions/<key>.json`.
 pub(crate) fn action_key(key: &str) -> Key {
     Key::from(format!("actions/{key}.json"))
-}
-
-/// `refs/<output>/<key>`.
-pub(crate) fn ref_key(output: &str, key: &str) -> Key {
-    Key::from(format!("refs/{output}/{key}"))
 }
 
 /// The id in a listed `objects/<id>.parquet` key, when it is one.

@@ -4,8 +4,9 @@ use futures::{StreamExt, TryStreamExt};
 use indicatif::ProgressBar;
 use object_store::{GetOptions, GetRange, ObjectStoreExt};
 use ragprobe_artifact::{check_record, is_full_id, ActionRecord, ArtifactError, Store};
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
+use std::io::{Read, Write};
 
 use crate::error::{RemoteError, Result};
 use crate::{action_key, bytes_bar, id_of_object_key, object_key, Remote, Transfer};
@@ -115,6 +116,7 @@ impl Remote {
             roots: roots.clone(),
             ..Default::default()
         };
+        let made_by = self.made_by(store).await?;
         let bar = bytes_bar(0, t.progress, "pull");
         let mut seen: HashSet<String> = roots.iter().cloned().collect();
         let mut keys_seen: HashSet<String> = HashSet::new();
@@ -125,7 +127,7 @@ impl Remote {
             let visited: Vec<Visited> = futures::stream::iter(
                 frontier
                     .iter()
-                    .map(|id| self.visit(store, id, &listed, &bar)),
+                    .map(|id| self.visit(store, id, &listed, &made_by, &bar)),
             )
             .buffer_unordered(t.jobs.max(1))
             .try_collect()
@@ -194,6 +196,7 @@ impl Remote {
         store: &Store,
         id: &str,
         listed: &HashMap<String, u64>,
+        made_by: &crate::refs::MadeBy,
         bar: &ProgressBar,
     ) -> Result<Visited> {
         let key = object_key(id);
@@ -213,17 +216,10 @@ impl Remote {
             Some(size)
         };
         let inputs = store.manifest(id)?.recipe.inputs;
-        let made_by = self
-            .list(&format!("refs/{id}"))
-            .await?
-            .into_iter()
-            .filter_map(|m| {
-                m.location
-                    .filename()
-                    .filter(|k| is_full_id(k))
-                    .map(str::to_string)
-            })
-            .collect();
+        let made_by = made_by
+            .get(id)
+            .map(|ks| ks.iter().cloned().collect())
+            .unwrap_or_default();
         Ok(Visited {
             inputs,
             made_by,
@@ -245,9 +241,26 @@ impl Remote {
         if have > size {
             have = 0;
         }
-        bar.inc(have);
         let mut retried = false;
         loop {
+            // The bytes are hashed as they are written (a resumed download
+            // hashes what the last run wrote first).
+            let mut hasher = Sha256::new();
+            if have > 0 {
+                let mut f = std::fs::File::open(&part).map_err(io)?;
+                let mut buf = vec![0u8; 1 << 20];
+                let mut left = have;
+                while left > 0 {
+                    let n = tokio::task::block_in_place(|| f.read(&mut buf)).map_err(io)?;
+                    if n == 0 {
+                        break;
+                    }
+                    let n = n.min(left as usize);
+                    hasher.update(&buf[..n]);
+                    left -= n as u64;
+                }
+                bar.inc(have);
+            }
             let mut file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(have > 0)
@@ -268,13 +281,15 @@ impl Remote {
                 let mut stream = got.into_stream();
                 while let Some(chunk) = stream.next().await {
                     let chunk = chunk.map_err(|e| self.request_error(&key, &e))?;
+                    hasher.update(&chunk);
                     tokio::task::block_in_place(|| file.write_all(&chunk)).map_err(io)?;
                     bar.inc(chunk.len() as u64);
                 }
             }
             tokio::task::block_in_place(|| file.sync_all()).map_err(io)?;
             drop(file);
-            match store.adopt(&part, id) {
+            let actual = hex::encode(hasher.finalize());
+            match store.adopt_hashed(&part, id, &actual) {
                 Ok(()) => return Ok(()),
                 // A resumed download whose first part was bad: once more from zero.
                 Err(ArtifactError::HashMismatch { .. }) if have > 0 && !retried => {

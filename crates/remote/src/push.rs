@@ -8,15 +8,15 @@ use object_store::{
 };
 use ragprobe_artifact::{ActionRecord, ArtifactError, Store};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::io::Read;
 use std::sync::Mutex;
 
 use crate::closure::{local_closure, Closure};
 use crate::error::{RemoteError, Result};
 use crate::{
-    action_key, bytes_bar, id_of_object_key, object_key, ref_key, Remote, Transfer,
-    PARTS_IN_FLIGHT, PART_BYTES,
+    action_key, bytes_bar, id_of_object_key, object_key, Remote, Transfer, PARTS_IN_FLIGHT,
+    PART_BYTES,
 };
 
 /// What a push did.
@@ -53,7 +53,7 @@ impl Remote {
     /// records that made them (and the request journals, when asked).
     ///
     /// Order matters for readers racing the push: objects first, then the
-    /// records that name them, then the `refs/` markers that lead a pull to
+    /// records that name them, then the `refs/` index that leads a pull to
     /// those records; so whatever a reader finds is complete. Objects the
     /// remote lists already (same size) are skipped, which is also how an
     /// interrupted push resumes. Every byte sent is hashed on the way and
@@ -100,23 +100,21 @@ impl Remote {
         report.sent = to_send.len();
         report.bytes_sent = total;
 
-        let remote_actions: BTreeSet<String> = self
+        let remote_actions: HashMap<String, Option<String>> = self
             .list("actions")
             .await?
             .into_iter()
             .filter_map(|m| {
-                m.location
-                    .filename()
-                    .and_then(|n| n.strip_suffix(".json"))
-                    .map(str::to_string)
+                let key = m.location.filename()?.strip_suffix(".json")?.to_string();
+                Some((key, m.e_tag))
             })
             .collect();
         let outcomes = Mutex::new(Vec::new());
         futures::stream::iter(c.actions.values().map(|r| {
-            let exists = remote_actions.contains(&r.key);
+            let listed = remote_actions.get(&r.key);
             let outcomes = &outcomes;
             async move {
-                let o = self.push_action(r, exists, t.force).await?;
+                let o = self.push_action(r, listed, t.force).await?;
                 outcomes
                     .lock()
                     .expect("not poisoned")
@@ -136,22 +134,7 @@ impl Remote {
         }
         report.conflicts.sort();
 
-        let refs: BTreeSet<String> = self
-            .list("refs")
-            .await?
-            .into_iter()
-            .map(|m| m.location.to_string())
-            .collect();
-        let missing: Vec<_> = c
-            .actions
-            .values()
-            .flat_map(|r| r.outputs.iter().map(|o| ref_key(&o.id, &r.key)))
-            .filter(|k| !refs.contains(k.as_ref()))
-            .collect();
-        futures::stream::iter(missing.iter().map(|k| self.put_create(k, Bytes::new())))
-            .buffer_unordered(t.jobs.max(1))
-            .try_collect::<Vec<bool>>()
-            .await?;
+        self.put_index(c.actions.values()).await?;
 
         if t.with_journals {
             report.journal_lines = self.push_journals(store).await?;
@@ -256,16 +239,32 @@ impl Remote {
     /// Write one record with a conditional put: created when absent;
     /// compared when present; replaced only with `force`, and then only if
     /// nobody changed it since we read it.
+    ///
+    /// `listed` is the remote's entry for the record from the listing (its
+    /// ETag). On S3 a single-part object's ETag is the MD5 of its bytes, so
+    /// an identical record is recognised without reading it back.
     async fn push_action(
         &self,
         r: &ActionRecord,
-        listed: bool,
+        listed: Option<&Option<String>>,
         force: bool,
     ) -> Result<Option<Compared>> {
         let key = action_key(&r.key);
         let body = Bytes::from(serde_json::to_vec_pretty(r).expect("record serialises"));
-        if !listed && self.put_create(&key, body.clone()).await? {
-            return Ok(None);
+        match listed {
+            None => {
+                if self.put_create(&key, body.clone()).await? {
+                    return Ok(None);
+                }
+            }
+            Some(Some(etag)) if self.backend == crate::Backend::S3 => {
+                use md5::Digest;
+                let md5 = hex::encode(md5::Md5::digest(&body));
+                if etag.trim_matches('"') == md5 {
+                    return Ok(Some(Compared::Same));
+                }
+            }
+            Some(_) => {}
         }
         let got = self
             .store

@@ -156,15 +156,8 @@ impl Remote {
                 }
                 keys.insert(name, ());
             }
-            for m in self.list("refs").await? {
-                let key = m.location.filename().unwrap_or("");
-                if !keys.contains_key(key) {
-                    problems.push(format!(
-                        "{}: names action {key}, which the remote lacks or cannot read",
-                        m.location
-                    ));
-                }
-            }
+            let known: BTreeSet<String> = keys.into_keys().collect();
+            problems.extend(self.verify_refs(&known).await?);
             problems.sort();
             report.problems = problems;
             Ok(report)

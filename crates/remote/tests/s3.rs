@@ -66,12 +66,10 @@ fn s3_round_trip_with_a_multipart_object_and_racing_record_writers() {
         .push(&here, &[big.clone(), ids[3].clone()], &t)
         .unwrap();
     assert_eq!((again.sent, again.actions_present), (0, 4));
-    // Unchanged data: three listings and one read per record.
-    assert!(
-        server.requests() - requests_before <= 3 + 4,
-        "{}",
-        server.requests() - requests_before
-    );
+    // Unchanged data: three listings (objects, actions, refs); identical
+    // records are recognised by their ETag, without reading them.
+    let extra = server.requests() - requests_before;
+    assert!(extra <= 3, "{extra} requests");
 
     let there = Store::open(d.path().join("there")).unwrap();
     let r = remote
