@@ -320,6 +320,11 @@ impl Store {
             return Err(ArtifactError::NotFound(spec.to_string()));
         }
         let spec_l = spec.to_ascii_lowercase();
+        // A full id needs no directory listing (pushing 1,000 ids would
+        // otherwise list the objects 1,000 times).
+        if self.contains(&spec_l) {
+            return Ok(spec_l);
+        }
         let matches: Vec<String> = self
             .ids()?
             .into_iter()

@@ -164,8 +164,12 @@ fn s3_builder(url: &str, config: &RemoteConfig) -> Result<AmazonS3Builder, Strin
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut b = AmazonS3Builder::from_env()
         .with_url(url)
-        .with_retry(retry_config())
-        .with_checksum_algorithm(Checksum::SHA256);
+        .with_retry(retry_config());
+    // The server checks a SHA-256 of every request body, unless
+    // `RAGPROBE_S3_CHECKSUM=none` (servers that predate S3's checksums).
+    if env("RAGPROBE_S3_CHECKSUM").as_deref() != Some("none") {
+        b = b.with_checksum_algorithm(Checksum::SHA256);
+    }
     let profile = aws_profile();
     let endpoint = env("AWS_ENDPOINT_URL_S3")
         .or_else(|| env("AWS_ENDPOINT_URL"))
