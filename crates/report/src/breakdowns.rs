@@ -116,38 +116,29 @@ pub fn tables(rows: &[MetricRow]) -> Vec<Table> {
 /// For each ordered breakdown with accuracy rows: accuracy (with 95%
 /// intervals) against the group, one line per model, prompt, condition
 /// and dataset.
-pub fn charts(rows: &[MetricRow]) -> Vec<(String, String)> {
+pub fn charts(rows: &[MetricRow]) -> Vec<crate::charts::Chart> {
+    use crate::charts::{series_by, Chart, Kind};
     let mut out = Vec::new();
     for (by, (rs, groups)) in by_breakdown(rows) {
         let ordered = rs
             .iter()
             .all(|r| detail(r, "ordered").and_then(|v| v.as_bool()) == Some(true));
-        let acc: Vec<&&MetricRow> = rs.iter().filter(|r| r.metric == "acc").collect();
+        let acc: Vec<&MetricRow> = rs.iter().filter(|r| r.metric == "acc").copied().collect();
         if !ordered || acc.is_empty() {
             continue;
         }
-        let mut names: Vec<String> = acc.iter().map(|r| line_name(r)).collect();
-        names.sort();
-        names.dedup();
-        let acc: Vec<&MetricRow> = acc.into_iter().copied().collect();
-        let series = crate::charts::series(
-            &acc,
-            &names,
-            &groups,
-            |r, n, g| line_name(r) == *n && r.breakdown_group.as_deref() == Some(g.as_str()),
-            |n| n.clone(),
-        );
-        let file = format!("{}.svg", file_stem(by));
-        out.push((
-            file,
-            crate::charts::lines(
-                &format!("Accuracy by {by} (95% CI)"),
-                by,
-                "Acc (%)",
-                &groups,
-                &series,
-            ),
-        ));
+        out.push(Chart {
+            name: file_stem(by),
+            title: format!("Accuracy by {by}"),
+            y_desc: "Acc (%)".into(),
+            series: series_by(&acc, line_name, &groups, |r, g| {
+                r.breakdown_group.as_deref() == Some(g.as_str())
+            }),
+            kind: Kind::Lines {
+                xs: groups.clone(),
+                x_desc: by.to_string(),
+            },
+        });
     }
     out
 }
@@ -163,13 +154,13 @@ fn file_stem(by: &str) -> String {
 }
 
 fn line_name(r: &MetricRow) -> String {
-    let model = r
-        .model
-        .split('@')
-        .next()
-        .unwrap_or(&r.model)
-        .trim_end_matches(".gguf");
-    format!("{model} · {} · {} ({})", r.prompt, r.condition, r.dataset)
+    format!(
+        "{} · {} · {} ({})",
+        crate::charts::model_name(r),
+        r.prompt,
+        r.condition,
+        r.dataset
+    )
 }
 
 #[cfg(test)]
@@ -210,6 +201,6 @@ mod tests {
             .contains("| study · dataset · model · prompt · condition · metric |"));
         let c = charts(&rows);
         assert_eq!(c.len(), 1);
-        assert!(c[0].1.contains("<svg"));
+        assert!(c[0].svg(&crate::charts::Colors::for_charts(&c)).contains("<svg"));
     }
 }

@@ -4,8 +4,10 @@
 //! (no timestamps, sorted everything).
 
 pub mod breakdowns;
+pub mod browser;
 pub mod charts;
 mod compare;
+pub mod pdf;
 
 pub use compare::{compare, compare_metrics};
 pub mod html;
@@ -71,8 +73,6 @@ pub fn report_inputs(dir: &Path) -> Result<Vec<String>> {
     })
 }
 
-/// Most cases embedded in the case browser.
-pub const MAX_BROWSER_CASES: usize = 5000;
 
 /// What a report run wrote.
 #[derive(Debug, Clone, Default)]
@@ -86,6 +86,10 @@ pub struct ReportFiles {
 }
 
 fn write(path: &Path, content: &str, files: &mut Vec<PathBuf>) -> Result<()> {
+    write_bytes(path, content.as_bytes(), files)
+}
+
+fn write_bytes(path: &Path, content: &[u8], files: &mut Vec<PathBuf>) -> Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, content).map_err(|error| ReportError::Io {
         path: tmp.clone(),
@@ -154,114 +158,6 @@ fn provenance(lineage: &[(String, ragprobe_artifact::Manifest)]) -> String {
     }
     s.push_str("</tbody></table>");
     s
-}
-
-/// Outcome tags of a scored row for the case browser.
-fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
-    let mut t = Vec::new();
-    if r.failed {
-        t.push("failed".to_string());
-        return t;
-    }
-    let ok = match r.expected {
-        Expected::Unanswerable => r.says_unanswerable == Some(true),
-        Expected::Conflict if r.condition != "rgb-counterfactual" => {
-            r.says_conflict == Some(true) || r.accuracy == Some(true)
-        }
-        Expected::Relevant => r.nomiracl_label.as_deref() == Some("yes"),
-        Expected::NonRelevant => r.nomiracl_label.as_deref() == Some("idk"),
-        _ => r.accuracy == Some(true) || r.rgb_correct == Some(true),
-    };
-    t.push(if ok { "correct" } else { "wrong" }.to_string());
-    if r.expected == Expected::Unanswerable
-        && r.says_unanswerable != Some(true)
-        && r.rgb_rejection != Some(true)
-    {
-        t.push("hallucinated unanswerable".into());
-    }
-    if r.foil_only == Some(true) {
-        t.push("foil-only".into());
-    }
-    if let Some(l) = &r.nomiracl_label {
-        t.push(format!("nomiracl: {l}"));
-    }
-    if r.condition == "add-conflict" && base_correct == Some(true) {
-        t.push(
-            if r.accuracy == Some(true) {
-                "A→A"
-            } else if r.foil_any == Some(true) {
-                "A→C"
-            } else {
-                "A→U"
-            }
-            .into(),
-        );
-    }
-    if r.condition.starts_with("add-")
-        && base_correct == Some(true)
-        && r.accuracy != Some(true)
-        && r.expected != Expected::Unanswerable
-    {
-        t.push("lost by the added document".into());
-    }
-    t
-}
-
-/// Case-browser records from scores (with the documents of their cases).
-fn browser(store: &Store, scores_id: &str) -> Result<(Value, String)> {
-    let rows = read::<Scores>(store, scores_id)?;
-    let mut cases: HashMap<String, CaseRow> = HashMap::new();
-    for (_, m) in lineage(store, &[scores_id.to_string()]) {
-        if m.kind == kinds::RESPONSES {
-            if let Some(cid) = m.recipe.inputs.first() {
-                if let Ok(cs) = read::<Cases>(store, cid) {
-                    for c in cs {
-                        cases.insert(c.case_id.clone(), c);
-                    }
-                }
-            }
-        }
-    }
-    let base: HashMap<(&str, &str, &str), bool> = rows
-        .iter()
-        .filter(|r| r.condition == condition::BASE && !r.failed)
-        .map(|r| {
-            (
-                (r.qid.as_str(), r.model.as_str(), r.prompt.as_str()),
-                r.accuracy == Some(true),
-            )
-        })
-        .collect();
-    let total = rows.len();
-    let records: Vec<Value> = rows
-        .iter()
-        .take(MAX_BROWSER_CASES)
-        .map(|r| {
-            let c = cases.get(&r.case_id);
-            let inserted = c.and_then(|c| c.inserted_at);
-            let docs: Vec<Value> = c
-                .map(|c| {
-                    c.docs
-                        .iter()
-                        .enumerate()
-                        .map(|(i, d)| json!({"title": d.title, "text": d.text, "source": d.source, "inserted": Some(i as i32) == inserted || d.source.is_inserted()}))
-                        .collect()
-                })
-                .unwrap_or_default();
-            json!({
-                "qid": r.qid, "condition": r.condition, "model": r.model.split('@').next().unwrap_or(&r.model), "prompt": r.prompt,
-                "question": c.map(|c| c.question.clone()).unwrap_or_default(), "docs": docs, "response": r.response,
-                "gold": c.map(|c| c.answers.clone()).unwrap_or_default(), "foil": r.foil, "expected": r.expected, "position": r.answer_position,
-                "tags": tags(r, base.get(&(r.qid.as_str(), r.model.as_str(), r.prompt.as_str())).copied()),
-            })
-        })
-        .collect();
-    let note = if total > MAX_BROWSER_CASES {
-        format!("{total} scored responses; the first {MAX_BROWSER_CASES} are browsable here (all are in the scores artifact).")
-    } else {
-        format!("{total} scored responses.")
-    };
-    Ok((Value::Array(records), note))
 }
 
 /// Columns of the long-form metric CSVs.
@@ -393,15 +289,29 @@ pub fn render(
     });
     let listing = serde_json::to_string_pretty(&listing).expect("json serialises") + "\n";
     write(&out.join(ARTIFACTS_FILE), &listing, &mut files)?;
-    let mut svgs = charts::all(rows);
-    svgs.extend(breakdowns::charts(&grouped));
-    for (name, svg) in &svgs {
-        write(&cdir.join(name), svg, &mut files)?;
+    let mut charts = charts::all(rows);
+    charts.extend(breakdowns::charts(&grouped));
+    // One colour per model across every chart of the report.
+    let colors = charts::Colors::for_charts(&charts);
+    let mut figures = Vec::new();
+    for c in &charts {
+        let svg = c.svg(&colors);
+        write(&cdir.join(format!("{}.svg", c.name)), &svg, &mut files)?;
+        write_bytes(&cdir.join(format!("{}.pdf", c.name)), &c.pdf(&colors), &mut files)?;
+        figures.push(html::ChartFigure {
+            name: c.name.clone(),
+            wide: c.size().0 > 700,
+            svg,
+        });
     }
-    let (cases, note) = match scores_id {
-        Some(s) => browser(store, s)?,
+    let (data, note) = match scores_id {
+        Some(s) => {
+            let b = browser::build(store, s)?;
+            let note = b.note.clone();
+            (Some(b), note)
+        }
         None => (
-            json!([]),
+            None,
             "No scores artifact given (--scores), so no cases to browse.".to_string(),
         ),
     };
@@ -417,8 +327,8 @@ pub fn render(
         title,
         &subtitle,
         &tables_html,
-        &svgs,
-        &cases,
+        &figures,
+        data.as_ref(),
         &note,
         &provenance(&lineage),
     );

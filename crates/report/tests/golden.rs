@@ -245,12 +245,115 @@ fn the_same_metrics_give_the_same_files() {
         .files
         .iter()
         .any(|f| f.ends_with("charts/stress_mr_by_position.svg")));
+    // Every chart is also a PDF, byte-identical across runs (checked above).
+    let pdf = std::fs::read(d.path().join("a/charts/fig2_unanswerable.pdf")).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"));
     let html = std::fs::read_to_string(&a.index).unwrap();
     assert!(
         !html.contains("http://") && !html.contains("https://") || !html.contains("<script src"),
         "self-contained"
     );
     assert!(html.contains(&id), "provenance lists the metrics artifact");
+}
+
+/// A scored run small enough to read: one question under base and
+/// add-conflict (an inserted passage with a foil), two prompts.
+fn scored_run(store: &Store) -> (String, String) {
+    use ragprobe_artifact::{
+        CaseDoc, CaseRow, Cases, DocSource, Expected, ResponseRow, Responses, ScoreRow, Scores,
+    };
+    let doc = |t: &str, source| CaseDoc {
+        doc_id: t.into(),
+        title: Some("France".into()),
+        text: t.into(),
+        source,
+        has_answer: None,
+    };
+    let case = |cond: &str, docs: Vec<CaseDoc>, foil: Option<&str>| CaseRow {
+        case_id: format!("q1-{cond}"),
+        qid: "q1".into(),
+        dataset: "nq".into(),
+        condition: cond.into(),
+        question: "What is the capital of France?".into(),
+        answers: vec!["Paris".into()],
+        docs,
+        expected: Expected::Answer,
+        inserted_at: foil.map(|_| 1),
+        foil: foil.map(String::from),
+        derivation: "test".into(),
+        ..Default::default()
+    };
+    let cases = vec![
+        case("base", vec![doc("Paris is the capital of France.", DocSource::Retrieved)], None),
+        case(
+            "add-conflict",
+            vec![
+                doc("Paris is the capital of France.", DocSource::Retrieved),
+                doc("Lyon is the capital of France.", DocSource::Conflict),
+            ],
+            Some("Lyon"),
+        ),
+    ];
+    let cid = write_all::<Cases>(store, &Recipe::new("t-cases", 1, json!({})), cases, json!(null)).unwrap().id;
+    let mut rr = Recipe::new("t-generate", 1, json!({}));
+    rr.inputs = vec![cid];
+    let rid = write_all::<Responses>(store, &rr, Vec::<ResponseRow>::new(), json!(null)).unwrap().id;
+    let score = |cond: &str, prompt: &str, text: &str, ok: bool| ScoreRow {
+        case_id: format!("q1-{cond}"),
+        qid: "q1".into(),
+        dataset: "nq".into(),
+        condition: cond.into(),
+        prompt: prompt.into(),
+        model: "m".into(),
+        request_id: format!("{cond}{prompt}"),
+        accuracy: Some(ok),
+        foil_any: Some(!ok),
+        foil_only: Some(!ok),
+        response: Some(text.into()),
+        ..Default::default()
+    };
+    let rows = vec![
+        score("base", "p1", "Paris", true),
+        score("base", "p2", "Paris.", true),
+        score("add-conflict", "p1", "Lyon", false),
+        score("add-conflict", "p2", "It is Paris", true),
+    ];
+    let mut sr = Recipe::new("t-score", 1, json!({}));
+    sr.inputs = vec![rid];
+    let sid = write_all::<Scores>(store, &sr, rows, json!(null)).unwrap().id;
+    let mid = write_all::<Metrics>(store, &Recipe::new("hand", 1, json!({})), rows(), json!(null)).unwrap().id;
+    (mid, sid)
+}
+
+/// Headless Chromium on `url`, after the page's async work (the data is
+/// unpacked by DecompressionStream): the DOM and the browser's log.
+fn chromium_dom(chrome: &std::path::Path, url: &str) -> (String, String) {
+    let o = std::process::Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+        ])
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn assert_no_console_errors(log: &str) {
+    assert!(
+        !log.contains("Uncaught") && !log.contains(":ERROR:CONSOLE") && !log.contains("could not read the case data"),
+        "console errors:\n{log}"
+    );
 }
 
 #[test]
@@ -266,6 +369,7 @@ fn the_html_renders_in_headless_chromium_without_console_errors() {
     };
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path().join("s")).unwrap();
+    // Without scores: an empty browser, and still no error.
     let id = write_all::<Metrics>(
         &store,
         &Recipe::new("hand", 1, json!({})),
@@ -275,30 +379,32 @@ fn the_html_renders_in_headless_chromium_without_console_errors() {
     .unwrap()
     .id;
     let r = ragprobe_report::report(&store, &[id], None, &d.path().join("r"), "t").unwrap();
-    let o = std::process::Command::new(chrome)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}", r.index.display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    let dom = String::from_utf8_lossy(&o.stdout);
-    let log = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        dom.contains("0 case(s)"),
-        "the script ran and filled the case count"
-    );
-    assert!(
-        !log.contains("Uncaught") && !log.contains(":ERROR:CONSOLE"),
-        "console errors:\n{log}"
-    );
+    let (dom, log) = chromium_dom(&chrome, &format!("file://{}", r.index.display()));
+    assert!(dom.contains("0 question(s)"), "the script ran and filled the case count");
+    assert_no_console_errors(&log);
+
+    // With scores: the packed data is unpacked and the list drawn ...
+    let (mid, sid) = scored_run(&store);
+    let r = ragprobe_report::report(&store, &[mid], Some(&sid), &d.path().join("r2"), "t").unwrap();
+    let url = format!("file://{}", r.index.display());
+    let (dom, log) = chromium_dom(&chrome, &url);
+    assert!(dom.contains("data-cases-ready=\"1\""), "{dom}");
+    assert!(dom.contains("1 question(s), 4 response(s)"), "{dom}");
+    assert!(dom.contains("What is the capital of France?"));
+    assert_no_console_errors(&log);
+    // ... and a shared link opens the question view: one column per
+    // condition, the inserted passage marked, gold and foil highlighted.
+    let (dom, log) = chromium_dom(&chrome, &format!("{url}#cases?question=nq:q1"));
+    assert!(dom.contains("data-question-view=\"nq:q1\""), "{dom}");
+    assert_eq!(dom.matches("class=\"qv-col\"").count(), 2, "{dom}");
+    assert!(dom.contains("<mark class=\"gold\">Paris</mark>"), "{dom}");
+    assert!(dom.contains("<mark class=\"foil\">Lyon</mark>"), "{dom}");
+    assert!(dom.contains("class=\"doc inserted\""), "{dom}");
+    assert!(dom.contains("misled by the foil"), "{dom}");
+    assert_no_console_errors(&log);
+    // A filtered link keeps its filter.
+    let (dom, _) = chromium_dom(&chrome, &format!("{url}#cases?condition=add-conflict&prompt=p1"));
+    assert!(dom.contains("1 question(s), 1 response(s)"), "{dom}");
 }
 
 fn which(cmd: &str) -> Option<PathBuf> {

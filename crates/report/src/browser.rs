@@ -1,0 +1,444 @@
+//! The case browser's data: compact, and packed for the page.
+//!
+//! Each passage is stored once, each question once and each case once;
+//! responses refer to them by index. Two blocks, each JSON, gzip-compressed
+//! and base64-encoded, unpacked in the page by the browser's own
+//! `DecompressionStream` (no external script): the *index* (questions,
+//! cases, responses, outcomes; what the filters and search need, decoded at
+//! load) and the *passages* (decoded the first time a question is opened).
+
+use base64::Engine as _;
+use ragprobe_artifact::{
+    condition, kinds, read, CaseRow, Cases, Expected, ScoreRow, Scores, Store,
+};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::Write;
+
+use crate::Result;
+
+/// Most responses a report holds (the scores artifact holds them all).
+pub const MAX_BROWSER_ROWS: usize = 250_000;
+
+/// The browser's two packed blocks and a sentence about what they hold.
+#[derive(Debug, Clone, Default)]
+pub struct BrowserData {
+    /// Questions, cases and responses: gzip, then base64.
+    pub index: String,
+    /// Passages: gzip, then base64.
+    pub docs: String,
+    /// Responses in the report.
+    pub rows: usize,
+    /// "N scored responses …", for the page.
+    pub note: String,
+}
+
+/// gzip (deterministic: no name, no time) then base64.
+pub fn pack(v: &Value) -> String {
+    let json = serde_json::to_vec(v).expect("json serialises");
+    let mut gz = flate2::GzBuilder::new()
+        .mtime(0)
+        .write(Vec::new(), flate2::Compression::new(9));
+    gz.write_all(&json).expect("writing to memory");
+    let bytes = gz.finish().expect("writing to memory");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Interns strings: each distinct value gets the next index.
+#[derive(Default)]
+struct Table {
+    index: HashMap<String, usize>,
+    values: Vec<Value>,
+}
+
+impl Table {
+    fn id(&mut self, key: String, value: impl FnOnce() -> Value) -> usize {
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = self.values.len();
+        self.values.push(value());
+        self.index.insert(key, i);
+        i
+    }
+
+    fn str(&mut self, s: &str) -> usize {
+        self.id(s.to_string(), || json!(s))
+    }
+}
+
+/// What a response means for its study, in words, and whether that is
+/// right (`None`: no verdict, e.g. a failed call):
+/// - NoMIRACL: the parsed label (yes / I don't know / invalid) and whether
+///   it is the right one for the subset (relevant: yes; non-relevant: I
+///   don't know);
+/// - RGB counterfactual: whether the factual error was detected and the
+///   answer corrected;
+/// - multiple choice: the option chosen;
+/// - unanswerable: abstained or answered;
+/// - otherwise: correct or wrong by answer matching.
+pub fn verdict(r: &ScoreRow) -> (String, Option<bool>) {
+    if r.failed {
+        return ("the call failed".into(), None);
+    }
+    let yes_no = |b: Option<bool>| if b == Some(true) { "yes" } else { "no" };
+    if let Some(l) = &r.nomiracl_label {
+        let said = match l.as_str() {
+            "yes" => "yes",
+            "idk" => "I don't know",
+            _ => "invalid",
+        };
+        let right = match r.expected {
+            Expected::Relevant => l == "yes",
+            Expected::NonRelevant => l == "idk",
+            _ => false,
+        };
+        let subset = if r.expected == Expected::Relevant {
+            "relevant"
+        } else {
+            "non-relevant"
+        };
+        return (
+            format!(
+                "said “{said}”: {} for the {subset} subset",
+                if right { "right" } else { "wrong" }
+            ),
+            Some(right),
+        );
+    }
+    if r.condition == "rgb-counterfactual" {
+        let (d, c) = (r.rgb_fact_error == Some(true), r.rgb_correct == Some(true));
+        return (
+            format!(
+                "error detected: {} · corrected: {}",
+                yes_no(r.rgb_fact_error),
+                yes_no(r.rgb_correct)
+            ),
+            Some(d && c),
+        );
+    }
+    let ok = r.accuracy == Some(true) || r.rgb_correct == Some(true);
+    if let Some(choice) = &r.mcq_choice {
+        let chose = match choice.as_str() {
+            "several" => "several options".to_string(),
+            "none" => "no option".to_string(),
+            c => format!("option {c}"),
+        };
+        return (
+            format!("chose {chose}: {}", if ok { "correct" } else { "wrong" }),
+            Some(ok),
+        );
+    }
+    match r.expected {
+        Expected::Unanswerable => {
+            let abstained = r.says_unanswerable == Some(true) || r.rgb_rejection == Some(true);
+            (
+                if abstained {
+                    "abstained (right: no passage holds the answer)".into()
+                } else {
+                    "answered an unanswerable question".into()
+                },
+                Some(abstained),
+            )
+        }
+        Expected::Conflict => {
+            let noticed = r.says_conflict == Some(true);
+            let v = if noticed {
+                "noticed the conflict"
+            } else if r.foil_only == Some(true) {
+                "switched to the foil"
+            } else if ok {
+                "kept the right answer"
+            } else {
+                "wrong"
+            };
+            (v.into(), Some(noticed || ok))
+        }
+        _ => ((if ok { "correct" } else { "wrong" }).into(), Some(ok)),
+    }
+}
+
+/// Outcome tags: the transitions and failure modes the studies count.
+pub fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
+    let mut t = Vec::new();
+    if r.failed {
+        t.push("failed".to_string());
+        return t;
+    }
+    let (_, ok) = verdict(r);
+    t.push(if ok == Some(true) { "right" } else { "wrong" }.to_string());
+    if r.expected == Expected::Unanswerable
+        && r.says_unanswerable != Some(true)
+        && r.rgb_rejection != Some(true)
+    {
+        t.push("hallucinated unanswerable".into());
+    }
+    if r.foil_only == Some(true) {
+        t.push("misled by the foil".into());
+    }
+    if let Some(l) = &r.nomiracl_label {
+        t.push(format!("nomiracl: {l}"));
+    }
+    if r.condition == "rgb-counterfactual" {
+        if r.rgb_fact_error == Some(true) {
+            t.push("error detected".into());
+        }
+        if r.rgb_correct == Some(true) {
+            t.push("corrected".into());
+        }
+    }
+    if let Some(c) = &r.mcq_choice {
+        t.push(format!("chose {c}"));
+    }
+    if r.condition == "add-conflict" && base_correct == Some(true) {
+        t.push(
+            if r.accuracy == Some(true) {
+                "A→A"
+            } else if r.foil_any == Some(true) {
+                "A→C"
+            } else {
+                "A→U"
+            }
+            .into(),
+        );
+    }
+    if r.condition.starts_with("add-")
+        && base_correct == Some(true)
+        && r.accuracy != Some(true)
+        && r.expected != Expected::Unanswerable
+    {
+        t.push("lost by the added document".into());
+    }
+    t
+}
+
+/// The browser data of a scores artifact (with its cases' passages).
+pub fn build(store: &Store, scores_id: &str) -> Result<BrowserData> {
+    let rows = read::<Scores>(store, scores_id)?;
+    let mut cases: HashMap<String, CaseRow> = HashMap::new();
+    for (_, m) in crate::lineage(store, &[scores_id.to_string()]) {
+        if m.kind == kinds::RESPONSES {
+            if let Some(cid) = m.recipe.inputs.first() {
+                if let Ok(cs) = read::<Cases>(store, cid) {
+                    for c in cs {
+                        cases.insert(c.case_id.clone(), c);
+                    }
+                }
+            }
+        }
+    }
+    Ok(from_rows(&rows, &cases))
+}
+
+/// [`build`] over rows already read.
+pub fn from_rows(rows: &[ScoreRow], cases: &HashMap<String, CaseRow>) -> BrowserData {
+    let base: HashMap<(&str, &str, &str), bool> = rows
+        .iter()
+        .filter(|r| r.condition == condition::BASE && !r.failed)
+        .map(|r| {
+            (
+                (r.qid.as_str(), r.model.as_str(), r.prompt.as_str()),
+                r.accuracy == Some(true),
+            )
+        })
+        .collect();
+    let (mut models, mut prompts, mut conditions, mut datasets, mut tags_t, mut sources) = (
+        Table::default(),
+        Table::default(),
+        Table::default(),
+        Table::default(),
+        Table::default(),
+        Table::default(),
+    );
+    let (mut questions, mut case_t, mut docs) = (Table::default(), Table::default(), Table::default());
+    let mut out_rows = Vec::new();
+    for r in rows.iter().take(MAX_BROWSER_ROWS) {
+        let c = cases.get(&r.case_id);
+        let ds = datasets.str(&r.dataset);
+        let q = questions.id(format!("{}\u{1f}{}", r.dataset, r.qid), || {
+            json!([
+                r.qid,
+                ds,
+                c.map(|c| c.question.as_str()).unwrap_or(""),
+                c.map(|c| c.answers.clone()).unwrap_or_default()
+            ])
+        });
+        let cond = conditions.str(&r.condition);
+        let case = case_t.id(r.case_id.clone(), || {
+            let ds: Vec<Value> = c
+                .map(|c| {
+                    c.docs
+                        .iter()
+                        .map(|d| {
+                            let title = d.title.clone().unwrap_or_default();
+                            let key = format!("{title}\u{1f}{}", d.text);
+                            let di = docs.id(key, || json!([title, d.text]));
+                            json!([di, sources.str(d.source.as_str())])
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let inserted = c.and_then(|c| c.inserted_at).map(i64::from).unwrap_or(-1);
+            let marked: Vec<i64> = c
+                .map(|c| {
+                    c.docs
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, d)| Some(*i as i64) == Some(inserted) || d.source.is_inserted())
+                        .map(|(i, _)| i as i64)
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!([q, cond, ds, marked, r.foil, r.expected.as_str(), r.answer_position])
+        });
+        let (v, ok) = verdict(r);
+        let t: Vec<usize> = tags(r, base.get(&(r.qid.as_str(), r.model.as_str(), r.prompt.as_str())).copied())
+            .iter()
+            .map(|t| tags_t.str(t))
+            .collect();
+        let model = r.model.split('@').next().unwrap_or(&r.model).trim_end_matches(".gguf");
+        out_rows.push(json!([
+            case,
+            models.str(model),
+            prompts.str(&r.prompt),
+            r.response.as_deref().unwrap_or(""),
+            t,
+            v,
+            ok.map(|b| b as u8)
+        ]));
+    }
+    let total = rows.len();
+    let shown = out_rows.len();
+    let index = json!({
+        "v": 1,
+        "models": models.values, "prompts": prompts.values, "conditions": conditions.values,
+        "datasets": datasets.values, "tags": tags_t.values, "sources": sources.values,
+        "questions": questions.values, "cases": case_t.values, "rows": out_rows,
+    });
+    let note = if total > shown {
+        format!("{total} scored responses; the first {shown} are browsable here (all are in the scores artifact).")
+    } else {
+        format!("{total} scored responses.")
+    };
+    BrowserData {
+        index: pack(&index),
+        docs: pack(&Value::Array(docs.values)),
+        rows: shown,
+        note,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ragprobe_artifact::{CaseDoc, DocSource};
+    use std::io::Read;
+
+    fn unpack(b64: &str) -> Value {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut s).unwrap();
+        serde_json::from_str(&s).unwrap()
+    }
+
+    fn score(case: &str, cond: &str, prompt: &str) -> ScoreRow {
+        ScoreRow {
+            case_id: case.into(),
+            qid: "q1".into(),
+            dataset: "nq".into(),
+            condition: cond.into(),
+            prompt: prompt.into(),
+            model: "m@abc".into(),
+            accuracy: Some(true),
+            response: Some("Paris".into()),
+            ..Default::default()
+        }
+    }
+
+    fn case(id: &str, cond: &str, docs: &[&str]) -> CaseRow {
+        CaseRow {
+            case_id: id.into(),
+            qid: "q1".into(),
+            dataset: "nq".into(),
+            condition: cond.into(),
+            question: "capital of France?".into(),
+            answers: vec!["Paris".into()],
+            docs: docs
+                .iter()
+                .map(|t| CaseDoc {
+                    doc_id: t.to_string(),
+                    title: None,
+                    text: t.to_string(),
+                    source: DocSource::Retrieved,
+                    has_answer: None,
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn passages_questions_and_cases_are_stored_once() {
+        // Two conditions share two passages; four prompts answer each case.
+        let cases: HashMap<String, CaseRow> = [
+            case("c-base", "base", &["p1", "p2"]),
+            case("c-add", "add-random", &["p1", "p2", "p3"]),
+        ]
+        .into_iter()
+        .map(|c| (c.case_id.clone(), c))
+        .collect();
+        let rows: Vec<ScoreRow> = ["c-base", "c-add"]
+            .iter()
+            .flat_map(|c| {
+                let cond = if *c == "c-base" { "base" } else { "add-random" };
+                ["p-a", "p-b", "p-c", "p-d"].map(|p| score(c, cond, p))
+            })
+            .collect();
+        let b = from_rows(&rows, &cases);
+        let index = unpack(&b.index);
+        let docs = unpack(&b.docs);
+        assert_eq!(docs.as_array().unwrap().len(), 3, "p1, p2, p3 once each");
+        assert_eq!(index["questions"].as_array().unwrap().len(), 1);
+        assert_eq!(index["cases"].as_array().unwrap().len(), 2);
+        assert_eq!(index["rows"].as_array().unwrap().len(), 8);
+        assert_eq!(index["models"], json!(["m"]));
+        assert_eq!(b.rows, 8);
+    }
+
+    #[test]
+    fn verdicts_follow_each_study() {
+        let mut r = score("c", "non_relevant", "nomiracl");
+        r.expected = Expected::NonRelevant;
+        r.nomiracl_label = Some("idk".into());
+        assert_eq!(verdict(&r), ("said “I don't know”: right for the non-relevant subset".into(), Some(true)));
+        r.nomiracl_label = Some("yes".into());
+        assert_eq!(verdict(&r).1, Some(false));
+        r.expected = Expected::Relevant;
+        r.nomiracl_label = Some("maybe".into());
+        assert_eq!(verdict(&r), ("said “invalid”: wrong for the relevant subset".into(), Some(false)));
+
+        let mut r = score("c", "rgb-counterfactual", "rgb");
+        r.rgb_fact_error = Some(true);
+        r.rgb_correct = Some(false);
+        assert_eq!(verdict(&r), ("error detected: yes · corrected: no".into(), Some(false)));
+
+        let mut r = score("c", "base", "mcq");
+        r.mcq_choice = Some("B".into());
+        r.accuracy = Some(false);
+        assert_eq!(verdict(&r), ("chose option B: wrong".into(), Some(false)));
+
+        let mut r = score("c", "base", "unans");
+        r.expected = Expected::Unanswerable;
+        r.accuracy = None;
+        r.says_unanswerable = Some(false);
+        assert_eq!(verdict(&r).1, Some(false));
+        assert!(tags(&r, None).contains(&"hallucinated unanswerable".to_string()));
+    }
+
+    #[test]
+    fn packing_is_deterministic() {
+        let v = json!({"a": [1, 2, 3]});
+        assert_eq!(pack(&v), pack(&v));
+        assert_eq!(unpack(&pack(&v)), v);
+    }
+}
