@@ -38,14 +38,23 @@ fn words(seed: u64, n: usize) -> String {
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     if a.len() < 6 {
-        eprintln!("usage: synthetic_run STORE QUESTIONS CONDITIONS MODELS PROMPTS PASSAGES [nomiracl]");
+        eprintln!(
+            "usage: synthetic_run STORE QUESTIONS CONDITIONS MODELS PROMPTS PASSAGES [nomiracl]"
+        );
         std::process::exit(2);
     }
     let n = |i: usize| a[i].parse::<usize>().expect("a number");
     let (questions, conditions, models, prompts, passages) = (n(1), n(2), n(3), n(4), n(5));
     let nomiracl = a.get(6).map(String::as_str) == Some("nomiracl");
     let store = Store::open(&a[0]).expect("store");
-    let names = ["base", "add-random", "add-topk", "add-genadv", "add-conflict", "closed-book"];
+    let names = [
+        "base",
+        "add-random",
+        "add-topk",
+        "add-genadv",
+        "add-conflict",
+        "closed-book",
+    ];
     let mut cases = Vec::new();
     for q in 0..questions {
         let retrieved: Vec<CaseDoc> = (0..passages)
@@ -58,7 +67,11 @@ fn main() {
             })
             .collect();
         let conds: Vec<&str> = if nomiracl {
-            vec![if q % 2 == 0 { "relevant" } else { "non_relevant" }]
+            vec![if q % 2 == 0 {
+                "relevant"
+            } else {
+                "non_relevant"
+            }]
         } else {
             names.iter().copied().cycle().take(conditions).collect()
         };
@@ -81,7 +94,11 @@ fn main() {
             cases.push(CaseRow {
                 case_id: format!("{q:06}-{c}"),
                 qid: format!("q{q:06}"),
-                dataset: if nomiracl { "nomiracl-en".into() } else { "nq".into() },
+                dataset: if nomiracl {
+                    "nomiracl-en".into()
+                } else {
+                    "nq".into()
+                },
                 lang: "en".into(),
                 condition: c.into(),
                 question: words(q as u64 + 99, 9) + "?",
@@ -100,9 +117,14 @@ fn main() {
             });
         }
     }
-    let cases_id = write_all::<Cases>(&store, &Recipe::new("synthetic", 1, json!({"n": questions})), cases.clone(), json!(null))
-        .expect("cases")
-        .id;
+    let cases_id = write_all::<Cases>(
+        &store,
+        &Recipe::new("synthetic", 1, json!({"n": questions})),
+        cases.clone(),
+        json!(null),
+    )
+    .expect("cases")
+    .id;
     let mut rr = Recipe::new("synthetic-generate", 1, json!({}));
     rr.inputs = vec![cases_id];
     let responses_id = write_all::<Responses>(&store, &rr, Vec::<ResponseRow>::new(), json!(null))
@@ -123,8 +145,8 @@ fn main() {
                     model: format!("model-{m}"),
                     request_id: format!("{:016x}", r),
                     expected: c.expected,
-                    accuracy: Some(r % 3 != 0),
-                    em: Some(r % 4 == 0),
+                    accuracy: Some(!r.is_multiple_of(3)),
+                    em: Some(r.is_multiple_of(4)),
                     foil: c.foil.clone(),
                     response: Some(words(r, 12 + (r % 20) as usize)),
                     ..Default::default()
@@ -139,7 +161,9 @@ fn main() {
     }
     let mut sr = Recipe::new("score", 1, json!({}));
     sr.inputs = vec![responses_id];
-    let scores_id = write_all::<Scores>(&store, &sr, scores, json!(null)).expect("scores").id;
+    let scores_id = write_all::<Scores>(&store, &sr, scores, json!(null))
+        .expect("scores")
+        .id;
     let metric = MetricRow {
         study: "qa".into(),
         dataset: "nq".into(),
@@ -151,8 +175,13 @@ fn main() {
         n: questions as i64,
         ..Default::default()
     };
-    let metrics_id = write_all::<Metrics>(&store, &Recipe::new("synthetic-score", 1, json!({})), vec![metric], json!(null))
-        .expect("metrics")
-        .id;
+    let metrics_id = write_all::<Metrics>(
+        &store,
+        &Recipe::new("synthetic-score", 1, json!({})),
+        vec![metric],
+        json!(null),
+    )
+    .expect("metrics")
+    .id;
     println!("scores\t{scores_id}\nmetrics\t{metrics_id}");
 }

@@ -201,6 +201,8 @@ mod tests {
             .contains("| study · dataset · model · prompt · condition · metric |"));
         let c = charts(&rows);
         assert_eq!(c.len(), 1);
-        assert!(c[0].svg(&crate::charts::Colors::for_charts(&c)).contains("<svg"));
+        assert!(c[0]
+            .svg(&crate::charts::Colors::for_charts(&c))
+            .contains("<svg"));
     }
 }

@@ -250,7 +250,8 @@ pub fn from_rows(rows: &[ScoreRow], cases: &HashMap<String, CaseRow>) -> Browser
         Table::default(),
         Table::default(),
     );
-    let (mut questions, mut case_t, mut docs) = (Table::default(), Table::default(), Table::default());
+    let (mut questions, mut case_t, mut docs) =
+        (Table::default(), Table::default(), Table::default());
     let mut out_rows = Vec::new();
     for r in rows.iter().take(MAX_BROWSER_ROWS) {
         let c = cases.get(&r.case_id);
@@ -284,19 +285,39 @@ pub fn from_rows(rows: &[ScoreRow], cases: &HashMap<String, CaseRow>) -> Browser
                     c.docs
                         .iter()
                         .enumerate()
-                        .filter(|(i, d)| Some(*i as i64) == Some(inserted) || d.source.is_inserted())
+                        .filter(|(i, d)| {
+                            Some(*i as i64) == Some(inserted) || d.source.is_inserted()
+                        })
                         .map(|(i, _)| i as i64)
                         .collect()
                 })
                 .unwrap_or_default();
-            json!([q, cond, ds, marked, r.foil, r.expected.as_str(), r.answer_position])
+            let foil = c.and_then(|c| c.foil.clone()).or_else(|| r.foil.clone());
+            json!([
+                q,
+                cond,
+                ds,
+                marked,
+                foil,
+                r.expected.as_str(),
+                r.answer_position
+            ])
         });
         let (v, ok) = verdict(r);
-        let t: Vec<usize> = tags(r, base.get(&(r.qid.as_str(), r.model.as_str(), r.prompt.as_str())).copied())
-            .iter()
-            .map(|t| tags_t.str(t))
-            .collect();
-        let model = r.model.split('@').next().unwrap_or(&r.model).trim_end_matches(".gguf");
+        let t: Vec<usize> = tags(
+            r,
+            base.get(&(r.qid.as_str(), r.model.as_str(), r.prompt.as_str()))
+                .copied(),
+        )
+        .iter()
+        .map(|t| tags_t.str(t))
+        .collect();
+        let model = r
+            .model
+            .split('@')
+            .next()
+            .unwrap_or(&r.model)
+            .trim_end_matches(".gguf");
         out_rows.push(json!([
             case,
             models.str(model),
@@ -335,9 +356,13 @@ mod tests {
     use std::io::Read;
 
     fn unpack(b64: &str) -> Value {
-        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
         let mut s = String::new();
-        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut s).unwrap();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut s)
+            .unwrap();
         serde_json::from_str(&s).unwrap()
     }
 
@@ -410,17 +435,32 @@ mod tests {
         let mut r = score("c", "non_relevant", "nomiracl");
         r.expected = Expected::NonRelevant;
         r.nomiracl_label = Some("idk".into());
-        assert_eq!(verdict(&r), ("said “I don't know”: right for the non-relevant subset".into(), Some(true)));
+        assert_eq!(
+            verdict(&r),
+            (
+                "said “I don't know”: right for the non-relevant subset".into(),
+                Some(true)
+            )
+        );
         r.nomiracl_label = Some("yes".into());
         assert_eq!(verdict(&r).1, Some(false));
         r.expected = Expected::Relevant;
         r.nomiracl_label = Some("maybe".into());
-        assert_eq!(verdict(&r), ("said “invalid”: wrong for the relevant subset".into(), Some(false)));
+        assert_eq!(
+            verdict(&r),
+            (
+                "said “invalid”: wrong for the relevant subset".into(),
+                Some(false)
+            )
+        );
 
         let mut r = score("c", "rgb-counterfactual", "rgb");
         r.rgb_fact_error = Some(true);
         r.rgb_correct = Some(false);
-        assert_eq!(verdict(&r), ("error detected: yes · corrected: no".into(), Some(false)));
+        assert_eq!(
+            verdict(&r),
+            ("error detected: yes · corrected: no".into(), Some(false))
+        );
 
         let mut r = score("c", "base", "mcq");
         r.mcq_choice = Some("B".into());

@@ -26,6 +26,10 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 const FONT: &str = "sans-serif";
+/// Font sizes as plotters takes them; its SVG backend writes size / 1.24
+/// px (and the PDF backend draws the same): labels 12.9 px, captions 16.1 px.
+const LABEL: f64 = 16.0;
+const CAPTION: f64 = 20.0;
 const GRID: RGBColor = RGBColor(226, 229, 234);
 const AXIS: RGBColor = RGBColor(110, 115, 125);
 const INK: RGBColor = RGBColor(40, 44, 52);
@@ -181,7 +185,7 @@ fn styles(chart: &Chart, colors: &Colors) -> Vec<(RGBColor, usize)> {
         .collect()
 }
 
-/// Text width estimate for layout before drawing (13 px sans-serif).
+/// Text width estimate for layout before drawing (12.9 px sans-serif).
 fn text_px(s: &str) -> u32 {
     (s.chars().count() as f64 * 7.2) as u32
 }
@@ -201,7 +205,12 @@ impl Chart {
         if matches!(self.kind, Kind::Diffs) || self.series.is_empty() {
             return 0;
         }
-        let longest = self.series.iter().map(|s| text_px(&s.name)).max().unwrap_or(0);
+        let longest = self
+            .series
+            .iter()
+            .map(|s| text_px(&s.name))
+            .max()
+            .unwrap_or(0);
         (longest + 40).clamp(120, 420)
     }
 
@@ -212,12 +221,23 @@ impl Chart {
             Kind::Bars { groups } => {
                 let per_group = (24 + 20 * self.series.len() as u32)
                     .max(groups.iter().map(|g| text_px(g) + 16).max().unwrap_or(0));
-                ((90 + groups.len() as u32 * per_group).max(360) + legend, 380)
+                (
+                    (90 + groups.len() as u32 * per_group).max(360) + legend,
+                    380,
+                )
             }
             Kind::Lines { .. } | Kind::Scatter { .. } => (470 + legend, 380),
             Kind::Diffs => {
-                let label = self.series.iter().map(|s| text_px(&s.name)).max().unwrap_or(0);
-                ((label + 430).min(1100), 90 + 26 * self.series.len().max(1) as u32)
+                let label = self
+                    .series
+                    .iter()
+                    .map(|s| text_px(&s.name))
+                    .max()
+                    .unwrap_or(0);
+                (
+                    (label + 430).min(1100),
+                    90 + 26 * self.series.len().max(1) as u32,
+                )
             }
         }
     }
@@ -268,14 +288,19 @@ impl Chart {
     pub fn pdf(&self, colors: &Colors) -> Vec<u8> {
         let mut out = Vec::new();
         {
-            let root = crate::pdf::PdfBackend::with_buffer(&mut out, self.size()).into_drawing_area();
+            let root =
+                crate::pdf::PdfBackend::with_buffer(&mut out, self.size()).into_drawing_area();
             self.draw(&root, colors).expect("drawing into memory");
             root.present().expect("drawing into memory");
         }
         out
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, colors: &Colors) -> Drawn<DB> {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        colors: &Colors,
+    ) -> Drawn<DB> {
         root.fill(&WHITE)?;
         let (w, _) = self.size();
         let legend_w = self.legend_width();
@@ -299,7 +324,7 @@ impl Chart {
         area: &DrawingArea<DB, Shift>,
         styles: &[(RGBColor, usize)],
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let font = (FONT, 13).into_font().color(&INK);
+        let font = (FONT, LABEL).into_font().color(&INK);
         for (i, (s, (c, variant))) in self.series.iter().zip(styles).enumerate() {
             let y = 44 + i as i32 * 20;
             match self.kind {
@@ -329,7 +354,7 @@ impl Chart {
         let (lo, hi) = self.value_range();
         let n = groups.len().max(1) as f64;
         let mut chart = ChartBuilder::on(area)
-            .caption(&self.title, (FONT, 16).into_font().color(&INK))
+            .caption(&self.title, (FONT, CAPTION).into_font().color(&INK))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(52)
@@ -340,8 +365,8 @@ impl Chart {
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .axis_style(AXIS)
-            .label_style((FONT, 13).into_font().color(&INK))
-            .axis_desc_style((FONT, 13).into_font().color(&INK))
+            .label_style((FONT, LABEL).into_font().color(&INK))
+            .axis_desc_style((FONT, LABEL).into_font().color(&INK))
             .x_labels(groups.len().max(1) * 2 + 1)
             .x_label_formatter(&|x| category_label(groups, *x, 0.5))
             .y_desc(&self.y_desc)
@@ -391,7 +416,7 @@ impl Chart {
         let (lo, hi) = self.value_range();
         let n = xs.len().max(1) as f64;
         let mut chart = ChartBuilder::on(area)
-            .caption(&self.title, (FONT, 16).into_font().color(&INK))
+            .caption(&self.title, (FONT, CAPTION).into_font().color(&INK))
             .margin(10)
             .x_label_area_size(46)
             .y_label_area_size(52)
@@ -402,8 +427,8 @@ impl Chart {
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .axis_style(AXIS)
-            .label_style((FONT, 13).into_font().color(&INK))
-            .axis_desc_style((FONT, 13).into_font().color(&INK))
+            .label_style((FONT, LABEL).into_font().color(&INK))
+            .axis_desc_style((FONT, LABEL).into_font().color(&INK))
             .x_labels(xs.len().max(1) * 2 + 1)
             .x_label_formatter(&|x| category_label(xs, *x, 0.0))
             .x_desc(x_desc)
@@ -427,7 +452,14 @@ impl Chart {
             ))?;
             for (x, v) in &pts {
                 if let Some((a, b)) = v.whisker() {
-                    chart.draw_series([ErrorBar::new_vertical(*x, a, v.y, b, c.stroke_width(1), 8)])?;
+                    chart.draw_series([ErrorBar::new_vertical(
+                        *x,
+                        a,
+                        v.y,
+                        b,
+                        c.stroke_width(1),
+                        8,
+                    )])?;
                 }
                 let p = chart.backend_coord(&(*x, v.y));
                 // The plot area starts at the backend's origin: its pixels are backend pixels.
@@ -452,7 +484,7 @@ impl Chart {
     ) -> Drawn<DB> {
         let (lo, hi) = self.value_range();
         let mut chart = ChartBuilder::on(area)
-            .caption(&self.title, (FONT, 16).into_font().color(&INK))
+            .caption(&self.title, (FONT, CAPTION).into_font().color(&INK))
             .margin(14)
             .x_label_area_size(46)
             .y_label_area_size(52)
@@ -462,8 +494,8 @@ impl Chart {
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .axis_style(AXIS)
-            .label_style((FONT, 13).into_font().color(&INK))
-            .axis_desc_style((FONT, 13).into_font().color(&INK))
+            .label_style((FONT, LABEL).into_font().color(&INK))
+            .axis_desc_style((FONT, LABEL).into_font().color(&INK))
             .x_desc(x_desc)
             .y_desc(&self.y_desc)
             .x_label_formatter(&|x| format!("{x:.0}"))
@@ -475,10 +507,24 @@ impl Chart {
                 continue;
             };
             if let Some((a, b)) = x.whisker() {
-                chart.draw_series([ErrorBar::new_horizontal(y.y, a, x.y, b, c.stroke_width(1), 8)])?;
+                chart.draw_series([ErrorBar::new_horizontal(
+                    y.y,
+                    a,
+                    x.y,
+                    b,
+                    c.stroke_width(1),
+                    8,
+                )])?;
             }
             if let Some((a, b)) = y.whisker() {
-                chart.draw_series([ErrorBar::new_vertical(x.y, a, y.y, b, c.stroke_width(1), 8)])?;
+                chart.draw_series([ErrorBar::new_vertical(
+                    x.y,
+                    a,
+                    y.y,
+                    b,
+                    c.stroke_width(1),
+                    8,
+                )])?;
             }
             let p = chart.backend_coord(&(x.y, y.y));
             marker(area, p, *c, *variant)?;
@@ -508,7 +554,7 @@ impl Chart {
         let labels: Vec<String> = self.series.iter().map(|s| s.name.clone()).collect();
         let label_w = labels.iter().map(|l| text_px(l)).max().unwrap_or(0) + 16;
         let mut chart = ChartBuilder::on(area)
-            .caption(&self.title, (FONT, 16).into_font().color(&INK))
+            .caption(&self.title, (FONT, CAPTION).into_font().color(&INK))
             .margin(10)
             .x_label_area_size(46)
             .y_label_area_size(label_w)
@@ -520,8 +566,8 @@ impl Chart {
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .axis_style(AXIS)
-            .label_style((FONT, 13).into_font().color(&INK))
-            .axis_desc_style((FONT, 13).into_font().color(&INK))
+            .label_style((FONT, LABEL).into_font().color(&INK))
+            .axis_desc_style((FONT, LABEL).into_font().color(&INK))
             .x_desc(&self.y_desc)
             .x_label_formatter(&|x| format!("{x:+.0}"))
             .y_labels(rows * 2 + 1)
@@ -542,10 +588,19 @@ impl Chart {
         let c = PALETTE[0];
         let mut tips = Vec::new();
         for (i, s) in self.series.iter().enumerate() {
-            let Some(Some(v)) = s.values.first() else { continue };
+            let Some(Some(v)) = s.values.first() else {
+                continue;
+            };
             let y = (rows - 1 - i) as f64;
             if let Some((a, b)) = v.whisker() {
-                chart.draw_series([ErrorBar::new_horizontal(y, a, v.y, b, c.stroke_width(2), 8)])?;
+                chart.draw_series([ErrorBar::new_horizontal(
+                    y,
+                    a,
+                    v.y,
+                    b,
+                    c.stroke_width(2),
+                    8,
+                )])?;
             }
             chart.draw_series([Circle::new((v.y, y), 5, c.filled())])?;
             let p = chart.backend_coord(&(v.y, y));
@@ -572,8 +627,14 @@ fn marker<DB: DrawingBackend>(
     match variant % 4 {
         0 => area.draw(&Circle::new(p, 4, c.filled())),
         1 => area.draw(&Circle::new(p, 4, c.stroke_width(2))),
-        2 => area.draw(&Polygon::new(vec![(x, y - 5), (x - 5, y + 4), (x + 5, y + 4)], c.filled())),
-        _ => area.draw(&Rectangle::new([(x - 4, y - 4), (x + 4, y + 4)], c.filled())),
+        2 => area.draw(&Polygon::new(
+            vec![(x, y - 5), (x - 5, y + 4), (x + 5, y + 4)],
+            c.filled(),
+        )),
+        _ => area.draw(&Rectangle::new(
+            [(x - 4, y - 4), (x + 4, y + 4)],
+            c.filled(),
+        )),
     }
 }
 
@@ -694,7 +755,9 @@ fn stress_mr_by_position(rows: &[MetricRow]) -> Option<Chart> {
         name: "stress_mr_by_position".into(),
         title: "Misleading rate by answer position".into(),
         y_desc: "MR (%)".into(),
-        series: series_by(&mr, group_key, &xs, |r, x| r.condition == format!("edited/{x}")),
+        series: series_by(&mr, group_key, &xs, |r, x| {
+            r.condition == format!("edited/{x}")
+        }),
         kind: Kind::Lines {
             xs,
             x_desc: "answer-span position".into(),
@@ -858,9 +921,14 @@ mod tests {
         let c = &all(&rows)[0];
         let svg = c.svg(&Colors::for_charts(std::slice::from_ref(c)));
         for size in svg.match_indices("font-size=\"").map(|(i, _)| {
-            svg[i + 11..].split('"').next().unwrap().parse::<f64>().unwrap()
+            svg[i + 11..]
+                .split('"')
+                .next()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
         }) {
-            assert!(size >= 12.0, "a {size}px label");
+            assert!(size >= 12.0, "a {size}px label in {svg}");
         }
         let pdf = c.pdf(&Colors::default());
         assert!(pdf.starts_with(b"%PDF-"));

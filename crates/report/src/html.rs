@@ -89,7 +89,7 @@ function mark(text, marks){
 const bad = /wrong|hallucinated|foil|→C|→U|failed|lost/, good = /^right$|→A|corrected|detected/;
 function tagHtml(t){ return '<span class="tag ' + (bad.test(t) ? 'bad' : good.test(t) ? 'good' : '') + '">' + esc(t) + '</span>'; }
 const PAGE = 50;
-const sel = {ds: $('f-dataset'), cond: $('f-condition'), model: $('f-model'), prompt: $('f-prompt'), out: $('f-outcome')};
+const sel = {dataset: $('f-dataset'), condition: $('f-condition'), model: $('f-model'), prompt: $('f-prompt'), outcome: $('f-outcome')};
 const search = $('f-search'), list = $('case-list'), count = $('case-count'), pager = $('case-pager'), view = $('question-view');
 let D = null, docs = null, docsLoading = null, byQuestion = null, qLow = null, rLow = null, page = 0;
 function fill(s, names){ names.forEach((v, i) => { const o = document.createElement('option'); o.value = v; o.textContent = v; s.appendChild(o); }); }
@@ -122,8 +122,8 @@ function rowOk(ri, f){
 }
 function current(){
   const ix = (names, v) => v ? names.indexOf(v) : -1;
-  return {ds: ix(D.datasets, sel.ds.value), cond: ix(D.conditions, sel.cond.value), model: ix(D.models, sel.model.value),
-          prompt: ix(D.prompts, sel.prompt.value), out: ix(D.tags, sel.out.value), needle: search.value.trim().toLowerCase()};
+  return {ds: ix(D.datasets, sel.dataset.value), cond: ix(D.conditions, sel.condition.value), model: ix(D.models, sel.model.value),
+          prompt: ix(D.prompts, sel.prompt.value), out: ix(D.tags, sel.outcome.value), needle: search.value.trim().toLowerCase()};
 }
 function renderList(){
   const f = current();
@@ -193,7 +193,7 @@ function route(){
 async function start(){
   D = await unpack('rp-index');
   if (!D) { count.textContent = '0 question(s)'; root.dataset.casesReady = '1'; return; }
-  fill(sel.ds, D.datasets); fill(sel.cond, D.conditions); fill(sel.model, D.models); fill(sel.prompt, D.prompts); fill(sel.out, D.tags);
+  fill(sel.dataset, D.datasets); fill(sel.condition, D.conditions); fill(sel.model, D.models); fill(sel.prompt, D.prompts); fill(sel.outcome, D.tags);
   qLow = D.questions.map(q => (q[0] + ' ' + q[2]).toLowerCase());
   rLow = D.rows.map(r => r[3].toLowerCase());
   byQuestion = D.questions.map(() => []);
@@ -298,7 +298,9 @@ mod tests {
     #[test]
     fn embedded_data_cannot_open_markup() {
         let b = BrowserData {
-            index: crate::browser::pack(&serde_json::json!({"q": "<!--<script> a & b </script> \u{2028}"})),
+            index: crate::browser::pack(
+                &serde_json::json!({"q": "<!--<script> a & b </script> \u{2028}"}),
+            ),
             docs: crate::browser::pack(&serde_json::json!([])),
             rows: 0,
             note: String::new(),

@@ -13,12 +13,9 @@ pub use compare::{compare, compare_metrics};
 pub mod html;
 pub mod tables;
 
-use ragprobe_artifact::{
-    condition, kinds, read, ArtifactError, CaseRow, Cases, Expected, Kind, MetricRow, Metrics,
-    ScoreRow, Scores, Store,
-};
+use ragprobe_artifact::{kinds, read, ArtifactError, Kind, MetricRow, Metrics, Store};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Errors of the report and compare stages.
@@ -72,7 +69,6 @@ pub fn report_inputs(dir: &Path) -> Result<Vec<String>> {
         ))
     })
 }
-
 
 /// What a report run wrote.
 #[derive(Debug, Clone, Default)]
@@ -297,7 +293,11 @@ pub fn render(
     for c in &charts {
         let svg = c.svg(&colors);
         write(&cdir.join(format!("{}.svg", c.name)), &svg, &mut files)?;
-        write_bytes(&cdir.join(format!("{}.pdf", c.name)), &c.pdf(&colors), &mut files)?;
+        write_bytes(
+            &cdir.join(format!("{}.pdf", c.name)),
+            &c.pdf(&colors),
+            &mut files,
+        )?;
         figures.push(html::ChartFigure {
             name: c.name.clone(),
             wide: c.size().0 > 700,

@@ -13,18 +13,28 @@ use plotters_backend::{
 
 /// Helvetica advance widths (per 1000 units of font size) of ASCII 32..=126.
 const HELVETICA: [u16; 95] = [
-    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, // ' '..'/'
-    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556, // '0'..'?'
-    1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778, // '@'..'O'
-    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556, // 'P'..'_'
-    333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556, // '`'..'o'
+    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278,
+    278, // ' '..'/'
+    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584,
+    556, // '0'..'?'
+    1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722,
+    778, // '@'..'O'
+    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469,
+    556, // 'P'..'_'
+    333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556,
+    556, // '`'..'o'
     556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584, // 'p'..'~'
 ];
 
 /// A character in WinAnsiEncoding (what a base-14 font can show), with
 /// its Helvetica width. Characters outside it become a close ASCII stand-in.
 fn win_ansi(c: char) -> (Vec<u8>, u16) {
-    let w = |b: u8| HELVETICA.get((b as usize).wrapping_sub(32)).copied().unwrap_or(556);
+    let w = |b: u8| {
+        HELVETICA
+            .get((b as usize).wrapping_sub(32))
+            .copied()
+            .unwrap_or(556)
+    };
     match c {
         ' '..='~' => (vec![c as u8], w(c as u8)),
         '·' => (vec![0xB7], 278),
@@ -50,6 +60,10 @@ fn encode(text: &str) -> (Vec<u8>, f64) {
     }
     (bytes, width as f64 / 1000.0)
 }
+
+/// plotters' SVG backend writes a font of size `s` as `s / 1.24` px; the
+/// PDF draws it the same size, so the two look alike.
+const SVG_SCALE: f64 = 1.24;
 
 /// Never fails: everything is drawn into memory.
 #[derive(Debug)]
@@ -105,8 +119,13 @@ impl<'a> PdfBackend<'a> {
     /// The PDF document of what is drawn so far.
     fn document(&mut self) -> Vec<u8> {
         let (w, h) = (self.size.0 as f32, self.size.1 as f32);
-        let (catalog, tree, page, font, content) =
-            (Ref::new(1), Ref::new(2), Ref::new(3), Ref::new(4), Ref::new(5));
+        let (catalog, tree, page, font, content) = (
+            Ref::new(1),
+            Ref::new(2),
+            Ref::new(3),
+            Ref::new(4),
+            Ref::new(5),
+        );
         let mut pdf = Pdf::new();
         pdf.catalog(catalog).pages(tree);
         pdf.pages(tree).kids([page]).count(1);
@@ -254,7 +273,7 @@ impl DrawingBackend for PdfBackend<'_> {
         if !self.paint(style.color()) {
             return Ok(());
         }
-        let size = style.size();
+        let size = style.size() / SVG_SCALE;
         let (bytes, w1) = encode(text);
         let width = w1 * size;
         // Anchor offsets along the text's own axes (x along the baseline,
@@ -304,7 +323,7 @@ impl DrawingBackend for PdfBackend<'_> {
         style: &T,
     ) -> Result<(u32, u32), DrawingErrorKind<NoError>> {
         let (_, w1) = encode(text);
-        let size = style.size();
+        let size = style.size() / SVG_SCALE;
         Ok(((w1 * size).ceil() as u32, (size * 0.93).ceil() as u32))
     }
 }
@@ -336,7 +355,8 @@ mod tests {
                 .build_cartesian_2d(0f64..10f64, 0f64..100f64)
                 .unwrap();
             c.configure_mesh().y_desc("acc (%)").draw().unwrap();
-            c.draw_series([Circle::new((5.0, 50.0), 4, RED.filled())]).unwrap();
+            c.draw_series([Circle::new((5.0, 50.0), 4, RED.filled())])
+                .unwrap();
             drop(c);
             root.present().unwrap();
             drop(root);
@@ -347,7 +367,10 @@ mod tests {
         assert!(a.starts_with(b"%PDF-"));
         assert!(a.ends_with(b"%%EOF") || a.ends_with(b"%%EOF\n"));
         let text = String::from_utf8_lossy(&a);
-        assert!(text.contains("/Helvetica") && text.contains("(Accuracy) Tj"), "{text}");
+        assert!(
+            text.contains("/Helvetica") && text.contains("(Accuracy) Tj"),
+            "{text}"
+        );
         assert!(text.contains("/MediaBox [0 0 300 200]"));
     }
 }

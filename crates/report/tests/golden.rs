@@ -284,7 +284,11 @@ fn scored_run(store: &Store) -> (String, String) {
         ..Default::default()
     };
     let cases = vec![
-        case("base", vec![doc("Paris is the capital of France.", DocSource::Retrieved)], None),
+        case(
+            "base",
+            vec![doc("Paris is the capital of France.", DocSource::Retrieved)],
+            None,
+        ),
         case(
             "add-conflict",
             vec![
@@ -294,10 +298,19 @@ fn scored_run(store: &Store) -> (String, String) {
             Some("Lyon"),
         ),
     ];
-    let cid = write_all::<Cases>(store, &Recipe::new("t-cases", 1, json!({})), cases, json!(null)).unwrap().id;
+    let cid = write_all::<Cases>(
+        store,
+        &Recipe::new("t-cases", 1, json!({})),
+        cases,
+        json!(null),
+    )
+    .unwrap()
+    .id;
     let mut rr = Recipe::new("t-generate", 1, json!({}));
     rr.inputs = vec![cid];
-    let rid = write_all::<Responses>(store, &rr, Vec::<ResponseRow>::new(), json!(null)).unwrap().id;
+    let rid = write_all::<Responses>(store, &rr, Vec::<ResponseRow>::new(), json!(null))
+        .unwrap()
+        .id;
     let score = |cond: &str, prompt: &str, text: &str, ok: bool| ScoreRow {
         case_id: format!("q1-{cond}"),
         qid: "q1".into(),
@@ -312,7 +325,7 @@ fn scored_run(store: &Store) -> (String, String) {
         response: Some(text.into()),
         ..Default::default()
     };
-    let rows = vec![
+    let scores = vec![
         score("base", "p1", "Paris", true),
         score("base", "p2", "Paris.", true),
         score("add-conflict", "p1", "Lyon", false),
@@ -320,8 +333,17 @@ fn scored_run(store: &Store) -> (String, String) {
     ];
     let mut sr = Recipe::new("t-score", 1, json!({}));
     sr.inputs = vec![rid];
-    let sid = write_all::<Scores>(store, &sr, rows, json!(null)).unwrap().id;
-    let mid = write_all::<Metrics>(store, &Recipe::new("hand", 1, json!({})), rows(), json!(null)).unwrap().id;
+    let sid = write_all::<Scores>(store, &sr, scores, json!(null))
+        .unwrap()
+        .id;
+    let mid = write_all::<Metrics>(
+        store,
+        &Recipe::new("hand", 1, json!({})),
+        rows(),
+        json!(null),
+    )
+    .unwrap()
+    .id;
     (mid, sid)
 }
 
@@ -351,7 +373,9 @@ fn chromium_dom(chrome: &std::path::Path, url: &str) -> (String, String) {
 
 fn assert_no_console_errors(log: &str) {
     assert!(
-        !log.contains("Uncaught") && !log.contains(":ERROR:CONSOLE") && !log.contains("could not read the case data"),
+        !log.contains("Uncaught")
+            && !log.contains(":ERROR:CONSOLE")
+            && !log.contains("could not read the case data"),
         "console errors:\n{log}"
     );
 }
@@ -380,7 +404,10 @@ fn the_html_renders_in_headless_chromium_without_console_errors() {
     .id;
     let r = ragprobe_report::report(&store, &[id], None, &d.path().join("r"), "t").unwrap();
     let (dom, log) = chromium_dom(&chrome, &format!("file://{}", r.index.display()));
-    assert!(dom.contains("0 question(s)"), "the script ran and filled the case count");
+    assert!(
+        dom.contains("0 question(s)"),
+        "the script ran and filled the case count"
+    );
     assert_no_console_errors(&log);
 
     // With scores: the packed data is unpacked and the list drawn ...
@@ -396,14 +423,19 @@ fn the_html_renders_in_headless_chromium_without_console_errors() {
     // condition, the inserted passage marked, gold and foil highlighted.
     let (dom, log) = chromium_dom(&chrome, &format!("{url}#cases?question=nq:q1"));
     assert!(dom.contains("data-question-view=\"nq:q1\""), "{dom}");
-    assert_eq!(dom.matches("class=\"qv-col\"").count(), 2, "{dom}");
-    assert!(dom.contains("<mark class=\"gold\">Paris</mark>"), "{dom}");
-    assert!(dom.contains("<mark class=\"foil\">Lyon</mark>"), "{dom}");
-    assert!(dom.contains("class=\"doc inserted\""), "{dom}");
-    assert!(dom.contains("misled by the foil"), "{dom}");
+    let view = &dom[dom.find("id=\"question-view\"").unwrap()..];
+    let view = &view[..view.find("</section>").unwrap()];
+    assert_eq!(view.matches("class=\"qv-col\"").count(), 2, "{view}");
+    assert!(view.contains("<mark class=\"gold\">Paris</mark>"), "{view}");
+    assert!(view.contains("<mark class=\"foil\">Lyon</mark>"), "{view}");
+    assert!(view.contains("class=\"doc inserted\""), "{view}");
+    assert!(view.contains("misled by the foil"), "{view}");
     assert_no_console_errors(&log);
     // A filtered link keeps its filter.
-    let (dom, _) = chromium_dom(&chrome, &format!("{url}#cases?condition=add-conflict&prompt=p1"));
+    let (dom, _) = chromium_dom(
+        &chrome,
+        &format!("{url}#cases?condition=add-conflict&prompt=p1"),
+    );
     assert!(dom.contains("1 question(s), 1 response(s)"), "{dom}");
 }
 
