@@ -169,7 +169,7 @@ async function openQuestion(key){
     const cells = byQuestion[qi].filter(ri => D.rows[ri][0] === ci).map(ri => {
       const r = D.rows[ri];
       return '<div class="cell"><div class="who">' + esc(D.models[r[1]]) + ' · ' + esc(D.prompts[r[2]]) + '</div>' +
-        '<div class="verdict ' + (r[6] === 1 ? 'ok' : r[6] === 0 ? 'no' : '') + '">' + esc(r[5]) + '</div>' + r[4].map(t => tagHtml(D.tags[t])).join('') +
+        '<div class="verdict ' + (r[6] === 1 ? 'ok' : r[6] === 0 ? 'no' : '') + '">' + esc(r[5]) + '</div>' + r[4].map(t => D.tags[t]).filter(t => t !== 'right' && t !== 'wrong').map(tagHtml).join('') +
         '<div class="resp">' + mark(r[3], marks) + '</div></div>';
     }).join('');
     return '<div class="qv-col"><h4>' + esc(D.conditions[c[1]]) + (c[6] ? ' <span class="muted">answer at ' + esc(c[6]) + '</span>' : '') + '</h4>' +
@@ -182,6 +182,7 @@ async function openQuestion(key){
   view.hidden = false;
   list.hidden = true; pager.hidden = true;
   root.dataset.questionView = key;
+  $('cases').scrollIntoView();
 }
 function route(){
   const question = readHash();
