@@ -47,11 +47,9 @@ run() { # NAME ARGS...: make the run, report it, measure it
   local bytes; bytes=$(stat -c %s "$html")
   local q="#cases?question=nq:q000000"
   [ "$name" = nomiracl ] && q="#cases?question=nomiracl-en:q000000"
-  local timing; timing=$("$VENV/bin/python" scripts/report-load-time.py "$CHROME" "file://$html" "$q")
+  local timing; timing=$("$VENV/bin/python" scripts/report-load-time.py "$CHROME" "file://$html" "$q" "$WORK/$name-question.png")
   "$CHROME" --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2200 \
-    --virtual-time-budget=8000 --screenshot="$WORK/$name-list.png" "file://$html#cases" >/dev/null 2>&1 || true
-  "$CHROME" --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1600,1400 \
-    --virtual-time-budget=8000 --screenshot="$WORK/$name-question.png" "file://$html$q" >/dev/null 2>&1 || true
+    --virtual-time-budget=8000 --screenshot="$WORK/$name-list.png" "file://$html" >/dev/null 2>&1 || true
   printf '%-10s index.html %6.1f MB  report %5.1f s  %s\n' "$name" "$(echo "$bytes/1000000" | bc -l)" "$(echo "$t1 - $t0" | bc -l)" "$timing"
 }
 

@@ -1,6 +1,6 @@
 """Time a report page in headless Chromium over the DevTools protocol.
 
-    python report-load-time.py CHROMIUM URL [QUESTION_HASH]
+    python report-load-time.py CHROMIUM URL [QUESTION_HASH [SCREENSHOT.png]]
 
 Prints one JSON object: first contentful paint, the time until the case
 browser is ready (data unpacked, list rendered, filters bound), a filter
@@ -14,6 +14,7 @@ import websocket  # PyPI websocket-client
 
 chrome, url = sys.argv[1], sys.argv[2]
 question = sys.argv[3] if len(sys.argv) > 3 else None
+shot = sys.argv[4] if len(sys.argv) > 4 else None
 profile = tempfile.mkdtemp(prefix="rp-chrome-")
 proc = subprocess.Popen(
     [chrome, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -87,6 +88,15 @@ if question:
         time.sleep(0.01)
     out["question_view_ms"] = round((time.time() - t) * 1000)
     out["question_columns"] = js("document.querySelectorAll('.qv-col').length")
+    if shot:
+        # The case browser section, wherever the page is scrolled.
+        box = js("""(() => { const r = document.getElementById('cases').getBoundingClientRect();
+            return {x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height}; })()""")
+        import base64
+        img = call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                              "clip": dict(box, scale=1)})
+        with open(shot, "wb") as f:
+            f.write(base64.b64decode(img["data"]))
 out["console_errors"] = errors
 print(json.dumps(out))
 ws.close()

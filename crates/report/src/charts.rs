@@ -201,32 +201,28 @@ fn category_label(labels: &[String], x: f64, offset: f64) -> String {
 }
 
 impl Chart {
-    fn legend_width(&self) -> u32 {
+    /// Height of the legend under the plot: one line per series.
+    fn legend_height(&self) -> u32 {
         if matches!(self.kind, Kind::Diffs) || self.series.is_empty() {
             return 0;
         }
-        let longest = self
-            .series
-            .iter()
-            .map(|s| text_px(&s.name))
-            .max()
-            .unwrap_or(0);
-        (longest + 40).clamp(120, 420)
+        12 + 20 * self.series.len() as u32
     }
 
-    /// Width and height in pixels (points in the PDF).
+    /// Width and height in pixels (points in the PDF). Most charts are one
+    /// grid cell (560 px) wide; bars widen with their groups.
     pub fn size(&self) -> (u32, u32) {
-        let legend = self.legend_width();
+        let legend = self.legend_height();
         match &self.kind {
             Kind::Bars { groups } => {
                 let per_group = (24 + 20 * self.series.len() as u32)
                     .max(groups.iter().map(|g| text_px(g) + 16).max().unwrap_or(0));
                 (
-                    (90 + groups.len() as u32 * per_group).max(360) + legend,
-                    380,
+                    (90 + groups.len() as u32 * per_group).max(560),
+                    340 + legend,
                 )
             }
-            Kind::Lines { .. } | Kind::Scatter { .. } => (470 + legend, 380),
+            Kind::Lines { .. } | Kind::Scatter { .. } => (560, 340 + legend),
             Kind::Diffs => {
                 let label = self
                     .series
@@ -235,7 +231,7 @@ impl Chart {
                     .max()
                     .unwrap_or(0);
                 (
-                    (label + 430).min(1100),
+                    (label + 430).clamp(560, 1100),
                     90 + 26 * self.series.len().max(1) as u32,
                 )
             }
@@ -302,9 +298,9 @@ impl Chart {
         colors: &Colors,
     ) -> Drawn<DB> {
         root.fill(&WHITE)?;
-        let (w, _) = self.size();
-        let legend_w = self.legend_width();
-        let (plot, legend) = root.split_horizontally(w - legend_w);
+        let (_, h) = self.size();
+        let legend_h = self.legend_height();
+        let (plot, legend) = root.split_vertically(h - legend_h);
         let styles = styles(self, colors);
         let tips = match &self.kind {
             Kind::Bars { groups } => self.bars(&plot, groups, &styles)?,
@@ -312,33 +308,51 @@ impl Chart {
             Kind::Scatter { x_desc } => self.scatter(&plot, x_desc, &styles)?,
             Kind::Diffs => self.diffs(&plot)?,
         };
-        if legend_w > 0 {
+        if legend_h > 0 {
             self.legend(&legend, &styles)?;
         }
         Ok(tips)
     }
 
-    /// Swatches and names beside the plot, top-aligned with it.
+    /// Swatches and names under the plot, one per line (long names cut
+    /// to the chart's width; the tooltips have them whole).
     fn legend<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
         styles: &[(RGBColor, usize)],
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let font = (FONT, LABEL).into_font().color(&INK);
+        let room = (area.dim_in_pixel().0.saturating_sub(90) as f64 / 7.2) as usize;
         for (i, (s, (c, variant))) in self.series.iter().zip(styles).enumerate() {
-            let y = 44 + i as i32 * 20;
+            let y = 8 + i as i32 * 20;
+            let x = 62;
             match self.kind {
                 Kind::Bars { .. } => {
-                    area.draw(&Rectangle::new([(6, y - 6), (18, y + 6)], c.filled()))?;
+                    area.draw(&Rectangle::new(
+                        [(x + 4, y - 6), (x + 16, y + 6)],
+                        c.filled(),
+                    ))?;
                 }
                 _ => {
-                    area.draw(&PathElement::new(vec![(2, y), (22, y)], c.stroke_width(2)))?;
-                    marker(area, (12, y), *c, *variant)?;
+                    area.draw(&PathElement::new(
+                        vec![(x, y), (x + 20, y)],
+                        c.stroke_width(2),
+                    ))?;
+                    marker(area, (x + 10, y), *c, *variant)?;
                 }
             }
+            let name: String = if s.name.chars().count() > room {
+                s.name
+                    .chars()
+                    .take(room.saturating_sub(1))
+                    .collect::<String>()
+                    + "…"
+            } else {
+                s.name.clone()
+            };
             area.draw(&Text::new(
-                s.name.clone(),
-                (28, y),
+                name,
+                (x + 28, y),
                 font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
             ))?;
         }

@@ -27,10 +27,10 @@ const CSS: &str = r#"
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2330;background:#f7f8fa}
 header{background:#1f3b5c;color:#fff;padding:18px 28px}header h1{margin:0;font-size:22px}header p{margin:4px 0 0;opacity:.85;font-size:13px}
 nav{padding:8px 28px;background:#e9edf3;font-size:14px;position:sticky;top:0;z-index:2}nav a{margin-right:16px;color:#1f3b5c;text-decoration:none;font-weight:600}
-main{padding:12px 28px 40px}section{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:14px 18px;margin:16px 0}
+main{padding:12px 28px 40px}section{scroll-margin-top:40px;background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:14px 18px;margin:16px 0}
 h2{margin:4px 0 10px;font-size:19px}h3{font-size:15px;margin:18px 0 6px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0 10px}th,td{border-bottom:1px solid #e3e7ee;padding:4px 9px;text-align:left}th{background:#f0f3f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,max-content));gap:14px;align-items:start}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(576px,1fr));gap:14px;align-items:start}
 .charts figure{margin:0;border:1px solid #e3e7ee;border-radius:6px;padding:6px;background:#fff;overflow-x:auto}.charts figure.wide{grid-column:1/-1}
 .charts svg{display:block}.charts figcaption{font-size:12px;color:#566;padding:2px 4px}.charts figcaption a{color:#1f5f99;margin-left:8px}
 .filters{display:flex;gap:10px;flex-wrap:wrap;align-items:center;font-size:13px;margin-bottom:8px}select,input{font-size:13px;padding:2px 4px}input[type=search]{width:16em}
@@ -182,7 +182,7 @@ async function openQuestion(key){
   view.hidden = false;
   list.hidden = true; pager.hidden = true;
   root.dataset.questionView = key;
-  $('cases').scrollIntoView();
+  requestAnimationFrame(() => $('cases').scrollIntoView());
 }
 function route(){
   const question = readHash();

@@ -300,7 +300,7 @@ pub fn render(
         )?;
         figures.push(html::ChartFigure {
             name: c.name.clone(),
-            wide: c.size().0 > 700,
+            wide: c.size().0 > 560,
             svg,
         });
     }
