@@ -10,7 +10,7 @@
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::{ObjectStoreExt, PutMode, UpdateVersion};
+use object_store::PutMode;
 use ragprobe_artifact::Store;
 use std::collections::HashSet;
 use std::io::Write;
@@ -119,17 +119,9 @@ impl Remote {
 
     async fn merge_up(&self, key: &Key, local: &[u8]) -> Result<usize> {
         for _ in 0..CAS_TRIES {
-            let (remote, version) = match self.store.get(key).await {
-                Ok(g) => {
-                    let v = UpdateVersion {
-                        e_tag: g.meta.e_tag.clone(),
-                        version: g.meta.version.clone(),
-                    };
-                    let b = g.bytes().await.map_err(|e| self.request_error(key, &e))?;
-                    (b, Some(v))
-                }
-                Err(object_store::Error::NotFound { .. }) => (Bytes::new(), None),
-                Err(e) => return Err(self.request_error(key, &e)),
+            let (remote, version) = match self.read(key).await? {
+                Some((b, v)) => (b, Some(v)),
+                None => (Bytes::new(), None),
             };
             let (body, added) = merged(&remote, local);
             if added == 0 {
@@ -166,14 +158,7 @@ impl Remote {
             let Some(name) = m.location.filename().filter(|n| valid_name(n)) else {
                 continue;
             };
-            let bytes = self
-                .store
-                .get(&m.location)
-                .await
-                .map_err(|e| self.request_error(&m.location, &e))?
-                .bytes()
-                .await
-                .map_err(|e| self.request_error(&m.location, &e))?;
+            let bytes = self.read_listed(&m.location).await?;
             total += append_missing(&dir.join(name), &bytes)?;
         }
         Ok(total)

@@ -44,7 +44,7 @@ pub use verify::{RemoteListing, VerifyReport};
 use futures::TryStreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 use object_store::path::Path as Key;
-use object_store::{ObjectMeta, ObjectStore};
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, UpdateVersion};
 use std::sync::Arc;
 
 /// Transfer settings shared by push, pull and verify.
@@ -166,6 +166,36 @@ impl Remote {
             .try_collect()
             .await
             .map_err(|e| self.request_error(&Key::from(format!("{prefix}/")), &e))
+    }
+
+    /// The object at `key` with its version (for a compare-and-swap), or
+    /// `None` when there is none.
+    pub(crate) async fn read(&self, key: &Key) -> Result<Option<(bytes::Bytes, UpdateVersion)>> {
+        match self.store.get(key).await {
+            Ok(g) => {
+                let v = UpdateVersion {
+                    e_tag: g.meta.e_tag.clone(),
+                    version: g.meta.version.clone(),
+                };
+                let b = g.bytes().await.map_err(|e| self.request_error(key, &e))?;
+                Ok(Some((b, v)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.request_error(key, &e)),
+        }
+    }
+
+    /// [`Remote::read`] of an object a listing just named.
+    pub(crate) async fn read_listed(&self, key: &Key) -> Result<bytes::Bytes> {
+        match self.read(key).await? {
+            Some((b, _)) => Ok(b),
+            None => Err(RemoteError::Request {
+                remote: self.name.clone(),
+                url: self.url.clone(),
+                key: key.to_string(),
+                message: "listed, then gone (deleted meanwhile?)".into(),
+            }),
+        }
     }
 
     /// True when the store supports compare-and-swap updates.

@@ -2,7 +2,7 @@
 
 use futures::{StreamExt, TryStreamExt};
 use indicatif::ProgressBar;
-use object_store::{GetOptions, GetRange, ObjectStoreExt};
+use object_store::{GetOptions, GetRange};
 use ragprobe_artifact::{check_record, is_full_id, ActionRecord, ArtifactError, Store};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -155,6 +155,11 @@ impl Remote {
                     .buffer_unordered(t.jobs.max(1))
                     .try_collect()
                     .await?;
+            for (k, r) in new_keys.iter().zip(&got) {
+                if r.is_none() {
+                    tracing::warn!("remote `{}`: action {k} is missing (a lineage index names it); that step will run again here", self.name);
+                }
+            }
             for r in got.into_iter().flatten() {
                 next.extend(
                     r.outputs
@@ -309,17 +314,11 @@ impl Remote {
     /// One action record, checked: it parses, it is stored under its own
     /// key, and that key is its recipe's key. `None` when a marker led to a
     /// record that is not there (`remote verify` reports those).
-    async fn fetch_record(&self, key: &str) -> Result<Option<ActionRecord>> {
+    pub(crate) async fn fetch_record(&self, key: &str) -> Result<Option<ActionRecord>> {
         let k = action_key(key);
-        let got = match self.store.get(&k).await {
-            Ok(g) => g,
-            Err(object_store::Error::NotFound { .. }) => {
-                tracing::warn!("remote `{}`: {k} is missing (a marker names it); that step will run again here", self.name);
-                return Ok(None);
-            }
-            Err(e) => return Err(self.request_error(&k, &e)),
+        let Some((bytes, _)) = self.read(&k).await? else {
+            return Ok(None);
         };
-        let bytes = got.bytes().await.map_err(|e| self.request_error(&k, &e))?;
         let r: ActionRecord = serde_json::from_slice(&bytes)
             .map_err(|e| self.corrupt(&k, format!("not an action record: {e}")))?;
         if r.key != key {

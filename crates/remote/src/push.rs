@@ -3,9 +3,7 @@
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use indicatif::ProgressBar;
-use object_store::{
-    ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion, WriteMultipart,
-};
+use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, WriteMultipart};
 use ragprobe_artifact::{ActionRecord, ArtifactError, Store};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -266,19 +264,16 @@ impl Remote {
             }
             Some(_) => {}
         }
-        let got = self
-            .store
-            .get(&key)
-            .await
-            .map_err(|e| self.request_error(&key, &e))?;
-        let version = UpdateVersion {
-            e_tag: got.meta.e_tag.clone(),
-            version: got.meta.version.clone(),
+        let (bytes, version) = match self.read(&key).await? {
+            Some(got) => got,
+            // Deleted since the listing: write it again.
+            None if self.put_create(&key, body.clone()).await? => return Ok(None),
+            None => {
+                return Ok(Some(Compared::Conflict(
+                    "changed while pushing; push again".into(),
+                )))
+            }
         };
-        let bytes = got
-            .bytes()
-            .await
-            .map_err(|e| self.request_error(&key, &e))?;
         let theirs = serde_json::from_slice::<ActionRecord>(&bytes).ok();
         if theirs.as_ref() == Some(r) {
             return Ok(Some(Compared::Same));

@@ -3,11 +3,10 @@
 //! machine gets the record, its outputs and their lineage; an input named
 //! by id that only the remote has is pulled before the stage reads it.
 
-use object_store::ObjectStoreExt;
-use ragprobe_artifact::{check_record, ActionRecord, ArtifactError, Fallback, Store};
+use ragprobe_artifact::{ArtifactError, Fallback, Store};
 use std::sync::Mutex;
 
-use crate::{action_key, id_of_object_key, Remote, Transfer};
+use crate::{id_of_object_key, Remote, Transfer};
 
 /// A [`Fallback`] over a remote. One fetch at a time: pipeline steps run in
 /// parallel, and two pulls of one object must not race on its download.
@@ -43,25 +42,7 @@ impl ReadThrough {
 impl Fallback for ReadThrough {
     fn fetch_action(&self, store: &Store, key: &str) -> Result<bool, ArtifactError> {
         let r = &self.remote;
-        let record = self.off_thread(|| {
-            r.rt.block_on(async {
-                let k = action_key(key);
-                let bytes = match r.store.get(&k).await {
-                    Ok(g) => g.bytes().await.map_err(|e| r.request_error(&k, &e))?,
-                    Err(object_store::Error::NotFound { .. }) => return Ok(None),
-                    Err(e) => return Err(r.request_error(&k, &e)),
-                };
-                let rec: ActionRecord = serde_json::from_slice(&bytes)
-                    .map_err(|e| r.corrupt(&k, format!("not an action record: {e}")))?;
-                if rec.key != key {
-                    return Err(
-                        r.corrupt(&k, format!("the record inside is for action {}", rec.key))
-                    );
-                }
-                check_record(&rec).map_err(|e| r.corrupt(&k, e.to_string()))?;
-                Ok(Some(rec))
-            })
-        })?;
+        let record = self.off_thread(|| r.rt.block_on(r.fetch_record(key)))?;
         let Some(record) = record else {
             return Ok(false);
         };

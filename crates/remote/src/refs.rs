@@ -10,7 +10,6 @@
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::ObjectStoreExt;
 use ragprobe_artifact::{is_full_id, sha256_hex, ActionRecord, Store};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -118,14 +117,7 @@ impl Remote {
                     }
                 }
                 let key = Key::from(format!("refs/{name}"));
-                let b = self
-                    .store
-                    .get(&key)
-                    .await
-                    .map_err(|e| self.request_error(&key, &e))?
-                    .bytes()
-                    .await
-                    .map_err(|e| self.request_error(&key, &e))?;
+                let b = self.read_listed(&key).await?;
                 parse_index(&name, &b).map_err(|m| self.corrupt(&key, m))?;
                 keep(&cache, &name, &b, store);
                 Ok((name, b.to_vec()))
@@ -154,14 +146,7 @@ impl Remote {
                 problems.push(format!("{}: not a lineage index", m.location));
                 continue;
             }
-            let b = self
-                .store
-                .get(&m.location)
-                .await
-                .map_err(|e| self.request_error(&m.location, &e))?
-                .bytes()
-                .await
-                .map_err(|e| self.request_error(&m.location, &e))?;
+            let b = self.read_listed(&m.location).await?;
             match parse_index(&name, &b) {
                 Err(e) => problems.push(format!("{}: {e}", m.location)),
                 Ok(map) => {

@@ -107,14 +107,7 @@ impl Remote {
             let actions = self.list("actions").await?;
             let records: Vec<(Key, Result<ActionRecord, String>)> =
                 futures::stream::iter(actions.iter().map(|m| async move {
-                    let b = self
-                        .store
-                        .get(&m.location)
-                        .await
-                        .map_err(|e| self.request_error(&m.location, &e))?
-                        .bytes()
-                        .await
-                        .map_err(|e| self.request_error(&m.location, &e))?;
+                    let b = self.read_listed(&m.location).await?;
                     Ok::<_, crate::RemoteError>((
                         m.location.clone(),
                         serde_json::from_slice::<ActionRecord>(&b).map_err(|e| e.to_string()),
