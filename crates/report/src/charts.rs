@@ -9,6 +9,8 @@
 //! there are enough questions to make one mean something
 //! ([`MIN_N_FOR_INTERVAL`]).
 
+use plotters::chart::MeshStyle;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -373,14 +375,7 @@ impl Chart {
             .x_label_area_size(40)
             .y_label_area_size(52)
             .build_cartesian_2d(0f64..n, lo..hi)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID)
-            .axis_style(AXIS)
-            .label_style((FONT, LABEL).into_font().color(&INK))
-            .axis_desc_style((FONT, LABEL).into_font().color(&INK))
+        print_style(chart.configure_mesh().disable_x_mesh())
             .x_labels(groups.len().max(1) * 2 + 1)
             .x_label_formatter(&|x| category_label(groups, *x, 0.5))
             .y_desc(&self.y_desc)
@@ -435,14 +430,7 @@ impl Chart {
             .x_label_area_size(46)
             .y_label_area_size(52)
             .build_cartesian_2d(-0.5f64..(n - 0.5), lo..hi)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID)
-            .axis_style(AXIS)
-            .label_style((FONT, LABEL).into_font().color(&INK))
-            .axis_desc_style((FONT, LABEL).into_font().color(&INK))
+        print_style(chart.configure_mesh().disable_x_mesh())
             .x_labels(xs.len().max(1) * 2 + 1)
             .x_label_formatter(&|x| category_label(xs, *x, 0.0))
             .x_desc(x_desc)
@@ -503,13 +491,7 @@ impl Chart {
             .x_label_area_size(46)
             .y_label_area_size(52)
             .build_cartesian_2d(lo..hi, lo..hi)?;
-        chart
-            .configure_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID)
-            .axis_style(AXIS)
-            .label_style((FONT, LABEL).into_font().color(&INK))
-            .axis_desc_style((FONT, LABEL).into_font().color(&INK))
+        print_style(&mut chart.configure_mesh())
             .x_desc(x_desc)
             .y_desc(&self.y_desc)
             .x_label_formatter(&|x| format!("{x:.0}"))
@@ -574,14 +556,7 @@ impl Chart {
             .y_label_area_size(label_w)
             .build_cartesian_2d(-reach..reach, -0.5f64..(rows as f64 - 0.5))?;
         let count = rows;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID)
-            .axis_style(AXIS)
-            .label_style((FONT, LABEL).into_font().color(&INK))
-            .axis_desc_style((FONT, LABEL).into_font().color(&INK))
+        print_style(chart.configure_mesh().disable_y_mesh())
             .x_desc(&self.y_desc)
             .x_label_formatter(&|x| format!("{x:+.0}"))
             .y_labels(rows * 2 + 1)
@@ -628,6 +603,17 @@ impl Chart {
         }
         Ok(tips)
     }
+}
+
+/// The axes of every chart: major gridlines only, light; print-size labels.
+fn print_style<'m, 'a, 'b, DB: DrawingBackend>(
+    m: &'m mut MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, DB>,
+) -> &'m mut MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, DB> {
+    m.light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
+        .axis_style(AXIS)
+        .label_style((FONT, LABEL).into_font().color(&INK))
+        .axis_desc_style((FONT, LABEL).into_font().color(&INK))
 }
 
 /// A series' marker: a filled circle, then a hollow one, a triangle, a square.
