@@ -1612,6 +1612,19 @@ def self_check(corpus, queries, qrels, nq, popqa, rgb, rgb_zh, nomi_en, nomi_de,
     return notes
 
 
+def dpr_tsv(corpus):
+    """The BEIR corpus passages as DPR writes psgs_w100.tsv: a header row
+    `id text title`, tab-separated, a field with quotes quoted and its
+    quotes doubled."""
+    import csv, io
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+    w.writerow(["id", "text", "title"])
+    for d in corpus:
+        w.writerow([d["_id"], d["text"], d["title"]])
+    return buf.getvalue()
+
+
 # ---------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------
@@ -1650,6 +1663,7 @@ def main():
         ("nomiracl-mini/de.dev.jsonl", jsonl(nomi_de), len(nomi_de)),
         ("table-mini.csv", table_csv, len(TABLE)),
         ("table-mini.jsonl", jsonl(table_rows), len(table_rows)),
+        ("dpr-corpus-mini.tsv", dpr_tsv(corpus), len(corpus)),
     ]
     for rel, data, count in files:
         write_text(rel, data)

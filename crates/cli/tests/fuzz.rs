@@ -333,6 +333,12 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
             "medqa.jsonl",
             None,
         ),
+        (
+            Format::DprCorpus,
+            fx("dpr-corpus-mini.tsv"),
+            "psgs_w100.tsv",
+            None,
+        ),
     ];
     for (format, seed, name, evidence) in cases {
         let t = fuzz_ingest(format, &seed, &single(name), evidence, &mut rng);

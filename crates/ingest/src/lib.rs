@@ -48,11 +48,13 @@ pub enum Format {
     Searchqa,
     /// MedQA-style multiple choice JSONL: question, options, answer_idx, answer (any language).
     Mcq,
+    /// DPR Wikipedia passages TSV (psgs_w100.tsv): id, text, title; plain or gzipped -> corpus.
+    DprCorpus,
 }
 
 impl Format {
     /// Every format, in the order they are listed.
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::Dpr,
         Format::Nomiracl,
         Format::Rgb,
@@ -63,6 +65,7 @@ impl Format {
         Format::Hotpotqa,
         Format::Searchqa,
         Format::Mcq,
+        Format::DprCorpus,
     ];
 
     /// The format's command-line name, as used in recipes (`dpr`, `nomiracl`, ...).
@@ -78,6 +81,7 @@ impl Format {
             Format::Hotpotqa => "hotpotqa",
             Format::Searchqa => "searchqa",
             Format::Mcq => "mcq",
+            Format::DprCorpus => "dpr-corpus",
         }
     }
 
@@ -524,6 +528,7 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
         | Format::Searchqa
         | Format::Mcq => formats::qa::run(&mut run, format)?,
         Format::Beir => formats::beir::run(&mut run)?,
+        Format::DprCorpus => formats::dpr_corpus::run(&mut run)?,
         Format::Table => formats::table::run(&mut run)?,
     };
     if run.skipper.skipped > 0 {

@@ -222,7 +222,9 @@ fn parse_record(
         Format::Hotpotqa => parse_hotpotqa(obj),
         Format::Searchqa => parse_searchqa(obj),
         Format::Mcq => parse_mcq(obj),
-        Format::Beir | Format::Table => unreachable!("not a QA-with-passages format"),
+        Format::Beir | Format::Table | Format::DprCorpus => {
+            unreachable!("not a QA-with-passages format")
+        }
     })
 }
 
