@@ -458,6 +458,21 @@ impl Run<'_> {
             .unwrap_or_else(|| detect_lang(question).to_string())
     }
 
+    /// The error for inputs that held nothing usable: "no <what> in
+    /// <files> (N skipped)".
+    pub(crate) fn nothing_read(&self, what: &str) -> IngestError {
+        IngestError::Usage(format!(
+            "no {what} in {} ({} skipped)",
+            self.opts
+                .paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.skipper.skipped
+        ))
+    }
+
     /// Deterministic facts for the manifest.
     pub(crate) fn details(&self) -> serde_json::Value {
         let mut d = json!({

@@ -10,7 +10,7 @@
 use ragprobe_artifact::{Corpus, CorpusRow, Sink, Written};
 
 use crate::error::IngestError;
-use crate::source::open;
+use crate::formats::table::csv_reader;
 use crate::Run;
 
 /// The columns, in the order DPR writes them.
@@ -20,18 +20,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
     let mut sink = Sink::<Corpus>::new(run.store, &run.recipe)?;
     for path in run.opts.paths.clone() {
         let file = path.display().to_string();
-        let (reader, bar) = open(&path, run.opts.progress)?;
-        let mut csv = csv::ReaderBuilder::new()
-            .delimiter(b'\t')
-            .flexible(false)
-            .from_reader(reader);
-        let headers = csv
-            .headers()
-            .map_err(|e| IngestError::File {
-                file: file.clone(),
-                message: format!("cannot read the header row: {e}"),
-            })?
-            .clone();
+        let (mut csv, headers, bar) = csv_reader(&path, &file, b'\t', run.opts.progress)?;
         // Columns by name (DPR's order is id, text, title; any order is read).
         let mut at = [0usize; 3];
         for (i, name) in COLUMNS.iter().enumerate() {
@@ -64,16 +53,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
         bar.finish_and_clear();
     }
     if sink.rows() == 0 {
-        return Err(IngestError::Usage(format!(
-            "no passages in {} ({} skipped)",
-            run.opts
-                .paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            run.skipper.skipped
-        )));
+        return Err(run.nothing_read("passages"));
     }
     let details = run.details();
     Ok(vec![sink.finish(details)?])

@@ -95,16 +95,7 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
         )?;
     }
     if questions.rows() == 0 {
-        return Err(IngestError::Usage(format!(
-            "no valid records in {} ({} skipped)",
-            run.opts
-                .paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            run.skipper.skipped
-        )));
+        return Err(run.nothing_read("valid records"));
     }
     let details = run.details();
     Ok(vec![

@@ -157,21 +157,40 @@ fn csv_rows(
     file: String,
     progress: bool,
 ) -> Result<Box<dyn Iterator<Item = Row>>, IngestError> {
-    let (reader, _) = open(path, progress)?;
     let delim = if name.contains(".tsv") { b'\t' } else { b',' };
+    let (csv, headers, _) = csv_reader(path, &file, delim, progress)?;
+    let iter = csv.into_records().map(move |r| csv_row(&headers, r, &file));
+    Ok(Box::new(iter))
+}
+
+/// A CSV reader over `path` (gzip read transparently, with a progress bar
+/// when asked) and its header row.
+pub(crate) fn csv_reader(
+    path: &Path,
+    file: &str,
+    delimiter: u8,
+    progress: bool,
+) -> Result<
+    (
+        csv::Reader<Box<dyn std::io::BufRead>>,
+        csv::StringRecord,
+        indicatif::ProgressBar,
+    ),
+    IngestError,
+> {
+    let (reader, bar) = open(path, progress)?;
     let mut csv = csv::ReaderBuilder::new()
-        .delimiter(delim)
+        .delimiter(delimiter)
         .flexible(false)
         .from_reader(reader);
     let headers = csv
         .headers()
         .map_err(|e| IngestError::File {
-            file: file.clone(),
+            file: file.to_string(),
             message: format!("cannot read the header row: {e}"),
         })?
         .clone();
-    let iter = csv.into_records().map(move |r| csv_row(&headers, r, &file));
-    Ok(Box::new(iter))
+    Ok((csv, headers, bar))
 }
 
 /// One CSV record as a JSON object of strings, with its line; a malformed
@@ -366,16 +385,7 @@ pub fn run(run: &mut Run) -> Result<Vec<Written>, IngestError> {
         .or(corpus.as_ref().map(|c| c.rows()))
         .unwrap_or(0);
     if rows == 0 {
-        return Err(IngestError::Usage(format!(
-            "no valid rows in {} ({} skipped)",
-            run.opts
-                .paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            run.skipper.skipped
-        )));
+        return Err(run.nothing_read("valid rows"));
     }
     let mut out = Vec::new();
     if let Some(q) = questions {
