@@ -9,8 +9,9 @@ WORK="${BENCH_DIR:-${TMPDIR:-/tmp}/ragprobe-bench-score}"
 mkdir -p "$WORK"
 OUT=$(cargo run --release -q -p ragprobe-score --example bench_rows -- "$N" "$WORK/rows.jsonl")
 echo "$OUT"
-PY=$(python3 - "$WORK/rows.jsonl" <<'PY'
-import collections, json, re, string, sys, time
+# The usual SQuAD evaluation code, written once; both Python timings use it.
+cat > "$WORK/squad.py" <<'PY'
+import collections, re, string
 def normalize_answer(s):
     def remove_articles(text): return re.sub(r"\b(a|an|the)\b", " ", text)
     def white_space_fix(text): return " ".join(text.split())
@@ -29,6 +30,10 @@ def em(prediction, gt): return normalize_answer(prediction) == normalize_answer(
 def acc(prediction, gts):
     p = normalize_answer(prediction)
     return any(normalize_answer(g) in p for g in gts)
+PY
+PY=$(PYTHONPATH="$WORK" python3 - "$WORK/rows.jsonl" <<'PY'
+import json, sys, time
+from squad import acc, em, f1_score
 rows = [json.loads(l) for l in open(sys.argv[1])]
 t = time.perf_counter()
 total = 0.0
@@ -75,33 +80,20 @@ rm -rf "$WORK/store"
 Q=$("$BIN" --store "$WORK/store" -q ingest --format table --col-id id --col-question question --col-answers answers "$WORK/questions.jsonl" | awk '$1=="questions"{print $2}')
 /usr/bin/time -f "%e %M" -o "$WORK/rp.time" "$BIN" --store "$WORK/store" -q score --predictions "$WORK/preds.jsonl" --against "$Q" > /dev/null
 cat > "$WORK/e2e.py" <<'PY'
-import collections, json, re, string, sys
-def normalize_answer(s):
-    def remove_articles(text): return re.sub(r"\b(a|an|the)\b", " ", text)
-    def white_space_fix(text): return " ".join(text.split())
-    def remove_punc(text):
-        exclude = set(string.punctuation)
-        return "".join(ch for ch in text if ch not in exclude)
-    return white_space_fix(remove_articles(remove_punc(s.lower())))
-def f1_score(prediction, ground_truth):
-    p, g = normalize_answer(prediction).split(), normalize_answer(ground_truth).split()
-    common = collections.Counter(p) & collections.Counter(g)
-    same = sum(common.values())
-    if same == 0: return 0.0
-    precision, recall = same / len(p), same / len(g)
-    return 2 * precision * recall / (precision + recall)
+import json, sys
+from squad import acc, em, f1_score
 answers = {}
 for line in open(sys.argv[1]):
     r = json.loads(line); answers[r["id"]] = r["answers"]
-n = acc = em = f1 = 0
+n = n_acc = n_em = f1 = 0
 for line in open(sys.argv[2]):
-    r = json.loads(line); gts = answers[r["id"]]; p = normalize_answer(r["prediction"])
-    acc += any(normalize_answer(g) in p for g in gts)
-    em += max(p == normalize_answer(g) for g in gts)
-    f1 += max(f1_score(r["prediction"], g) for g in gts); n += 1
-print(json.dumps({"n": n, "acc": acc / n, "em": em / n, "f1": f1 / n}))
+    r = json.loads(line); gts = answers[r["id"]]; p = r["prediction"]
+    n_acc += acc(p, gts)
+    n_em += max(em(p, g) for g in gts)
+    f1 += max(f1_score(p, g) for g in gts); n += 1
+print(json.dumps({"n": n, "acc": n_acc / n, "em": n_em / n, "f1": f1 / n}))
 PY
-/usr/bin/time -f "%e %M" -o "$WORK/py.time" python3 "$WORK/e2e.py" "$WORK/questions.jsonl" "$WORK/preds.jsonl" > /dev/null
+PYTHONPATH="$WORK" /usr/bin/time -f "%e %M" -o "$WORK/py.time" python3 "$WORK/e2e.py" "$WORK/questions.jsonl" "$WORK/preds.jsonl" > /dev/null
 PRED_BYTES=$(stat -c %s "$WORK/preds.jsonl")
 python3 - "$WORK/rp.time" "$WORK/py.time" "$PRED_BYTES" "$N" <<'PY'
 import sys
