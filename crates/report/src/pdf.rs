@@ -116,6 +116,22 @@ impl<'a> PdfBackend<'a> {
         true
     }
 
+    /// Start a path at the first point and run lines through the rest;
+    /// false (nothing traced) when there are no points.
+    fn trace(&mut self, points: impl IntoIterator<Item = BackendCoord>) -> bool {
+        let mut pts = points.into_iter();
+        let Some(first) = pts.next() else {
+            return false;
+        };
+        let y0 = self.y(first.1 as f64);
+        self.content.move_to(first.0 as f32, y0);
+        for p in pts {
+            let y = self.y(p.1 as f64);
+            self.content.line_to(p.0 as f32, y);
+        }
+        true
+    }
+
     /// The PDF document of what is drawn so far.
     fn document(&mut self) -> Vec<u8> {
         let (w, h) = (self.size.0 as f32, self.size.1 as f32);
@@ -203,19 +219,10 @@ impl DrawingBackend for PdfBackend<'_> {
         if !self.paint(s.color()) {
             return Ok(());
         }
-        let mut pts = path.into_iter();
-        let Some(first) = pts.next() else {
-            return Ok(());
-        };
-        let y0 = self.y(first.1 as f64);
-        self.content
-            .set_line_width(s.stroke_width().max(1) as f32)
-            .move_to(first.0 as f32, y0);
-        for p in pts {
-            let y = self.y(p.1 as f64);
-            self.content.line_to(p.0 as f32, y);
+        self.content.set_line_width(s.stroke_width().max(1) as f32);
+        if self.trace(path) {
+            self.content.stroke();
         }
-        self.content.stroke();
         Ok(())
     }
 
@@ -255,17 +262,9 @@ impl DrawingBackend for PdfBackend<'_> {
         if !self.paint(s.color()) {
             return Ok(());
         }
-        let mut pts = vert.into_iter();
-        let Some(first) = pts.next() else {
-            return Ok(());
-        };
-        let y0 = self.y(first.1 as f64);
-        self.content.move_to(first.0 as f32, y0);
-        for p in pts {
-            let y = self.y(p.1 as f64);
-            self.content.line_to(p.0 as f32, y);
+        if self.trace(vert) {
+            self.content.close_path().fill_nonzero();
         }
-        self.content.close_path().fill_nonzero();
         Ok(())
     }
 
