@@ -555,8 +555,9 @@ impl Store {
     /// Move a downloaded file into the store as object `id`: its bytes must
     /// hash to `id` and its manifest must be valid; then it is renamed into place
     /// (atomic). On any failure the file stays where it is, for the caller
-    /// to remove. Used by `artifacts pull`, which trusts no remote.
-    pub fn adopt(&self, file: &Path, id: &str) -> Result<()> {
+    /// to remove. Used by `artifacts pull`, which trusts no remote. Returns
+    /// the object's manifest.
+    pub fn adopt(&self, file: &Path, id: &str) -> Result<Manifest> {
         let f = File::open(file).map_err(io_err(file))?;
         let actual = sha256_reader(std::io::BufReader::new(f)).map_err(io_err(file))?;
         self.adopt_hashed(file, id, &actual)
@@ -564,8 +565,8 @@ impl Store {
 
     /// [`Store::adopt`] for a file whose SHA-256 the caller computed over
     /// the bytes as it wrote them (a download hashed on the way), saving a
-    /// second read.
-    pub fn adopt_hashed(&self, file: &Path, id: &str, actual: &str) -> Result<()> {
+    /// second read. The file is synced here before it is renamed.
+    pub fn adopt_hashed(&self, file: &Path, id: &str, actual: &str) -> Result<Manifest> {
         if !is_full_id(id) {
             return Err(ArtifactError::Other(format!(
                 "{id:?} is not an artifact id"
@@ -580,11 +581,12 @@ impl Store {
         // The bytes are the ones asked for; their footer must still be a
         // manifest this build reads (decoding every row is left to the
         // readers, which check columns as they go).
-        read_manifest(file)?;
+        let manifest = read_manifest(file)?;
         File::open(file)
             .and_then(|f| f.sync_all())
             .map_err(io_err(file))?;
-        publish(file, &self.object_path(id))
+        publish(file, &self.object_path(id))?;
+        Ok(manifest)
     }
 
     /// True when object `id` is in the store (present; not verified).

@@ -205,8 +205,8 @@ impl Remote {
         bar: &ProgressBar,
     ) -> Result<Visited> {
         let key = object_key(id);
-        let fetched = if store.contains(id) {
-            None
+        let (fetched, manifest) = if store.contains(id) {
+            (None, store.manifest(id)?)
         } else {
             let Some(&size) = listed.get(id) else {
                 return Err(RemoteError::Request {
@@ -217,10 +217,9 @@ impl Remote {
                 });
             };
             bar.inc_length(size);
-            self.download(store, id, size, bar).await?;
-            Some(size)
+            (Some(size), self.download(store, id, size, bar).await?)
         };
-        let inputs = store.manifest(id)?.recipe.inputs;
+        let inputs = manifest.recipe.inputs;
         let made_by = made_by
             .get(id)
             .map(|ks| ks.iter().cloned().collect())
@@ -235,7 +234,13 @@ impl Remote {
     /// Download object `id` into the store: to `tmp/pull-<id>.part` (kept
     /// across interruptions and continued with a range request), then
     /// checked and renamed into place by [`Store::adopt`].
-    async fn download(&self, store: &Store, id: &str, size: u64, bar: &ProgressBar) -> Result<()> {
+    async fn download(
+        &self,
+        store: &Store,
+        id: &str,
+        size: u64,
+        bar: &ProgressBar,
+    ) -> Result<ragprobe_artifact::Manifest> {
         let key = object_key(id);
         let part = store.root().join("tmp").join(format!("pull-{id}.part"));
         let io = |error| RemoteError::Io {
@@ -291,11 +296,11 @@ impl Remote {
                     bar.inc(chunk.len() as u64);
                 }
             }
-            tokio::task::block_in_place(|| file.sync_all()).map_err(io)?;
+            // (Store::adopt_hashed syncs it before the rename.)
             drop(file);
             let actual = hex::encode(hasher.finalize());
             match store.adopt_hashed(&part, id, &actual) {
-                Ok(()) => return Ok(()),
+                Ok(manifest) => return Ok(manifest),
                 // A resumed download whose first part was bad: once more from zero.
                 Err(ArtifactError::HashMismatch { .. }) if have > 0 && !retried => {
                     retried = true;
