@@ -377,8 +377,7 @@ fn genadv() -> impl Strategy<Value = GenAdvRow> {
 }
 
 fn embedding() -> impl Strategy<Value = EmbeddingRow> {
-    (text(), vec(-1.0f32..1.0, 384))
-        .prop_map(|(doc_id, embedding)| EmbeddingRow { doc_id, embedding })
+    (text(), vec(any::<u8>(), 0..64)).prop_map(|(doc_id, vector)| EmbeddingRow { doc_id, vector })
 }
 
 /// Writes `rows` as kind `K` and reads them back: (expected, read).

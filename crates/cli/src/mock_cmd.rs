@@ -39,6 +39,9 @@ pub struct MockArgs {
     /// Delay of a slow response, in milliseconds.
     #[arg(long, default_value_t = 5000)]
     pub slow_ms: u64,
+    /// Width of the deterministic vectors `/v1/embeddings` returns.
+    #[arg(long, default_value_t = 384, value_parser = crate::bounds::usize_in(1, 65_536))]
+    pub embed_dim: usize,
     /// Stop after this many seconds (a safety bound).
     #[arg(long, default_value_t = 3600)]
     pub max_seconds: u64,
@@ -64,6 +67,7 @@ pub fn run(a: MockArgs) -> Result<()> {
             } else {
                 ragprobe_models::llm::mock::Replies::Hash
             },
+            embed_dim: a.embed_dim,
             ..Default::default()
         };
         let server = start(cfg, a.port).await?;

@@ -4,6 +4,8 @@
 //! * [`embed`]: all-MiniLM-L6-v2 sentence embeddings (mean pooling + L2
 //!   normalisation, exactly as sentence-transformers), used by retrieval and
 //!   by perturb's similarity filters.
+//! * [`encoder`]: passage and question encoders for dense retrieval:
+//!   MiniLM in-process or a `/v1/embeddings` server.
 //! * [`llm`]: language-model backends (embedded GGUF, OpenAI-compatible)
 //!   and the crash-safe request journal.
 //! * [`prompts`]: the studies' prompt templates as data (`pipelines/prompts/`).
@@ -11,12 +13,14 @@
 
 mod builtin_prompts;
 pub mod embed;
+pub mod encoder;
 pub mod llm;
 pub mod paths;
 pub mod prompts;
 pub mod truncate;
 
 pub use embed::{cosine, Embedder, EMBEDDING_DIM};
+pub use encoder::{EncoderKind, RemoteEncoder, RemoteEncoderConfig, TextEncoder};
 
 /// Errors of model loading and inference. Messages name the file or model.
 #[derive(Debug, thiserror::Error)]

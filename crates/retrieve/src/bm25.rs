@@ -3,22 +3,26 @@
 //! The index is derived data under `<store>/indexes/bm25-<key>/`, keyed by
 //! the corpus id, the analyzer and the index layout version; it is built
 //! once (streaming the corpus, one writer thread so the layout is
-//! deterministic), published atomically by renaming a finished temporary
-//! directory, and reused by every later run.
+//! deterministic), committed every [`COMMIT_ROWS`] passages so that an
+//! interrupted build resumes where it stopped and memory stays bounded,
+//! published atomically by renaming the finished directory, and reused by
+//! every later run. A hit's corpus row comes from a fast field (no stored
+//! document is read at query time).
 
 use indicatif::{ProgressBar, ProgressStyle};
 use ragprobe_artifact::{rows_of, sha256_hex, ArtifactError, Corpus, Store};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use tantivy::collector::TopDocs;
+use tantivy::columnar::Column;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED,
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED,
 };
 use tantivy::tokenizer::{
     Language, LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
 };
-use tantivy::{Index, IndexReader, TantivyDocument, Term};
+use tantivy::{Index, Searcher, TantivyDocument, Term};
 
 use crate::{sort_hits, Hit, Result, RetrieveError};
 
@@ -108,12 +112,22 @@ impl Analyzer {
 
 /// An open BM25 index over one corpus artifact.
 pub struct Bm25Index {
-    index: Index,
-    reader: IndexReader,
+    searcher: Searcher,
+    /// The `row` fast field of each segment, by segment ordinal: a hit's
+    /// corpus row is an array lookup, not a stored-document read.
+    rows: Vec<Column<u64>>,
     body: Field,
-    row: Field,
     analyzer: Analyzer,
 }
+
+/// Passages indexed between two commits of a build: the unit of resumption
+/// after an interruption (a commit also flushes the writer's heap, so a
+/// build's memory does not grow with the corpus).
+pub const COMMIT_ROWS: u64 = 1_000_000;
+
+/// How long a build waits for another process that holds the index
+/// writer's lock on the same partial index to publish it.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 fn schema() -> (Schema, Field, Field) {
     let mut sb = Schema::builder();
@@ -128,6 +142,21 @@ fn schema() -> (Schema, Field, Field) {
     (sb.build(), body, row)
 }
 
+fn io_error(path: &std::path::Path, e: impl std::fmt::Display) -> RetrieveError {
+    RetrieveError::Index(format!("{}: {e}", path.display()))
+}
+
+/// Rows a partial index holds: the count saved in its last commit's payload
+/// (rows are added in corpus order, so they are rows `0..n`).
+fn committed_rows(index: &Index) -> Result<u64> {
+    let metas = index.load_metas()?;
+    Ok(metas
+        .payload
+        .as_deref()
+        .and_then(|p| p.trim().parse::<u64>().ok())
+        .unwrap_or(0))
+}
+
 impl Bm25Index {
     fn dir(store: &Store, corpus: &str, analyzer: Analyzer) -> PathBuf {
         let key =
@@ -138,7 +167,8 @@ impl Bm25Index {
             .join(format!("bm25-{}", &key[..24]))
     }
 
-    /// Open the index for `corpus`, building it first if needed.
+    /// Open the index for `corpus`, building it first if needed (or
+    /// finishing a build an earlier run left unfinished).
     pub fn open_or_build(
         store: &Store,
         corpus: &str,
@@ -149,37 +179,69 @@ impl Bm25Index {
         if dir.join(".complete").is_file() {
             tracing::info!("bm25: reusing index {}", dir.display());
         } else {
-            Self::build(store, corpus, analyzer, &dir, progress)?;
+            Self::build(store, corpus, analyzer, &dir, progress, COMMIT_ROWS, None)?;
         }
-        let index = Index::open_in_dir(&dir)?;
+        Self::open(&dir, analyzer)
+    }
+
+    fn open(dir: &std::path::Path, analyzer: Analyzer) -> Result<Bm25Index> {
+        let index = Index::open_in_dir(dir)?;
         index.tokenizers().register(TOKENIZER, analyzer.build()?);
-        let reader = index.reader()?;
-        let (_, body, row) = schema();
+        let searcher = index.reader()?.searcher();
+        let rows = searcher
+            .segment_readers()
+            .iter()
+            .map(|s| s.fast_fields().u64("row"))
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        let (_, body, _) = schema();
         Ok(Bm25Index {
-            index,
-            reader,
+            searcher,
+            rows,
             body,
-            row,
             analyzer,
         })
     }
 
+    /// Builds the index into `<dir>.partial`, committing every
+    /// [`COMMIT_ROWS`] passages with the row count as the commit payload; a
+    /// run that finds a partial index continues after its last commit. The
+    /// finished index is published by renaming it to `dir`. `stop_after`
+    /// (tests) ends the build after that many rows without publishing it,
+    /// as an interruption would.
     fn build(
         store: &Store,
         corpus: &str,
         analyzer: Analyzer,
         dir: &std::path::Path,
         progress: bool,
+        commit_rows: u64,
+        stop_after: Option<u64>,
     ) -> Result<()> {
         let rows = store.manifest(corpus)?.rows;
-        let tmp = store.tmp_path(".index");
-        std::fs::create_dir_all(&tmp)
-            .map_err(|e| RetrieveError::Index(format!("{}: {e}", tmp.display())))?;
+        let partial = dir.with_extension("partial");
+        std::fs::create_dir_all(&partial).map_err(|e| io_error(&partial, e))?;
         let (schema, body, row) = schema();
-        let index = Index::create_in_dir(&tmp, schema)?;
+        let index = if partial.join("meta.json").is_file() {
+            Index::open_in_dir(&partial)?
+        } else {
+            Index::create_in_dir(&partial, schema)?
+        };
         index.tokenizers().register(TOKENIZER, analyzer.build()?);
         // One thread: a deterministic segment layout (design.md §7).
-        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 256 << 20)?;
+        let mut writer = match index.writer_with_num_threads::<TantivyDocument>(1, 256 << 20) {
+            Ok(w) => w,
+            Err(tantivy::TantivyError::LockFailure(..)) => {
+                return Self::wait_for_other_builder(dir, &partial);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let start = committed_rows(&index)?;
+        if start > 0 {
+            tracing::info!(
+                "bm25: resuming the build of {} after row {start}",
+                partial.display()
+            );
+        }
         let bar = if progress {
             ProgressBar::new(rows)
         } else {
@@ -192,39 +254,86 @@ impl Bm25Index {
             .expect("static")
             .progress_chars("=> "),
         );
+        bar.set_position(start);
         let mut n = 0u64;
         for batch in store.open_batches(corpus, 4096)? {
             let batch = batch.map_err(ArtifactError::from)?;
+            let len = batch.num_rows() as u64;
+            if n + len <= start {
+                n += len;
+                continue;
+            }
             for c in rows_of::<Corpus>(&batch)? {
-                let mut doc = TantivyDocument::default();
-                if let Some(t) = &c.title {
-                    doc.add_text(body, t);
+                if n >= start {
+                    let mut doc = TantivyDocument::default();
+                    if let Some(t) = &c.title {
+                        doc.add_text(body, t);
+                    }
+                    doc.add_text(body, &c.text);
+                    doc.add_u64(row, n);
+                    writer.add_document(doc)?;
                 }
-                doc.add_text(body, &c.text);
-                doc.add_u64(row, n);
-                writer.add_document(doc)?;
                 n += 1;
+                if n > start && n.is_multiple_of(commit_rows) {
+                    let mut commit = writer.prepare_commit()?;
+                    commit.set_payload(&n.to_string());
+                    commit.commit()?;
+                }
+                if stop_after == Some(n) {
+                    // Uncommitted documents are lost, as in a crash.
+                    writer.rollback()?;
+                    return Ok(());
+                }
             }
             bar.set_position(n);
         }
-        writer.commit()?;
+        let mut commit = writer.prepare_commit()?;
+        commit.set_payload(&n.to_string());
+        commit.commit()?;
         writer.wait_merging_threads()?;
         bar.finish_and_clear();
         std::fs::write(
-            tmp.join(".complete"),
+            partial.join(".complete"),
             format!("{corpus}\n{}\n{n}\n", analyzer.name()),
         )
-        .map_err(|e| RetrieveError::Index(e.to_string()))?;
-        match std::fs::rename(&tmp, dir) {
+        .map_err(|e| io_error(&partial, e))?;
+        match std::fs::rename(&partial, dir) {
             Ok(()) => {}
             // Another process published the same index first: use theirs.
             Err(_) if dir.join(".complete").is_file() => {
-                let _ = std::fs::remove_dir_all(&tmp);
+                let _ = std::fs::remove_dir_all(&partial);
             }
-            Err(e) => return Err(RetrieveError::Index(format!("{}: {e}", dir.display()))),
+            Err(e) => return Err(io_error(dir, e)),
         }
         tracing::info!("bm25: indexed {n} passages ({})", analyzer.name());
         Ok(())
+    }
+
+    /// Another process holds the writer lock of the partial index: wait
+    /// until it publishes the finished index (or its lock goes away, when
+    /// the caller's next run takes the build over).
+    fn wait_for_other_builder(dir: &std::path::Path, partial: &std::path::Path) -> Result<()> {
+        tracing::info!(
+            "bm25: another process is building {}; waiting for it",
+            partial.display()
+        );
+        let started = std::time::Instant::now();
+        while started.elapsed() < LOCK_WAIT {
+            if dir.join(".complete").is_file() {
+                return Ok(());
+            }
+            if !partial.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        if dir.join(".complete").is_file() {
+            return Ok(());
+        }
+        Err(RetrieveError::Index(format!(
+            "{}: another process holds the index writer's lock and did not finish the build",
+            partial.display()
+        )))
     }
 
     /// The query for a question: one SHOULD clause per analysed token
@@ -244,16 +353,28 @@ impl Bm25Index {
 
     /// Top `n` passages for one question.
     pub fn search(&self, analyzer: &mut TextAnalyzer, text: &str, n: usize) -> Result<Vec<Hit>> {
-        let searcher = self.reader.searcher();
         let query = self.query(analyzer, text);
-        // A margin beyond n, so ties at the cut are broken by row, not by layout.
-        let top = searcher.search(&query, &TopDocs::with_limit(n + 16).order_by_score())?;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        // Ties at the cut must be broken by corpus row, not by segment
+        // layout (which differs between a resumed and a straight build, and
+        // with merges): fetch beyond n until the last fetched score is below
+        // the n-th, so that every passage tied with the n-th is a candidate.
+        let mut limit = n + 16;
+        let top = loop {
+            let top = self
+                .searcher
+                .search(&query, &TopDocs::with_limit(limit).order_by_score())?;
+            if top.len() < limit || top[limit - 1].0 < top[n - 1].0 {
+                break top;
+            }
+            limit *= 4;
+        };
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
-            let doc: TantivyDocument = searcher.doc(addr)?;
-            let row = doc
-                .get_first(self.row)
-                .and_then(|v| v.as_u64())
+            let row = self.rows[addr.segment_ord as usize]
+                .first(addr.doc_id)
                 .ok_or_else(|| RetrieveError::Index("document without row".into()))?;
             hits.push(Hit {
                 row,
@@ -268,10 +389,75 @@ impl Bm25Index {
     /// Top `n` passages for every question, on all cores; order follows `texts`.
     pub fn search_all(&self, texts: &[&str], n: usize) -> Result<Vec<Vec<Hit>>> {
         let analyzer = self.analyzer.build()?;
-        let _ = &self.index;
         texts
             .par_iter()
             .map_init(|| analyzer.clone(), |a, t| self.search(a, t, n))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ragprobe_artifact::{CorpusRow, Recipe, Sink};
+    use serde_json::json;
+
+    fn corpus(store: &Store, n: usize) -> String {
+        let mut sink =
+            Sink::<Corpus>::new(store, &Recipe::new("test-input", 1, json!({}))).unwrap();
+        for i in 0..n {
+            sink.push(CorpusRow {
+                doc_id: format!("d{i}"),
+                title: Some(format!("Title {}", i % 7)),
+                text: format!(
+                    "passage {i} about topic{} and topic{} with word{}",
+                    i % 5,
+                    i % 11,
+                    i % 3
+                ),
+                ..Default::default()
+            })
+            .unwrap();
+        }
+        sink.finish(json!(null)).unwrap().id
+    }
+
+    /// An interrupted build (a crash after row 23, past two commits of 10
+    /// rows) resumes from its last commit and ranks exactly as a build that
+    /// was never interrupted.
+    #[test]
+    fn an_interrupted_build_resumes_after_its_last_commit() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (sa, sb) = (
+            Store::open(a.path()).unwrap(),
+            Store::open(b.path()).unwrap(),
+        );
+        let (ca, cb) = (corpus(&sa, 57), corpus(&sb, 57));
+        assert_eq!(ca, cb);
+        let an = Analyzer::English;
+        let dir = Bm25Index::dir(&sa, &ca, an);
+        Bm25Index::build(&sa, &ca, an, &dir, false, 10, Some(23)).unwrap();
+        assert!(!dir.join(".complete").exists(), "not published");
+        let partial = dir.with_extension("partial");
+        assert_eq!(
+            committed_rows(&Index::open_in_dir(&partial).unwrap()).unwrap(),
+            20
+        );
+        let resumed = Bm25Index::open_or_build(&sa, &ca, an, false).unwrap();
+        assert!(dir.join(".complete").is_file() && !partial.exists());
+        let fresh = Bm25Index::open_or_build(&sb, &cb, an, false).unwrap();
+        assert_eq!(resumed.searcher.num_docs(), 57);
+        let queries = [
+            "topic3 word1",
+            "passage 42",
+            "Title 6 topic10",
+            "topic0 topic0",
+        ];
+        assert_eq!(
+            resumed.search_all(&queries, 8).unwrap(),
+            fresh.search_all(&queries, 8).unwrap()
+        );
+        let hits = resumed.search_all(&["passage 42"], 1).unwrap();
+        assert_eq!(hits[0][0].row, 42);
     }
 }

@@ -1,27 +1,96 @@
-//! Dense retrieval: MiniLM passage embeddings (an artifact of their own,
-//! cached per corpus id + model hash) and exact inner-product top-k over
-//! all of them (flat search), batched as matrix products.
+//! Dense retrieval: passage embeddings written as shards (one `embeddings`
+//! artifact per `shard_rows` passages, f32 or f16), and exact
+//! inner-product top-k that streams over the shards in blocks with a
+//! running top-k per question, so no step holds every vector at once.
+//!
+//! Each shard is its own stage invocation with its own action record: an
+//! embedding run that is interrupted (or whose server fails for good)
+//! resumes at the first shard that is missing, and redoes at most the
+//! shards that were in progress.
 
-use arrow::array::{Array, ArrayRef, FixedSizeListArray, Float32Array, StringArray};
-use arrow::datatypes::{DataType, Field};
+use arrow::array::{Array, ArrayRef, BinaryArray, StringArray};
 use arrow::record_batch::RecordBatch;
-use candle_core::{Device, Tensor};
 use indicatif::{ProgressBar, ProgressStyle};
 use ragprobe_artifact::{
-    column::column, rows_of, ArtifactError, Corpus, Embeddings, Recipe, Store,
+    column::column, rows_of, ArtifactError, Corpus, CorpusRow, Embeddings, Recipe, Store, Written,
 };
-use ragprobe_models::{Embedder, EMBEDDING_DIM};
+use ragprobe_engine::kernels::{matmul, Isa};
+use ragprobe_models::TextEncoder;
+use rayon::prelude::*;
 use serde_json::json;
 use std::sync::Arc;
 
-use crate::{sort_hits, Hit, Result, RetrieveOptions};
+use crate::{sort_hits, Hit, Result, RetrieveError, RetrieveOptions};
 
-/// Version of the passage-embedding step.
-const EMBED_VERSION: u32 = 1;
-/// Passages scored per matrix product.
-const DOC_CHUNK: usize = 16384;
-/// Queries scored per matrix product.
-const QUERY_CHUNK: usize = 64;
+/// Version of the passage-embedding step (2: sharded, binary vectors).
+const EMBED_VERSION: u32 = 2;
+/// Passage vectors scored per block (rows read from a shard at a time).
+const DOC_BLOCK: usize = 8192;
+/// Queries scored together against one block.
+const QUERY_CHUNK: usize = 256;
+/// Texts sent to the encoder at a time (progress granularity).
+const ENCODE_CHUNK: usize = 2048;
+
+/// How vectors are stored in the embedding shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum VectorType {
+    /// 4 bytes a value, exact.
+    #[default]
+    F32,
+    /// 2 bytes a value (IEEE half): half the disk and read time; inner
+    /// products change in about the fourth significant digit.
+    F16,
+}
+
+impl VectorType {
+    /// `f32` or `f16`, as recorded in recipes and manifests.
+    pub fn name(self) -> &'static str {
+        match self {
+            VectorType::F32 => "f32",
+            VectorType::F16 => "f16",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<VectorType> {
+        match s {
+            "f32" => Some(VectorType::F32),
+            "f16" => Some(VectorType::F16),
+            _ => None,
+        }
+    }
+
+    fn width(self) -> usize {
+        match self {
+            VectorType::F32 => 4,
+            VectorType::F16 => 2,
+        }
+    }
+
+    fn encode(self, v: &[f32], out: &mut Vec<u8>) {
+        match self {
+            VectorType::F32 => out.extend(v.iter().flat_map(|x| x.to_le_bytes())),
+            VectorType::F16 => {
+                out.extend(v.iter().flat_map(|x| half::f16::from_f32(*x).to_le_bytes()))
+            }
+        }
+    }
+
+    fn decode(self, bytes: &[u8], out: &mut Vec<f32>) {
+        match self {
+            VectorType::F32 => out.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            ),
+            VectorType::F16 => out.extend(
+                bytes
+                    .chunks_exact(2)
+                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
+            ),
+        }
+    }
+}
 
 /// The text embedded for a passage.
 pub fn passage_text(title: Option<&str>, text: &str) -> String {
@@ -31,143 +100,423 @@ pub fn passage_text(title: Option<&str>, text: &str) -> String {
     }
 }
 
-/// The embeddings artifact of `corpus`, computed once per corpus and model.
+/// The recipe parameters shared by the whole embedding run and its shards.
+fn embed_params(encoder: &TextEncoder, opts: &RetrieveOptions) -> serde_json::Value {
+    json!({
+        "model": encoder.model_name(),
+        "text": "title\\ntext",
+        "shard_rows": opts.shard_rows,
+        "dtype": opts.dtype.name(),
+    })
+}
+
+/// One shard of a corpus's embeddings: what it is, whether it is done.
+struct Shard {
+    recipe: Recipe,
+    done: Option<String>,
+}
+
+/// The ids of the embedding shards of `corpus`, in corpus order, computing
+/// the shards that are missing. The run as a whole is recorded too, so a
+/// later run finds every shard with one lookup.
 pub fn embeddings(
     store: &Store,
     corpus: &str,
-    embedder: &Embedder,
+    encoder: &TextEncoder,
     opts: &RetrieveOptions,
-) -> Result<String> {
-    let mut recipe = Recipe::new(
-        "embed",
-        EMBED_VERSION,
-        json!({"model": embedder.model_name(), "text": "title\\ntext", "max_seq_len": 256}),
-    );
+) -> Result<Vec<String>> {
+    if opts.shard_rows == 0 {
+        return Err(RetrieveError::Invalid(
+            "--shard-rows must be at least 1".into(),
+        ));
+    }
+    let mut recipe = Recipe::new("embed", EMBED_VERSION, embed_params(encoder, opts));
     recipe.inputs = vec![corpus.to_string()];
-    recipe.resources.insert(
-        "embedder".into(),
-        format!(
-            "{}:sha256:{}",
-            embedder.model_name(),
-            embedder.model_sha256()
-        ),
-    );
+    recipe
+        .resources
+        .insert("embedder".into(), encoder.resource_id());
     if let Some(rec) = store.cached(&recipe)? {
-        tracing::info!(
-            "embed: cached passage embeddings {}",
-            &rec.outputs[0].id[..12]
-        );
-        return Ok(rec.outputs[0].id.clone());
+        tracing::info!("embed: cached, {} shard(s)", rec.outputs.len());
+        return Ok(rec.outputs.iter().map(|o| o.id.clone()).collect());
     }
     let rows = store.manifest(corpus)?.rows;
-    let bar = if opts.progress {
-        ProgressBar::new(rows)
+    let per = opts.shard_rows as u64;
+    let n_shards = rows.div_ceil(per) as usize;
+    let mut shards = Vec::with_capacity(n_shards);
+    for i in 0..n_shards {
+        let mut params = embed_params(encoder, opts);
+        params["shard"] = json!(i);
+        let mut r = Recipe::new("embed-shard", EMBED_VERSION, params);
+        r.inputs = recipe.inputs.clone();
+        r.resources = recipe.resources.clone();
+        let done = store.cached(&r)?.map(|rec| rec.outputs[0].id.clone());
+        shards.push(Shard { recipe: r, done });
+    }
+    let finished = shards.iter().filter(|s| s.done.is_some()).count();
+    if finished > 0 {
+        tracing::info!("embed: resuming, {finished} of {n_shards} shard(s) already done");
+    }
+    let bar = progress_bar(opts.progress, rows, "embed passages");
+    bar.set_position(finished as u64 * per);
+    if finished < n_shards {
+        let mut pending: Vec<CorpusRow> = Vec::new();
+        let mut row = 0u64;
+        for batch in store.open_batches(corpus, 4096.min(opts.shard_rows))? {
+            let batch = batch.map_err(ArtifactError::from)?;
+            let len = batch.num_rows() as u64;
+            // Rows of finished shards are skipped without decoding them.
+            let shard = ((row / per) as usize).min(n_shards - 1);
+            let last = (((row + len - 1) / per) as usize).min(n_shards - 1);
+            if shards[shard..=last].iter().all(|s| s.done.is_some()) {
+                row += len;
+                continue;
+            }
+            for c in rows_of::<Corpus>(&batch)? {
+                let s = (row / per) as usize;
+                if s >= n_shards {
+                    return Err(RetrieveError::Invalid(format!(
+                        "corpus {}: more rows than the {rows} its manifest records",
+                        &corpus[..corpus.len().min(12)]
+                    )));
+                }
+                if shards[s].done.is_none() {
+                    pending.push(c);
+                    if row % per == per - 1 || row == rows - 1 {
+                        let first = row + 1 - pending.len() as u64;
+                        let id = write_shard(
+                            store,
+                            &shards[s].recipe,
+                            encoder,
+                            opts,
+                            &pending,
+                            s,
+                            n_shards,
+                            first,
+                            &bar,
+                        )?;
+                        shards[s].done = Some(id);
+                        pending.clear();
+                    }
+                }
+                row += 1;
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let ids: Vec<String> = shards
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.done.ok_or_else(|| {
+                RetrieveError::Invalid(format!(
+                    "embedding shard {i} was not written (the corpus has fewer rows than its manifest says)"
+                ))
+            })
+        })
+        .collect::<Result<_>>()?;
+    let outputs: Vec<Written> = ids
+        .iter()
+        .map(|id| {
+            Ok(Written {
+                kind: ragprobe_artifact::kinds::EMBEDDINGS.to_string(),
+                id: id.clone(),
+                rows: store.manifest(id)?.rows,
+            })
+        })
+        .collect::<Result<_>>()?;
+    store.record_action(&recipe, &outputs)?;
+    Ok(ids)
+}
+
+fn progress_bar(show: bool, len: u64, what: &str) -> ProgressBar {
+    let bar = if show {
+        ProgressBar::new(len)
     } else {
         ProgressBar::hidden()
     };
     bar.set_style(
-        ProgressStyle::with_template(
-            "embed passages [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})",
-        )
+        ProgressStyle::with_template(&format!(
+            "{what} [{{bar:30}}] {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
+        ))
         .expect("static")
         .progress_chars("=> "),
     );
-    let mut w = ragprobe_artifact::writer::<Embeddings>(store, &recipe)?;
-    let item = Arc::new(Field::new("item", DataType::Float32, true));
-    for batch in store.open_batches(corpus, 256)? {
-        let batch = batch.map_err(ArtifactError::from)?;
-        let cs = rows_of::<Corpus>(&batch)?;
-        let texts: Vec<String> = cs
+    bar
+}
+
+/// Embeds one shard's passages and writes them as one artifact with its
+/// own action record.
+#[allow(clippy::too_many_arguments)]
+fn write_shard(
+    store: &Store,
+    recipe: &Recipe,
+    encoder: &TextEncoder,
+    opts: &RetrieveOptions,
+    passages: &[CorpusRow],
+    shard: usize,
+    shards: usize,
+    first_row: u64,
+    bar: &ProgressBar,
+) -> Result<String> {
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut offsets: Vec<usize> = vec![0];
+    let mut dim: Option<usize> = None;
+    for chunk in passages.chunks(ENCODE_CHUNK) {
+        let texts: Vec<String> = chunk
             .iter()
             .map(|c| passage_text(c.title.as_deref(), &c.text))
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let embs = embedder.embed(&refs, opts.batch)?;
-        let values = Float32Array::from_iter_values(embs.iter().flatten().copied());
-        let list =
-            FixedSizeListArray::try_new(item.clone(), EMBEDDING_DIM as i32, Arc::new(values), None)
-                .map_err(ArtifactError::from)?;
-        let ids: ArrayRef = Arc::new(StringArray::from_iter_values(
-            cs.iter().map(|c| c.doc_id.as_str()),
-        ));
-        w.write(
-            &RecordBatch::try_new(w.schema(), vec![ids, Arc::new(list)])
-                .map_err(ArtifactError::from)?,
-        )?;
-        bar.inc(cs.len() as u64);
+        let vectors = encoder.embed(&refs, opts.batch)?;
+        if vectors.len() != chunk.len() {
+            return Err(RetrieveError::Invalid(format!(
+                "the encoder returned {} vectors for {} passages",
+                vectors.len(),
+                chunk.len()
+            )));
+        }
+        for (v, c) in vectors.iter().zip(chunk) {
+            let d = *dim.get_or_insert(v.len());
+            if v.len() != d || d == 0 {
+                return Err(RetrieveError::Invalid(format!(
+                    "passage `{}`: the encoder returned {} values where earlier vectors had {d}",
+                    c.doc_id,
+                    v.len()
+                )));
+            }
+            opts.dtype.encode(v, &mut bytes);
+            offsets.push(bytes.len());
+        }
+        bar.inc(chunk.len() as u64);
     }
-    bar.finish_and_clear();
-    let written = w.finish(json!({"model": embedder.model_name(), "dim": EMBEDDING_DIM}))?;
-    store.record_action(&recipe, std::slice::from_ref(&written))?;
+    let mut w = ragprobe_artifact::writer::<Embeddings>(store, recipe)?;
+    let ids: ArrayRef = Arc::new(StringArray::from_iter_values(
+        passages.iter().map(|c| c.doc_id.as_str()),
+    ));
+    let vectors: ArrayRef = Arc::new(BinaryArray::from_iter_values(
+        offsets.windows(2).map(|o| &bytes[o[0]..o[1]]),
+    ));
+    w.write(&RecordBatch::try_new(w.schema(), vec![ids, vectors]).map_err(ArtifactError::from)?)?;
+    let written = w.finish(json!({
+        "model": encoder.model_name(),
+        "dim": dim.unwrap_or(0),
+        "dtype": opts.dtype.name(),
+        "shard": shard,
+        "shards": shards,
+        "first_row": first_row,
+    }))?;
+    store.record_action(recipe, std::slice::from_ref(&written))?;
     Ok(written.id)
 }
 
-/// All passage embeddings, row-major (rows x 384).
-fn load_matrix(store: &Store, id: &str) -> Result<Vec<f32>> {
-    let mut out = Vec::new();
-    for batch in store.open_batches(id, 8192)? {
-        let batch = batch.map_err(ArtifactError::from)?;
-        let list = column::<FixedSizeListArray>(&batch, "embedding")?;
-        let values = list
-            .values()
-            .as_any()
-            .downcast_ref::<Float32Array>()
-            .ok_or_else(|| ArtifactError::Other("embedding values are not float32".into()))?;
-        let start = list.offset() * EMBEDDING_DIM;
-        out.extend_from_slice(&values.values()[start..start + list.len() * EMBEDDING_DIM]);
+/// What a shard's manifest says about its vectors: (dim, dtype, first row).
+fn shard_layout(store: &Store, id: &str) -> Result<(usize, VectorType, u64)> {
+    let m = store.manifest(id)?;
+    let d = &m.details;
+    let bad = |what: &str| {
+        RetrieveError::Invalid(format!(
+            "embeddings artifact {}: its manifest has no valid `{what}`",
+            &id[..id.len().min(12)]
+        ))
+    };
+    let dim = d["dim"]
+        .as_u64()
+        .filter(|x| *x > 0)
+        .ok_or_else(|| bad("dim"))? as usize;
+    let dtype = d["dtype"]
+        .as_str()
+        .and_then(VectorType::from_name)
+        .ok_or_else(|| bad("dtype"))?;
+    let first = d["first_row"].as_u64().ok_or_else(|| bad("first_row"))?;
+    Ok((dim, dtype, first))
+}
+
+/// The best `k` (score, row) pairs seen so far for one query: candidates
+/// above the current cut are collected and, when twice `k` pile up, cut
+/// back to `k`. Rows arrive in increasing order, so a later row with a
+/// score equal to the cut never outranks a kept one (ties go to the lower
+/// row) and is rightly skipped.
+struct RunningTopK {
+    k: usize,
+    cut: f32,
+    hits: Vec<(f32, u64)>,
+}
+
+impl RunningTopK {
+    fn new(k: usize) -> Self {
+        RunningTopK {
+            k,
+            cut: f32::NEG_INFINITY,
+            hits: Vec::with_capacity(2 * k + 1),
+        }
     }
-    Ok(out)
+
+    fn offer(&mut self, scores: &[f32], first_row: u64) {
+        for (i, &s) in scores.iter().enumerate() {
+            if s > self.cut {
+                self.hits.push((s, first_row + i as u64));
+                if self.hits.len() >= 2 * self.k {
+                    self.shrink();
+                }
+            }
+        }
+    }
+
+    fn shrink(&mut self) {
+        if self.hits.len() > self.k {
+            self.hits
+                .select_nth_unstable_by(self.k - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            self.hits.truncate(self.k);
+            self.cut = self.hits.iter().map(|h| h.0).fold(f32::INFINITY, f32::min);
+        }
+    }
+
+    fn finish(mut self) -> Vec<Hit> {
+        self.shrink();
+        let mut hits: Vec<Hit> = self
+            .hits
+            .into_iter()
+            .map(|(s, row)| Hit {
+                row,
+                score: s as f64,
+            })
+            .collect();
+        sort_hits(&mut hits);
+        hits.truncate(self.k);
+        hits
+    }
+}
+
+/// Exact top-`n` inner products of `queries` (row-major, `dim` wide) over
+/// the vectors of `shards`, streamed block by block.
+pub fn exact_search(
+    store: &Store,
+    shards: &[String],
+    queries: &[f32],
+    dim: usize,
+    n: usize,
+) -> Result<Vec<Vec<Hit>>> {
+    let nq = queries.len() / dim.max(1);
+    let mut tops: Vec<RunningTopK> = (0..nq).map(|_| RunningTopK::new(n.max(1))).collect();
+    if n == 0 || nq == 0 {
+        return Ok(vec![Vec::new(); nq]);
+    }
+    let isa = Isa::detect();
+    let mut block: Vec<f32> = Vec::with_capacity(DOC_BLOCK * dim);
+    let mut scores: Vec<f32> = vec![0.0; QUERY_CHUNK.min(nq) * DOC_BLOCK];
+    for id in shards {
+        let (d, dtype, mut row) = shard_layout(store, id)?;
+        if d != dim {
+            return Err(RetrieveError::Invalid(format!(
+                "embeddings artifact {} holds {d}-wide vectors but the questions were embedded with {dim} values",
+                &id[..12]
+            )));
+        }
+        for batch in store.open_batches(id, DOC_BLOCK)? {
+            let batch = batch.map_err(ArtifactError::from)?;
+            let v = column::<BinaryArray>(&batch, "vector")?;
+            let rows = v.len();
+            let want = dim * dtype.width();
+            if let Some(i) = (0..rows).find(|&i| v.value_length(i) as usize != want) {
+                return Err(RetrieveError::Invalid(format!(
+                    "embeddings artifact {} row {}: {} bytes where {want} were expected",
+                    &id[..12],
+                    row + i as u64,
+                    v.value_length(i)
+                )));
+            }
+            block.clear();
+            let offsets = v.value_offsets();
+            let data = &v.value_data()[offsets[0] as usize..offsets[rows] as usize];
+            dtype.decode(data, &mut block);
+            for (c, chunk) in tops.chunks_mut(QUERY_CHUNK).enumerate() {
+                let q0 = c * QUERY_CHUNK;
+                let t = chunk.len();
+                let out = &mut scores[..t * rows];
+                matmul(
+                    isa,
+                    &queries[q0 * dim..(q0 + t) * dim],
+                    t,
+                    dim,
+                    &block,
+                    rows,
+                    out,
+                );
+                chunk
+                    .par_iter_mut()
+                    .zip(out.par_chunks(rows))
+                    .for_each(|(top, s)| top.offer(s, row));
+            }
+            row += rows as u64;
+        }
+    }
+    Ok(tops.into_iter().map(RunningTopK::finish).collect())
 }
 
 /// Top `n` passages by inner product for every question text.
 pub fn search(
     store: &Store,
     corpus: &str,
-    embedder: &Embedder,
+    encoder: &TextEncoder,
     texts: &[&str],
     n: usize,
     opts: &RetrieveOptions,
 ) -> Result<Vec<Vec<Hit>>> {
-    let emb_id = embeddings(store, corpus, embedder, opts)?;
-    let docs = load_matrix(store, &emb_id)?;
-    let n_docs = docs.len() / EMBEDDING_DIM;
-    let queries = embedder.embed(texts, opts.batch)?;
-    let dev = Device::Cpu;
-    let mut results: Vec<Vec<Hit>> = vec![Vec::new(); texts.len()];
-    for (qi0, qchunk) in queries.chunks(QUERY_CHUNK).enumerate() {
-        let qflat: Vec<f32> = qchunk.iter().flatten().copied().collect();
-        let q = Tensor::from_vec(qflat, (qchunk.len(), EMBEDDING_DIM), &dev)
-            .map_err(ragprobe_models::ModelError::from)?;
-        for d0 in (0..n_docs).step_by(DOC_CHUNK) {
-            let d1 = (d0 + DOC_CHUNK).min(n_docs);
-            let d = Tensor::from_slice(
-                &docs[d0 * EMBEDDING_DIM..d1 * EMBEDDING_DIM],
-                (d1 - d0, EMBEDDING_DIM),
-                &dev,
-            )
-            .map_err(ragprobe_models::ModelError::from)?;
-            let scores: Vec<Vec<f32>> = q
-                .matmul(&d.t().map_err(ragprobe_models::ModelError::from)?)
-                .and_then(|s| s.to_vec2())
-                .map_err(ragprobe_models::ModelError::from)?;
-            for (j, row) in scores.into_iter().enumerate() {
-                let top = &mut results[qi0 * QUERY_CHUNK + j];
-                top.extend(row.into_iter().enumerate().map(|(i, s)| Hit {
-                    row: (d0 + i) as u64,
+    let shards = embeddings(store, corpus, encoder, opts)?;
+    let queries = encoder.embed(texts, opts.batch)?;
+    let dim = queries.first().map(Vec::len).unwrap_or(0);
+    if let Some(q) = queries.iter().position(|q| q.len() != dim || dim == 0) {
+        return Err(RetrieveError::Invalid(format!(
+            "question {q}: the encoder returned {} values where the first question had {dim}",
+            queries[q].len()
+        )));
+    }
+    let flat: Vec<f32> = queries.into_iter().flatten().collect();
+    exact_search(store, &shards, &flat, dim, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The running top-k keeps exactly what a full sort keeps, ties to the
+    /// lower row, across blocks.
+    #[test]
+    fn running_top_k_equals_a_full_sort() {
+        let scores: Vec<f32> = (0..1000u64)
+            .map(|i| ((i * 7919) % 101) as f32 / 10.0)
+            .collect();
+        for k in [1, 3, 10, 64] {
+            let mut top = RunningTopK::new(k);
+            for (b, block) in scores.chunks(37).enumerate() {
+                top.offer(block, b as u64 * 37);
+            }
+            let mut all: Vec<Hit> = scores
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| Hit {
+                    row: i as u64,
                     score: s as f64,
-                }));
-                if top.len() > n {
-                    top.select_nth_unstable_by(n, |a, b| {
-                        b.score.total_cmp(&a.score).then(a.row.cmp(&b.row))
-                    });
-                    top.truncate(n);
-                }
+                })
+                .collect();
+            sort_hits(&mut all);
+            all.truncate(k);
+            assert_eq!(top.finish(), all, "k = {k}");
+        }
+    }
+
+    #[test]
+    fn vector_types_round_trip() {
+        let v = [0.5f32, -1.25, 3.0, 1e-3];
+        for t in [VectorType::F32, VectorType::F16] {
+            let mut bytes = Vec::new();
+            t.encode(&v, &mut bytes);
+            assert_eq!(bytes.len(), v.len() * t.width());
+            let mut back = Vec::new();
+            t.decode(&bytes, &mut back);
+            for (a, b) in v.iter().zip(&back) {
+                assert!((a - b).abs() <= a.abs() * 1e-3, "{t:?}: {a} vs {b}");
             }
         }
     }
-    for r in &mut results {
-        sort_hits(r);
-        r.truncate(n);
-    }
-    Ok(results)
 }

@@ -8,6 +8,7 @@ mod dense;
 pub mod metrics;
 
 pub use bm25::Analyzer;
+pub use dense::{exact_search, VectorType};
 pub use metrics::{recall_table, RecallRow};
 
 use ragprobe_artifact::{
@@ -15,7 +16,7 @@ use ragprobe_artifact::{
     Recipe, Sink, Store, Written,
 };
 use ragprobe_matching::has_answer;
-use ragprobe_models::Embedder;
+use ragprobe_models::TextEncoder;
 use serde_json::json;
 
 /// Version of the retrieve stage's logic; part of every recipe.
@@ -27,7 +28,7 @@ pub enum RetrieveError {
     /// Reading or writing an artifact failed.
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
-    /// The MiniLM embedding model failed.
+    /// The embedding model (in-process or a server) failed.
     #[error(transparent)]
     Model(#[from] ragprobe_models::ModelError),
     /// Building, opening or searching the BM25 index failed.
@@ -53,7 +54,8 @@ pub type Result<T, E = RetrieveError> = std::result::Result<T, E>;
 pub enum Method {
     /// BM25 with tantivy (index built once per corpus and analyzer, then reused).
     Bm25,
-    /// Exact inner product over all-MiniLM-L6-v2 embeddings.
+    /// Exact inner product over passage embeddings (all-MiniLM-L6-v2
+    /// in-process, or a served model), streamed over embedding shards.
     Dense,
     /// Reciprocal rank fusion of BM25 and dense (Cormack et al. 2009, k = 60).
     Hybrid,
@@ -84,6 +86,11 @@ pub struct RetrieveOptions {
     pub analyzer: Analyzer,
     /// Texts per MiniLM forward pass.
     pub batch: usize,
+    /// Passages per embedding shard (one artifact each; the unit of
+    /// resumption and of memory).
+    pub shard_rows: usize,
+    /// How vectors are stored in the shards.
+    pub dtype: VectorType,
     /// Show a progress bar on the terminal.
     pub progress: bool,
 }
@@ -96,6 +103,8 @@ impl Default for RetrieveOptions {
             extra: 0,
             analyzer: Analyzer::English,
             batch: 32,
+            shard_rows: 100_000,
+            dtype: VectorType::F32,
             progress: false,
         }
     }
@@ -116,8 +125,10 @@ pub struct RetrieveReport {
 
 /// A retrieved passage: its row in the corpus artifact and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Hit {
+pub struct Hit {
+    /// The passage's row in the corpus artifact (0-based).
     pub row: u64,
+    /// Its score (BM25, inner product, or fused rank score).
     pub score: f64,
 }
 
@@ -163,13 +174,13 @@ fn check(opts: &RetrieveOptions, questions: &[QuestionRow]) -> Result<()> {
 }
 
 /// Retrieve the top `k + extra` passages of `corpus` for every question.
-/// `embedder` is needed for dense and hybrid retrieval.
+/// `encoder` is needed for dense and hybrid retrieval.
 pub fn retrieve(
     store: &Store,
     corpus: &str,
     questions: &str,
     opts: &RetrieveOptions,
-    embedder: Option<&Embedder>,
+    encoder: Option<&TextEncoder>,
 ) -> Result<RetrieveReport> {
     let corpus = store.resolve_kind(corpus, kinds::CORPUS)?;
     let questions_id = store.resolve_kind(questions, kinds::QUESTIONS)?;
@@ -183,19 +194,19 @@ pub fn retrieve(
             "analyzer": if opts.method == Method::Dense { serde_json::Value::Null } else { json!(opts.analyzer.name()) },
         }),
     );
+    if opts.method != Method::Bm25 && opts.dtype != VectorType::F32 {
+        recipe.params["dtype"] = json!(opts.dtype.name());
+    }
     recipe.inputs = vec![corpus.clone(), questions_id.clone()];
     let needs_model = opts.method != Method::Bm25;
-    let embedder = if needs_model {
-        let e = embedder.ok_or_else(|| {
+    let encoder = if needs_model {
+        let e = encoder.ok_or_else(|| {
             RetrieveError::Invalid(format!(
-                "--method {} needs the MiniLM model",
+                "--method {} needs an embedding model",
                 opts.method.name()
             ))
         })?;
-        recipe.resources.insert(
-            "embedder".into(),
-            format!("{}:sha256:{}", e.model_name(), e.model_sha256()),
-        );
+        recipe.resources.insert("embedder".into(), e.resource_id());
         Some(e)
     } else {
         None
@@ -208,7 +219,8 @@ pub fn retrieve(
     let n = opts.k + opts.extra;
     let started = std::time::Instant::now();
     let texts: Vec<&str> = qs.iter().map(|q| q.question.as_str()).collect();
-    let hits = search(store, &corpus, &texts, n, opts, embedder)?;
+    let hits = search(store, &corpus, &texts, n, opts, encoder)?;
+    let search_seconds = started.elapsed().as_secs_f64();
     let contexts = write_contexts(store, &recipe, &corpus, &qs, &hits, opts)?;
     let recall = metrics::recall_from_rows(
         &qs,
@@ -217,12 +229,16 @@ pub fn retrieve(
     );
     let model = match opts.method {
         Method::Bm25 => format!("bm25/{}", opts.analyzer.name()),
-        Method::Dense => "dense/all-MiniLM-L6-v2".to_string(),
-        Method::Hybrid => format!("hybrid-rrf/bm25-{}+all-MiniLM-L6-v2", opts.analyzer.name()),
+        Method::Dense => format!("dense/{}", encoder.map(|e| e.model_name()).unwrap_or("")),
+        Method::Hybrid => format!(
+            "hybrid-rrf/bm25-{}+{}",
+            opts.analyzer.name(),
+            encoder.map(|e| e.model_name()).unwrap_or("")
+        ),
     };
     let metrics = metrics::write(store, &recipe, &recall, &model, opts.k)?;
     let record = store.record_action(&recipe, &[contexts.clone(), metrics.clone()])?;
-    store.log_run(json!({"stage": "retrieve", "action": record.key, "method": opts.method.name(), "questions": qs.len(), "seconds": started.elapsed().as_secs_f64()}));
+    store.log_run(json!({"stage": "retrieve", "action": record.key, "method": opts.method.name(), "questions": qs.len(), "search_seconds": search_seconds, "seconds": started.elapsed().as_secs_f64()}));
     Ok(RetrieveReport {
         contexts,
         metrics,
@@ -262,26 +278,19 @@ fn search(
     texts: &[&str],
     n: usize,
     opts: &RetrieveOptions,
-    embedder: Option<&Embedder>,
+    encoder: Option<&TextEncoder>,
 ) -> Result<Vec<Vec<Hit>>> {
     Ok(match opts.method {
         Method::Bm25 => {
             bm25::Bm25Index::open_or_build(store, corpus, opts.analyzer, opts.progress)?
                 .search_all(texts, n)?
         }
-        Method::Dense => dense::search(store, corpus, embedder.expect("checked"), texts, n, opts)?,
+        Method::Dense => dense::search(store, corpus, encoder.expect("checked"), texts, n, opts)?,
         Method::Hybrid => {
             let depth = (n * 10).max(100);
             let b = bm25::Bm25Index::open_or_build(store, corpus, opts.analyzer, opts.progress)?
                 .search_all(texts, depth)?;
-            let d = dense::search(
-                store,
-                corpus,
-                embedder.expect("checked"),
-                texts,
-                depth,
-                opts,
-            )?;
+            let d = dense::search(store, corpus, encoder.expect("checked"), texts, depth, opts)?;
             b.into_iter().zip(d).map(|(b, d)| rrf(&[b, d], n)).collect()
         }
     })

@@ -254,7 +254,8 @@ fn bad_requests_are_clear_errors() {
     )
     .unwrap_err();
     assert!(
-        matches!(e, RetrieveError::Invalid(_)) && e.to_string().contains("needs the MiniLM model"),
+        matches!(e, RetrieveError::Invalid(_))
+            && e.to_string().contains("needs an embedding model"),
         "{e}"
     );
     // An empty question text.
@@ -283,7 +284,9 @@ fn dense_and_hybrid_retrieval_with_minilm() {
         eprintln!("SKIPPED: MiniLM model not found in {} (run `bash scripts/fetch-models.sh`; `make test` does)", dir.display());
         return;
     }
-    let embedder = ragprobe_models::Embedder::load(&dir).unwrap();
+    let embedder = ragprobe_models::TextEncoder::Local(Box::new(
+        ragprobe_models::Embedder::load(&dir).unwrap(),
+    ));
     let d = tempfile::tempdir().unwrap();
     let (store, corpus, questions) = setup(d.path());
     for method in [Method::Dense, Method::Hybrid] {

@@ -1,13 +1,16 @@
-//! `embeddings`: one row per corpus passage, its sentence embedding.
+//! `embeddings`: one shard of a corpus's passage embeddings, one row per
+//! passage, the vector as raw little-endian bytes so that any width and
+//! either float type fits one schema (the width and type are in the
+//! manifest's `meta`: `dim`, `dtype` = `f32` | `f16`).
 
-use arrow::array::{Array, ArrayRef, FixedSizeListArray, Float32Array};
-use arrow::datatypes::{DataType, Field};
+use arrow::array::{Array, ArrayRef, BinaryArray};
+use arrow::datatypes::DataType;
 use std::sync::Arc;
 
 use crate::column::{downcast, Column};
 use crate::kind::Kind;
 
-/// Width of the embeddings kind (all-MiniLM-L6-v2).
+/// Width of an all-MiniLM-L6-v2 embedding (the in-process model).
 pub const EMBEDDING_DIM: i32 = 384;
 
 /// The `embeddings` kind.
@@ -18,45 +21,31 @@ pub struct Embeddings;
 pub struct EmbeddingRow {
     /// The passage (`corpus.doc_id`).
     pub doc_id: String,
-    /// [`EMBEDDING_DIM`] values.
-    pub embedding: Vec<f32>,
-}
-
-fn item() -> Arc<Field> {
-    Arc::new(Field::new("item", DataType::Float32, true))
+    /// The vector: `dim` little-endian values of the shard's `dtype`.
+    pub vector: Vec<u8>,
 }
 
 impl Kind for Embeddings {
     const NAME: &'static str = "embeddings";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
     type Row = EmbeddingRow;
     fn columns() -> Vec<Column<EmbeddingRow>> {
         type R = EmbeddingRow;
         vec![
             Column::utf8("doc_id", |r: &R| &r.doc_id, |r, v| r.doc_id = v),
             Column::custom(
-                "embedding",
-                DataType::FixedSizeList(item(), EMBEDDING_DIM),
+                "vector",
+                DataType::Binary,
                 false,
                 |rows: &[R]| -> ArrayRef {
-                    let values: Vec<f32> = rows
-                        .iter()
-                        .flat_map(|r| r.embedding.iter().copied())
-                        .collect();
-                    Arc::new(FixedSizeListArray::new(
-                        item(),
-                        EMBEDDING_DIM,
-                        Arc::new(Float32Array::from(values)),
-                        None,
+                    Arc::new(BinaryArray::from_iter_values(
+                        rows.iter().map(|r| r.vector.as_slice()),
                     ))
                 },
                 |a: &dyn Array, rows: &mut [R]| {
-                    let list = downcast::<FixedSizeListArray>(a)?;
-                    let values = downcast::<Float32Array>(list.values().as_ref())?.values();
-                    let dim = EMBEDDING_DIM as usize;
-                    let start = list.offset() * dim;
+                    let b = downcast::<BinaryArray>(a)?;
                     for (i, r) in rows.iter_mut().enumerate() {
-                        r.embedding = values[start + i * dim..start + (i + 1) * dim].to_vec();
+                        r.vector = b.value(i).to_vec();
                     }
                     Ok(())
                 },

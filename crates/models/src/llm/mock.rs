@@ -1,8 +1,9 @@
 //! A loopback OpenAI-compatible server for tests and benchmarks, with
 //! fault injection: 429 with `Retry-After`, 500, responses slower than the
 //! client's timeout, dropped connections and malformed JSON, each at a set
-//! rate. It answers `/v1/chat/completions`, `/v1/completions` and
-//! `/v1/models`; the reply text is a deterministic function of the prompt.
+//! rate. It answers `/v1/chat/completions`, `/v1/completions`,
+//! `/v1/embeddings` and `/v1/models`; the reply text (or vector) is a
+//! deterministic function of the prompt (or input).
 //! It records how many successful answers each distinct request body got.
 
 use rand::{Rng, SeedableRng};
@@ -43,6 +44,11 @@ pub struct MockConfig {
     /// A hostile server: every completion request is answered 500 with the
     /// request's `Authorization` header echoed in the error body.
     pub echo_auth: bool,
+    /// Width of the vectors `/v1/embeddings` returns ([`mock_embedding`]).
+    pub embed_dim: usize,
+    /// A server that goes down: every request after the first `n` is
+    /// answered 500.
+    pub fail_after: Option<u64>,
 }
 
 /// How the mock makes a reply.
@@ -75,6 +81,8 @@ impl Default for MockConfig {
             seed: 0,
             replies: Replies::Hash,
             echo_auth: false,
+            embed_dim: 384,
+            fail_after: None,
         }
     }
 }
@@ -216,6 +224,59 @@ pub fn scripted_reply(prompt: &str) -> String {
         return reply_for(prompt);
     }
     passages[(r % passages.len() as u64) as usize].to_string()
+}
+
+/// Clusters the mock's vectors fall into.
+const MOCK_CLUSTERS: u64 = 64;
+
+/// The mock's embedding of `text`: a unit vector of `dim` values, the sum
+/// of one of 64 cluster centres (picked by the text's hash) and a smaller
+/// text-specific offset, so that vectors have the clustered structure of
+/// real embeddings (approximate search behaves as on real data).
+pub fn mock_embedding(text: &str, dim: usize) -> Vec<f32> {
+    let h = crate::paths::sha256_str(text);
+    let seed = u64::from_str_radix(&h[..16], 16).unwrap_or(0);
+    let mut centre = rand_chacha::ChaCha8Rng::seed_from_u64(seed % MOCK_CLUSTERS);
+    let mut own = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut v: Vec<f32> = (0..dim)
+        .map(|_| centre.random_range(-1.0f32..1.0) + 0.6 * own.random_range(-1.0f32..1.0))
+        .collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
+/// The `/v1/embeddings` response for a request body: `input` as one string
+/// or a list, `encoding_format` `float` (default) or `base64`.
+fn embeddings(cfg: &MockConfig, body: &[u8]) -> Value {
+    use base64::Engine as _;
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let inputs: Vec<String> = match &v["input"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().unwrap_or("").to_string())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let b64 = v["encoding_format"].as_str() == Some("base64");
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let e = mock_embedding(t, cfg.embed_dim);
+            let embedding = if b64 {
+                let bytes: Vec<u8> = e.iter().flat_map(|x| x.to_le_bytes()).collect();
+                json!(base64::engine::general_purpose::STANDARD.encode(bytes))
+            } else {
+                json!(e)
+            };
+            json!({"object": "embedding", "index": i, "embedding": embedding})
+        })
+        .collect();
+    let tokens: usize = inputs.iter().map(|t| t.split_whitespace().count()).sum();
+    json!({"object": "list", "model": cfg.model, "data": data,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 }
 
 /// Bind to `127.0.0.1:port` (0 = any free port) and serve until dropped.
@@ -377,7 +438,12 @@ async fn serve(
             write(&mut reader, 500, &b, None).await?;
             continue;
         }
-        let fault = fault_for(&cfg, counter.fetch_add(1, Ordering::Relaxed));
+        let n = counter.fetch_add(1, Ordering::Relaxed);
+        let fault = if cfg.fail_after.is_some_and(|k| n >= k) {
+            Fault::ServerError
+        } else {
+            fault_for(&cfg, n)
+        };
         if !cfg.latency.is_zero() {
             tokio::time::sleep(cfg.latency).await;
         }
@@ -399,7 +465,11 @@ async fn serve(
             write(&mut reader, status, body, retry).await?;
             continue;
         }
-        let resp = completion(&cfg, &req.path, &req.body);
+        let resp = if req.path.ends_with("/embeddings") {
+            embeddings(&cfg, &req.body)
+        } else {
+            completion(&cfg, &req.path, &req.body)
+        };
         let slow = fault == Fault::Slow;
         if slow {
             tokio::time::sleep(cfg.slow_delay).await;

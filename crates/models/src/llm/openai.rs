@@ -1,5 +1,5 @@
 //! Client for OpenAI-compatible servers (`/v1/chat/completions`,
-//! `/v1/completions`): vLLM, llama.cpp server, Ollama, TGI, OpenAI.
+//! `/v1/completions`, `/v1/embeddings`): vLLM, llama.cpp server, Ollama, TGI, OpenAI.
 //!
 //! * Bounded concurrency (a semaphore of `concurrency` permits) shared by
 //!   every replica; each request goes to the base URL with the fewest
@@ -125,8 +125,8 @@ fn normalise_base(url: &str) -> String {
     }
 }
 
-enum Attempt {
-    Done(Generation),
+enum Attempt<T> {
+    Done(T),
     Retry {
         error: String,
         after: Option<Duration>,
@@ -263,11 +263,16 @@ impl OpenAiClient {
         b
     }
 
-    async fn attempt(&self, replica: usize, body: &Value, stop: &[String]) -> Attempt {
-        let path = match self.cfg.endpoint {
-            Endpoint::Chat => "chat/completions",
-            Endpoint::Completions => "completions",
-        };
+    /// One POST of `body` to `path` on `replica`: the HTTP status sorted
+    /// into done / retry / fatal, the 200 body parsed as JSON and handed to
+    /// `parse` (whose `Err` is retried: a server may answer garbage once).
+    async fn attempt<T>(
+        &self,
+        replica: usize,
+        path: &str,
+        body: &Value,
+        parse: &(dyn Fn(&Value) -> Result<T, String> + Sync),
+    ) -> Attempt<T> {
         let url = format!("{}/{path}", self.bases[replica]);
         let resp = match self
             .request(reqwest::Method::POST, url)
@@ -289,7 +294,7 @@ impl OpenAiClient {
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
-        let text = match resp.text().await {
+        let text = match resp.bytes().await {
             Ok(t) => t,
             Err(e) => {
                 return Attempt::Retry {
@@ -300,32 +305,40 @@ impl OpenAiClient {
         };
         if status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error() {
             return Attempt::Retry {
-                error: format!("HTTP {status}: {}", snippet(&text)),
+                error: format!("HTTP {status}: {}", snippet_bytes(&text)),
                 after: retry_after,
             };
         }
         if !status.is_success() {
-            return Attempt::Fatal(format!("HTTP {status}: {}", snippet(&text)));
+            return Attempt::Fatal(format!("HTTP {status}: {}", snippet_bytes(&text)));
         }
-        let v: Value = match serde_json::from_str(&text) {
+        let v: Value = match serde_json::from_slice(&text) {
             Ok(v) => v,
             Err(e) => {
                 return Attempt::Retry {
-                    error: format!("unparseable response ({e}): {}", snippet(&text)),
+                    error: format!("unparseable response ({e}): {}", snippet_bytes(&text)),
                     after: None,
                 }
             }
         };
+        match parse(&v) {
+            Ok(t) => Attempt::Done(t),
+            Err(error) => Attempt::Retry { error, after: None },
+        }
+    }
+
+    /// The generation in a chat or completions response.
+    fn parse_generation(&self, v: &Value, stop: &[String]) -> Result<Generation, String> {
         let choice = &v["choices"][0];
         let content = match self.cfg.endpoint {
             Endpoint::Chat => choice["message"]["content"].as_str(),
             Endpoint::Completions => choice["text"].as_str(),
         };
         let Some(content) = content else {
-            return Attempt::Retry {
-                error: format!("response has no choices[0] text: {}", snippet(&text)),
-                after: None,
-            };
+            return Err(format!(
+                "response has no choices[0] text: {}",
+                snippet(&v.to_string())
+            ));
         };
         let mut out = content.to_string();
         let stopped = apply_stop(&mut out, stop);
@@ -338,13 +351,13 @@ impl OpenAiClient {
                 .to_string()
         };
         let u = &v["usage"];
-        Attempt::Done(Generation {
-            text: out,
+        Ok(Generation {
+            text: self.redact(out),
             finish_reason: finish,
             prompt_tokens: u["prompt_tokens"].as_u64().map(|x| x as u32),
             completion_tokens: u["completion_tokens"].as_u64().map(|x| x as u32),
             token_ids: None,
-            model: v["model"].as_str().unwrap_or(&self.cfg.model).to_string(),
+            model: self.redact(v["model"].as_str().unwrap_or(&self.cfg.model).to_string()),
         })
     }
 
@@ -361,53 +374,69 @@ impl OpenAiClient {
         }
     }
 
-    fn redact_attempt(&self, a: Attempt) -> Attempt {
-        match a {
-            Attempt::Done(mut g) => {
-                g.text = self.redact(g.text);
-                g.model = self.redact(g.model);
-                Attempt::Done(g)
-            }
-            Attempt::Fatal(e) => Attempt::Fatal(self.redact(e)),
-            Attempt::Retry { error, after } => Attempt::Retry {
-                error: self.redact(error),
-                after,
-            },
+    /// One chat or completions request with retries; never panics,
+    /// always returns an outcome.
+    pub async fn call(&self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome {
+        let path = match self.cfg.endpoint {
+            Endpoint::Chat => "chat/completions",
+            Endpoint::Completions => "completions",
+        };
+        let body = self.body(messages, settings);
+        let stop = settings.stop.as_slice();
+        let (result, attempts, latency) = self
+            .with_retries(path, &body, &|v| self.parse_generation(v, stop))
+            .await;
+        CallOutcome {
+            result,
+            attempts,
+            latency,
         }
     }
 
-    /// One request with retries; never panics, always returns an outcome.
-    pub async fn call(&self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome {
+    /// One `/v1/embeddings` request for `inputs` (one vector each, in input
+    /// order), with retries. `base64` asks for `encoding_format: base64`
+    /// (little-endian f32, a quarter of the JSON to parse; vLLM, TEI,
+    /// Infinity and OpenAI serve it).
+    pub async fn embed(&self, inputs: &[&str], base64: bool) -> EmbedOutcome {
+        let mut body = json!({"model": self.cfg.model, "input": inputs});
+        body["encoding_format"] = json!(if base64 { "base64" } else { "float" });
+        let n = inputs.len();
+        let (result, attempts, latency) = self
+            .with_retries("embeddings", &body, &|v| parse_embeddings(v, n))
+            .await;
+        EmbedOutcome {
+            result,
+            attempts,
+            latency,
+        }
+    }
+
+    /// POSTs `body` to `path` until it succeeds, fails for good or the
+    /// attempts run out: (result, attempts, wall time). Errors are redacted.
+    async fn with_retries<T>(
+        &self,
+        path: &str,
+        body: &Value,
+        parse: &(dyn Fn(&Value) -> Result<T, String> + Sync),
+    ) -> (Result<T, String>, u32, Duration) {
         let _permit = self
             .permits
             .acquire()
             .await
             .expect("semaphore never closed");
         let started = Instant::now();
-        let body = self.body(messages, settings);
         let mut last = String::new();
         for attempt in 1..=self.cfg.max_attempts.max(1) {
             self.pace().await;
             let replica = self.pick_replica();
             self.inflight[replica].fetch_add(1, Ordering::Relaxed);
-            let r = self.redact_attempt(self.attempt(replica, &body, &settings.stop).await);
+            let r = self.attempt(replica, path, body, parse).await;
             self.inflight[replica].fetch_sub(1, Ordering::Relaxed);
             match r {
-                Attempt::Done(g) => {
-                    return CallOutcome {
-                        result: Ok(g),
-                        attempts: attempt,
-                        latency: started.elapsed(),
-                    }
-                }
-                Attempt::Fatal(e) => {
-                    return CallOutcome {
-                        result: Err(e),
-                        attempts: attempt,
-                        latency: started.elapsed(),
-                    }
-                }
+                Attempt::Done(g) => return (Ok(g), attempt, started.elapsed()),
+                Attempt::Fatal(e) => return (Err(self.redact(e)), attempt, started.elapsed()),
                 Attempt::Retry { error, after } => {
+                    let error = self.redact(error);
                     tracing::debug!("attempt {attempt} failed: {error}");
                     last = error;
                     if attempt < self.cfg.max_attempts {
@@ -424,15 +453,103 @@ impl OpenAiClient {
                 }
             }
         }
-        CallOutcome {
-            result: Err(format!(
+        (
+            Err(format!(
                 "gave up after {} attempts: {last}",
                 self.cfg.max_attempts
             )),
-            attempts: self.cfg.max_attempts,
-            latency: started.elapsed(),
+            self.cfg.max_attempts,
+            started.elapsed(),
+        )
+    }
+}
+
+/// The result of one embeddings request after retries.
+#[derive(Debug, Clone)]
+pub struct EmbedOutcome {
+    /// One vector per input, in input order, or the final error message.
+    pub result: Result<Vec<Vec<f32>>, String>,
+    /// Attempts made, retries included.
+    pub attempts: u32,
+    /// Wall time of the request, over all attempts.
+    pub latency: Duration,
+}
+
+/// The vectors of an embeddings response (`data[i].embedding`, a list of
+/// floats or base64 of little-endian f32), put in input order by
+/// `data[i].index`. The response must hold exactly `n` vectors of one
+/// width, every value finite.
+pub fn parse_embeddings(v: &Value, n: usize) -> Result<Vec<Vec<f32>>, String> {
+    use base64::Engine as _;
+    let data = v["data"].as_array().ok_or_else(|| {
+        format!(
+            "embeddings response has no `data` list: {}",
+            snippet(&v.to_string())
+        )
+    })?;
+    if data.len() != n {
+        return Err(format!(
+            "embeddings response has {} vectors for {n} inputs",
+            data.len()
+        ));
+    }
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; n];
+    for (pos, item) in data.iter().enumerate() {
+        let index = item["index"].as_u64().map(|i| i as usize).unwrap_or(pos);
+        let vector: Vec<f32> = match &item["embedding"] {
+            Value::Array(xs) => xs
+                .iter()
+                .map(|x| x.as_f64().map(|f| f as f32))
+                .collect::<Option<Vec<f32>>>()
+                .ok_or_else(|| {
+                    format!("data[{pos}].embedding holds a value that is not a number")
+                })?,
+            Value::String(b) => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(b)
+                    .map_err(|e| format!("data[{pos}].embedding is not base64: {e}"))?;
+                if bytes.len() % 4 != 0 {
+                    return Err(format!(
+                        "data[{pos}].embedding: {} bytes is not a whole number of f32 values",
+                        bytes.len()
+                    ));
+                }
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect()
+            }
+            _ => return Err(format!("data[{pos}] has no `embedding`")),
+        };
+        if let Some(bad) = vector.iter().position(|x| !x.is_finite()) {
+            return Err(format!(
+                "data[{pos}].embedding[{bad}] is not a finite number"
+            ));
+        }
+        let slot = out
+            .get_mut(index)
+            .ok_or_else(|| format!("data[{pos}].index {index} is out of range for {n} inputs"))?;
+        if slot.replace(vector).is_some() {
+            return Err(format!("data[{pos}].index {index} appears twice"));
         }
     }
+    let out: Vec<Vec<f32>> = out
+        .into_iter()
+        .map(|v| v.expect("n distinct indices"))
+        .collect();
+    if let Some(first) = out.first() {
+        if first.is_empty() {
+            return Err("embeddings response has empty vectors".into());
+        }
+        if let Some(i) = out.iter().position(|x| x.len() != first.len()) {
+            return Err(format!(
+                "embeddings response mixes widths: {} and {} (data index {i})",
+                first.len(),
+                out[i].len()
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// A short error text. Headers (and so the API key) never appear in it.
@@ -451,6 +568,10 @@ fn short(e: &reqwest::Error) -> String {
         s.truncate(200);
     }
     format!("{kind}: {s}")
+}
+
+fn snippet_bytes(t: &[u8]) -> String {
+    snippet(&String::from_utf8_lossy(&t[..t.len().min(800)]))
 }
 
 fn snippet(t: &str) -> String {
@@ -492,5 +613,64 @@ mod retry_after_tests {
         assert_eq!(parse_retry_after(" 2 "), Some(Duration::from_secs(2)));
         assert_eq!(parse_retry_after("0.5"), Some(Duration::from_millis(500)));
         assert_eq!(parse_retry_after("100000"), Some(Duration::from_secs(300)));
+    }
+}
+
+#[cfg(test)]
+mod embeddings_tests {
+    use super::*;
+
+    #[test]
+    fn vectors_come_back_in_input_order_from_floats_or_base64() {
+        use base64::Engine as _;
+        let b64 = |v: &[f32]| {
+            base64::engine::general_purpose::STANDARD
+                .encode(v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
+        };
+        let v = json!({"data": [
+            {"index": 1, "embedding": [0.5, -1.0]},
+            {"index": 0, "embedding": b64(&[0.25, 2.0])},
+        ]});
+        assert_eq!(
+            parse_embeddings(&v, 2).unwrap(),
+            vec![vec![0.25, 2.0], vec![0.5, -1.0]]
+        );
+    }
+
+    #[test]
+    fn malformed_embeddings_responses_are_named() {
+        for (v, n, needle) in [
+            (json!({"nope": 1}), 1, "no `data`"),
+            (
+                json!({"data": [{"embedding": [1.0]}]}),
+                2,
+                "1 vectors for 2 inputs",
+            ),
+            (
+                json!({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [2.0]}]}),
+                2,
+                "appears twice",
+            ),
+            (
+                json!({"data": [{"index": 5, "embedding": [1.0]}]}),
+                1,
+                "out of range",
+            ),
+            (
+                json!({"data": [{"embedding": [1.0, "x"]}]}),
+                1,
+                "not a number",
+            ),
+            (json!({"data": [{"embedding": "AAA"}]}), 1, "base64"),
+            (
+                json!({"data": [{"embedding": [1.0]}, {"embedding": [1.0, 2.0]}]}),
+                2,
+                "mixes widths",
+            ),
+            (json!({"data": [{"embedding": []}]}), 1, "empty vectors"),
+        ] {
+            let e = parse_embeddings(&v, n).unwrap_err();
+            assert!(e.contains(needle), "{e} (wanted {needle})");
+        }
     }
 }

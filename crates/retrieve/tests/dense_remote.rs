@@ -1,0 +1,295 @@
+//! Dense retrieval with embeddings from a `/v1/embeddings` server (the
+//! built-in mock on 127.0.0.1): sharded embedding artifacts, the streamed
+//! exact search against a brute force computed here, f16 shards, and an
+//! embedding run that resumes after its server went down.
+
+use ragprobe_artifact::{
+    read, Contexts, Corpus, CorpusRow, QuestionRow, Questions, Recipe, Sink, Store,
+};
+use ragprobe_models::llm::mock::{mock_embedding, start, MockConfig, MockServer};
+use ragprobe_models::llm::openai::OpenAiConfig;
+use ragprobe_models::{RemoteEncoder, RemoteEncoderConfig, TextEncoder};
+use ragprobe_retrieve::{retrieve, Method, RetrieveOptions, VectorType};
+use serde_json::json;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+const DIM: usize = 24;
+
+fn corpus_rows() -> Vec<CorpusRow> {
+    (0..23)
+        .map(|i| CorpusRow {
+            doc_id: format!("p{i}"),
+            title: (i % 4 != 0).then(|| format!("Title {}", i % 5)),
+            text: format!("Passage number {i} about subject {}.", i % 7),
+            meta: None,
+        })
+        .collect()
+}
+
+fn questions() -> Vec<String> {
+    (0..9)
+        .map(|i| format!("Which passage is about subject {i}?"))
+        .collect()
+}
+
+fn setup(dir: &std::path::Path) -> (Store, String, String) {
+    let store = Store::open(dir).unwrap();
+    let r = Recipe::new("test-input", 1, json!({}));
+    let mut c = Sink::<Corpus>::new(&store, &r).unwrap();
+    for row in corpus_rows() {
+        c.push(row).unwrap();
+    }
+    let corpus = c.finish(json!(null)).unwrap().id;
+    let mut q = Sink::<Questions>::new(&store, &r).unwrap();
+    for (i, text) in questions().into_iter().enumerate() {
+        q.push(QuestionRow {
+            qid: format!("q{i}"),
+            dataset: "d".into(),
+            lang: "en".into(),
+            question: text,
+            answers: vec!["subject".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    let questions = q.finish(json!(null)).unwrap().id;
+    (store, corpus, questions)
+}
+
+struct Server {
+    rt: tokio::runtime::Runtime,
+    server: MockServer,
+}
+
+fn server(cfg: MockConfig) -> Server {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(start(cfg, 0)).unwrap();
+    Server { rt, server }
+}
+
+fn encoder(s: &Server, base64: bool) -> TextEncoder {
+    let _ = &s.rt;
+    TextEncoder::Remote(
+        RemoteEncoder::new(RemoteEncoderConfig {
+            client: OpenAiConfig {
+                base_urls: vec![s.server.base_url()],
+                model: "mock-model".into(),
+                concurrency: 4,
+                max_attempts: 2,
+                retry_base: Duration::from_millis(1),
+                ..Default::default()
+            },
+            inputs_per_request: 3,
+            base64,
+        })
+        .unwrap(),
+    )
+}
+
+fn opts(dtype: VectorType) -> RetrieveOptions {
+    RetrieveOptions {
+        method: Method::Dense,
+        k: 4,
+        shard_rows: 5,
+        dtype,
+        ..Default::default()
+    }
+}
+
+/// Top 4 (doc_id, score) per question, by brute force over the mock's vectors.
+fn brute_force() -> Vec<Vec<(String, f64)>> {
+    let passages: Vec<(String, Vec<f32>)> = corpus_rows()
+        .iter()
+        .map(|c| {
+            let text = match &c.title {
+                Some(t) => format!("{t}\n{}", c.text),
+                None => c.text.clone(),
+            };
+            (c.doc_id.clone(), mock_embedding(&text, DIM))
+        })
+        .collect();
+    questions()
+        .iter()
+        .map(|q| {
+            let qv = mock_embedding(q, DIM);
+            let mut s: Vec<(usize, f64)> = passages
+                .iter()
+                .enumerate()
+                .map(|(i, (_, v))| (i, qv.iter().zip(v).map(|(a, b)| (a * b) as f64).sum()))
+                .collect();
+            s.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            s.truncate(4);
+            s.into_iter()
+                .map(|(i, x)| (passages[i].0.clone(), x))
+                .collect()
+        })
+        .collect()
+}
+
+fn ranked(store: &Store, contexts: &str) -> Vec<Vec<(String, f64)>> {
+    let rows = read::<Contexts>(store, contexts).unwrap();
+    (0..9)
+        .map(|i| {
+            rows.iter()
+                .filter(|r| r.qid == format!("q{i}"))
+                .map(|r| (r.doc_id.clone(), r.score.unwrap()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn served_embeddings_are_sharded_and_searched_exactly() {
+    let s = server(MockConfig {
+        embed_dim: DIM,
+        ..Default::default()
+    });
+    let d = tempfile::tempdir().unwrap();
+    let (store, corpus, questions) = setup(d.path());
+    // Both encodings carry the same vectors, in input order over 4 requests.
+    let texts: Vec<String> = (0..10).map(|i| format!("text {i}")).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    for base64 in [false, true] {
+        let got = encoder(&s, base64).embed(&refs, 1).unwrap();
+        let want: Vec<Vec<f32>> = texts.iter().map(|t| mock_embedding(t, DIM)).collect();
+        assert_eq!(got, want, "base64 = {base64}");
+    }
+    let enc = encoder(&s, false);
+    let r = retrieve(
+        &store,
+        &corpus,
+        &questions,
+        &opts(VectorType::F32),
+        Some(&enc),
+    )
+    .unwrap();
+    let got = ranked(&store, &r.contexts.id);
+    let want = brute_force();
+    for (g, w) in got.iter().zip(&want) {
+        let ids: Vec<&str> = g.iter().map(|x| x.0.as_str()).collect();
+        let wids: Vec<&str> = w.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(ids, wids);
+        for (a, b) in g.iter().zip(w) {
+            assert!((a.1 - b.1).abs() < 1e-5, "{a:?} vs {b:?}");
+        }
+    }
+    let again = retrieve(
+        &store,
+        &corpus,
+        &questions,
+        &opts(VectorType::F32),
+        Some(&enc),
+    )
+    .unwrap();
+    assert!(again.cached && again.contexts.id == r.contexts.id);
+    // 23 passages in shards of 5: five `embeddings` artifacts in corpus order.
+    let shards: Vec<_> = store
+        .list()
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.manifest.as_ref().unwrap().kind == "embeddings")
+        .collect();
+    assert_eq!(shards.len(), 5);
+    let mut firsts: Vec<(u64, u64)> = shards
+        .iter()
+        .map(|o| {
+            let m = store.manifest(&o.id).unwrap();
+            assert_eq!(m.details["dim"], json!(DIM));
+            assert_eq!(m.details["dtype"], json!("f32"));
+            (m.details["first_row"].as_u64().unwrap(), m.rows)
+        })
+        .collect();
+    firsts.sort();
+    assert_eq!(firsts, vec![(0, 5), (5, 5), (10, 5), (15, 5), (20, 3)]);
+
+    // f16 shards: same ranking here, scores within half precision.
+    let enc = encoder(&s, true);
+    let r = retrieve(
+        &store,
+        &corpus,
+        &questions,
+        &opts(VectorType::F16),
+        Some(&enc),
+    )
+    .unwrap();
+    let got = ranked(&store, &r.contexts.id);
+    for (g, w) in got.iter().zip(&brute_force()) {
+        assert_eq!(g[0].0, w[0].0);
+        for (a, b) in g.iter().zip(w) {
+            assert!((a.1 - b.1).abs() < 5e-3, "{a:?} vs {b:?}");
+        }
+    }
+}
+
+/// The server dies after 5 requests (3 inputs each, shards of 5 passages:
+/// 2 requests a shard), so the run fails with the inputs named and two
+/// shards done; a rerun against a healthy server asks only for the rest,
+/// and the result is the artifact an uninterrupted run makes.
+#[test]
+fn an_interrupted_embedding_run_resumes_at_the_first_missing_shard() {
+    let d = tempfile::tempdir().unwrap();
+    let (store, corpus, questions) = setup(d.path());
+    let dying = server(MockConfig {
+        embed_dim: DIM,
+        fail_after: Some(5),
+        ..Default::default()
+    });
+    let enc = encoder(&dying, false);
+    let err = retrieve(
+        &store,
+        &corpus,
+        &questions,
+        &opts(VectorType::F32),
+        Some(&enc),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("embedding inputs") && err.contains("500"),
+        "{err}"
+    );
+    let done = store
+        .list()
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.manifest.as_ref().unwrap().kind == "embeddings")
+        .count();
+    assert!((1..5).contains(&done), "{done} shards done");
+
+    let healthy = server(MockConfig {
+        embed_dim: DIM,
+        ..Default::default()
+    });
+    let enc = encoder(&healthy, false);
+    let r = retrieve(
+        &store,
+        &corpus,
+        &questions,
+        &opts(VectorType::F32),
+        Some(&enc),
+    )
+    .unwrap();
+    let left = 23 - 5 * done;
+    let shard_requests: u64 = (0..5 - done)
+        .map(|i| {
+            let rows: usize = if i == 5 - done - 1 { 3 } else { 5 };
+            rows.div_ceil(3) as u64
+        })
+        .sum();
+    assert!(left > 0);
+    // Missing shards, then the 9 questions in 3 requests.
+    assert_eq!(
+        healthy.server.stats.requests.load(Ordering::Relaxed),
+        shard_requests + 3
+    );
+
+    let fresh_dir = tempfile::tempdir().unwrap();
+    let (fresh, c2, q2) = setup(fresh_dir.path());
+    let r2 = retrieve(&fresh, &c2, &q2, &opts(VectorType::F32), Some(&enc)).unwrap();
+    assert_eq!(r.contexts.id, r2.contexts.id);
+}
