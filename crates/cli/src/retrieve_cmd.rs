@@ -79,6 +79,21 @@ pub struct EmbedArgs {
     /// Vector storage in the shards: f32, or f16 for half the disk and read time.
     #[arg(long, value_enum, default_value_t = VectorType::F32)]
     pub embed_dtype: VectorType,
+    /// Approximate search with an HNSW graph (built once per embeddings and
+    /// reused; needs unit vectors) instead of the exact scan. Its recall@10
+    /// against the exact search, on up to 200 of the questions, goes into the
+    /// contexts artifact's manifest.
+    #[arg(long)]
+    pub ann: bool,
+    /// HNSW links per node (M).
+    #[arg(long, default_value_t = 16, value_parser = crate::bounds::usize_in(2, 128))]
+    pub ann_m: usize,
+    /// HNSW candidates explored per insertion.
+    #[arg(long, default_value_t = 100, value_parser = crate::bounds::usize_in(1, 10_000))]
+    pub ann_ef_construction: usize,
+    /// HNSW candidates explored per query (raised to k when lower).
+    #[arg(long, default_value_t = 64, value_parser = crate::bounds::usize_in(1, 100_000))]
+    pub ann_ef_search: usize,
 }
 
 impl EmbedArgs {
@@ -137,6 +152,11 @@ pub fn run(store: &Store, a: RetrieveArgs) -> Result<crate::StageOut> {
         batch: a.batch,
         shard_rows: a.embed.shard_rows,
         dtype: a.embed.embed_dtype,
+        ann: a.embed.ann.then_some(ragprobe_retrieve::AnnOptions {
+            m: a.embed.ann_m,
+            ef_construction: a.embed.ann_ef_construction,
+            ef_search: a.embed.ann_ef_search,
+        }),
         progress: true,
     };
     let r = retrieve(store, &a.corpus, &a.questions, &opts, encoder.as_ref())?;

@@ -52,8 +52,7 @@ impl std::fmt::Debug for RemoteEncoder {
 }
 
 impl RemoteEncoder {
-    /// Connects and asks the first replica which model it serves
-    /// (`GET /v1/models`): the configured name if listed.
+    /// Connects and checks that the first replica answers `GET /v1/models`.
     pub fn new(cfg: RemoteEncoderConfig) -> Result<RemoteEncoder> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -61,8 +60,12 @@ impl RemoteEncoder {
             .build()
             .map_err(|e| ModelError::Backend(e.to_string()))?;
         let in_flight = cfg.client.concurrency.max(1);
+        let model = cfg.client.model.clone();
         let client = OpenAiClient::new(cfg.client).map_err(ModelError::Backend)?;
-        let model = runtime
+        // Reach the server now (a clear error before any work); requests and
+        // cache keys use the configured name, which the server may accept
+        // as an alias even when it lists another.
+        runtime
             .block_on(client.served_model())
             .map_err(ModelError::Backend)?;
         Ok(RemoteEncoder {
@@ -75,7 +78,7 @@ impl RemoteEncoder {
         })
     }
 
-    /// The served model's id.
+    /// The model's name as configured (and sent with every request).
     pub fn model_name(&self) -> &str {
         &self.model
     }
@@ -155,7 +158,7 @@ impl TextEncoder {
     }
 
     /// What identifies the model in recipes: the weights' hash for the
-    /// in-process model, the served model id for a server (not its
+    /// in-process model, the model name sent to the server (not its
     /// address: any replica of the same model gives the same vectors).
     pub fn resource_id(&self) -> String {
         match self {

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
+use tantivy::indexer::NoMergePolicy;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED,
@@ -27,7 +28,8 @@ use tantivy::{Index, Searcher, TantivyDocument, Term};
 use crate::{sort_hits, Hit, Result, RetrieveError};
 
 /// Bump when the index layout or analysis changes.
-const INDEX_VERSION: u32 = 1;
+/// 2: one segment, doc id = corpus row.
+const INDEX_VERSION: u32 = 2;
 const TOKENIZER: &str = "ragprobe";
 
 /// Text analysis for BM25: tokenizer + lowercasing (+ stemming where
@@ -235,6 +237,9 @@ impl Bm25Index {
             }
             Err(e) => return Err(e.into()),
         };
+        // No merges while indexing: the finished index is merged into one
+        // segment in row order at the end, whatever was committed when.
+        writer.set_merge_policy(Box::new(NoMergePolicy));
         let start = committed_rows(&index)?;
         if start > 0 {
             tracing::info!(
@@ -290,8 +295,9 @@ impl Bm25Index {
         let mut commit = writer.prepare_commit()?;
         commit.set_payload(&n.to_string());
         commit.commit()?;
-        writer.wait_merging_threads()?;
         bar.finish_and_clear();
+        Self::merge_in_row_order(&index, &mut writer, n)?;
+        writer.wait_merging_threads()?;
         std::fs::write(
             partial.join(".complete"),
             format!("{corpus}\n{}\n{n}\n", analyzer.name()),
@@ -306,6 +312,36 @@ impl Bm25Index {
             Err(e) => return Err(io_error(dir, e)),
         }
         tracing::info!("bm25: indexed {n} passages ({})", analyzer.name());
+        Ok(())
+    }
+
+    /// Merges every segment into one, in the order of their first rows, so
+    /// that a document's id is its corpus row: the index is then the same
+    /// whether the build ran straight or resumed, every score is summed in
+    /// the same order, and tantivy's tie-break (lower document first) is
+    /// the corpus order.
+    fn merge_in_row_order(
+        index: &Index,
+        writer: &mut tantivy::IndexWriter<TantivyDocument>,
+        rows: u64,
+    ) -> Result<()> {
+        let searcher = index.reader()?.searcher();
+        let mut segments = searcher
+            .segment_readers()
+            .iter()
+            .map(|s| Ok((s.fast_fields().u64("row")?.min_value(), s.segment_id())))
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        if segments.len() < 2 {
+            return Ok(());
+        }
+        segments.sort_by_key(|s| s.0);
+        let ids: Vec<_> = segments.into_iter().map(|s| s.1).collect();
+        tracing::info!("bm25: merging {} segments into one", ids.len());
+        writer.merge(&ids).wait()?;
+        let mut commit = writer.prepare_commit()?;
+        commit.set_payload(&rows.to_string());
+        commit.commit()?;
+        writer.garbage_collect_files().wait()?;
         Ok(())
     }
 
@@ -358,15 +394,17 @@ impl Bm25Index {
             return Ok(Vec::new());
         }
         // Ties at the cut must be broken by corpus row, not by segment
-        // layout (which differs between a resumed and a straight build, and
-        // with merges): fetch beyond n until the last fetched score is below
-        // the n-th, so that every passage tied with the n-th is a candidate.
-        let mut limit = n + 16;
+        // layout: with several segments, fetch beyond n until the last
+        // fetched score is below the n-th, so that every passage tied with
+        // the n-th is a candidate.
+        // A finished index has one segment whose document ids are corpus
+        // rows, so tantivy's own tie-break is already by row.
+        let mut limit = if self.rows.len() > 1 { n + 16 } else { n };
         let top = loop {
             let top = self
                 .searcher
                 .search(&query, &TopDocs::with_limit(limit).order_by_score())?;
-            if top.len() < limit || top[limit - 1].0 < top[n - 1].0 {
+            if self.rows.len() <= 1 || top.len() < limit || top[limit - 1].0 < top[n - 1].0 {
                 break top;
             }
             limit *= 4;
@@ -447,6 +485,7 @@ mod tests {
         assert!(dir.join(".complete").is_file() && !partial.exists());
         let fresh = Bm25Index::open_or_build(&sb, &cb, an, false).unwrap();
         assert_eq!(resumed.searcher.num_docs(), 57);
+        assert_eq!(resumed.rows.len(), 1, "one segment after the build");
         let queries = [
             "topic3 word1",
             "passage 42",

@@ -76,7 +76,7 @@ impl VectorType {
         }
     }
 
-    fn decode(self, bytes: &[u8], out: &mut Vec<f32>) {
+    pub(crate) fn decode(self, bytes: &[u8], out: &mut Vec<f32>) {
         match self {
             VectorType::F32 => out.extend(
                 bytes
@@ -149,7 +149,9 @@ pub fn embeddings(
         let mut r = Recipe::new("embed-shard", EMBED_VERSION, params);
         r.inputs = recipe.inputs.clone();
         r.resources = recipe.resources.clone();
-        let done = store.cached(&r)?.map(|rec| rec.outputs[0].id.clone());
+        let done = store
+            .cached(&r)?
+            .and_then(|rec| rec.outputs.first().map(|o| o.id.clone()));
         shards.push(Shard { recipe: r, done });
     }
     let finished = shards.iter().filter(|s| s.done.is_some()).count();
@@ -157,7 +159,7 @@ pub fn embeddings(
         tracing::info!("embed: resuming, {finished} of {n_shards} shard(s) already done");
     }
     let bar = progress_bar(opts.progress, rows, "embed passages");
-    bar.set_position(finished as u64 * per);
+    bar.set_position((finished as u64 * per).min(rows));
     if finished < n_shards {
         let mut pending: Vec<CorpusRow> = Vec::new();
         let mut row = 0u64;
@@ -267,7 +269,13 @@ fn write_shard(
             .map(|c| passage_text(c.title.as_deref(), &c.text))
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = encoder.embed(&refs, opts.batch)?;
+        let at = first_row + (offsets.len() - 1) as u64;
+        let vectors = encoder.embed(&refs, opts.batch).map_err(|e| {
+            RetrieveError::Invalid(format!(
+                "embedding shard {shard} (corpus rows {at}..{}): {e}",
+                at + chunk.len() as u64
+            ))
+        })?;
         if vectors.len() != chunk.len() {
             return Err(RetrieveError::Invalid(format!(
                 "the encoder returned {} vectors for {} passages",
@@ -310,7 +318,7 @@ fn write_shard(
 }
 
 /// What a shard's manifest says about its vectors: (dim, dtype, first row).
-fn shard_layout(store: &Store, id: &str) -> Result<(usize, VectorType, u64)> {
+pub(crate) fn shard_layout(store: &Store, id: &str) -> Result<(usize, VectorType, u64)> {
     let m = store.manifest(id)?;
     let d = &m.details;
     let bad = |what: &str| {
@@ -347,7 +355,7 @@ impl RunningTopK {
         RunningTopK {
             k,
             cut: f32::NEG_INFINITY,
-            hits: Vec::with_capacity(2 * k + 1),
+            hits: Vec::new(),
         }
     }
 
@@ -453,7 +461,9 @@ pub fn exact_search(
     Ok(tops.into_iter().map(RunningTopK::finish).collect())
 }
 
-/// Top `n` passages by inner product for every question text.
+/// Top `n` passages by inner product for every question text: exact, or
+/// from the HNSW graph with `opts.ann` (then also what the contexts
+/// manifest records about the graph, its recall among it).
 pub fn search(
     store: &Store,
     corpus: &str,
@@ -461,7 +471,7 @@ pub fn search(
     texts: &[&str],
     n: usize,
     opts: &RetrieveOptions,
-) -> Result<Vec<Vec<Hit>>> {
+) -> Result<(Vec<Vec<Hit>>, Option<serde_json::Value>)> {
     let shards = embeddings(store, corpus, encoder, opts)?;
     let queries = encoder.embed(texts, opts.batch)?;
     let dim = queries.first().map(Vec::len).unwrap_or(0);
@@ -472,7 +482,14 @@ pub fn search(
         )));
     }
     let flat: Vec<f32> = queries.into_iter().flatten().collect();
-    exact_search(store, &shards, &flat, dim, n)
+    match opts.ann {
+        Some(ann) => {
+            let (hits, info) =
+                crate::ann::search(store, &shards, &flat, dim, n, ann, opts.progress)?;
+            Ok((hits, Some(info)))
+        }
+        None => Ok((exact_search(store, &shards, &flat, dim, n)?, None)),
+    }
 }
 
 #[cfg(test)]

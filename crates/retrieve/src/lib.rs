@@ -3,10 +3,12 @@
 //! reciprocal-rank fusion; each passage labelled with `has_answer` by the
 //! DPR matcher; plus the retrieval metrics of seed 000 Table 3.
 
+mod ann;
 mod bm25;
 mod dense;
 pub mod metrics;
 
+pub use ann::AnnOptions;
 pub use bm25::Analyzer;
 pub use dense::{exact_search, VectorType};
 pub use metrics::{recall_table, RecallRow};
@@ -91,6 +93,9 @@ pub struct RetrieveOptions {
     pub shard_rows: usize,
     /// How vectors are stored in the shards.
     pub dtype: VectorType,
+    /// Approximate dense search with an HNSW graph instead of the exact
+    /// scan (dense and hybrid).
+    pub ann: Option<AnnOptions>,
     /// Show a progress bar on the terminal.
     pub progress: bool,
 }
@@ -105,6 +110,7 @@ impl Default for RetrieveOptions {
             batch: 32,
             shard_rows: 100_000,
             dtype: VectorType::F32,
+            ann: None,
             progress: false,
         }
     }
@@ -197,6 +203,9 @@ pub fn retrieve(
     if opts.method != Method::Bm25 && opts.dtype != VectorType::F32 {
         recipe.params["dtype"] = json!(opts.dtype.name());
     }
+    if let (true, Some(ann)) = (opts.method != Method::Bm25, opts.ann) {
+        recipe.params["ann"] = ann.to_json();
+    }
     recipe.inputs = vec![corpus.clone(), questions_id.clone()];
     let needs_model = opts.method != Method::Bm25;
     let encoder = if needs_model {
@@ -219,9 +228,9 @@ pub fn retrieve(
     let n = opts.k + opts.extra;
     let started = std::time::Instant::now();
     let texts: Vec<&str> = qs.iter().map(|q| q.question.as_str()).collect();
-    let hits = search(store, &corpus, &texts, n, opts, encoder)?;
+    let (hits, ann) = search(store, &corpus, &texts, n, opts, encoder)?;
     let search_seconds = started.elapsed().as_secs_f64();
-    let contexts = write_contexts(store, &recipe, &corpus, &qs, &hits, opts)?;
+    let contexts = write_contexts(store, &recipe, &corpus, &qs, &hits, opts, ann)?;
     let recall = metrics::recall_from_rows(
         &qs,
         &ragprobe_artifact::read::<ragprobe_artifact::Contexts>(store, &contexts.id)?,
@@ -279,19 +288,24 @@ fn search(
     n: usize,
     opts: &RetrieveOptions,
     encoder: Option<&TextEncoder>,
-) -> Result<Vec<Vec<Hit>>> {
+) -> Result<(Vec<Vec<Hit>>, Option<serde_json::Value>)> {
     Ok(match opts.method {
-        Method::Bm25 => {
+        Method::Bm25 => (
             bm25::Bm25Index::open_or_build(store, corpus, opts.analyzer, opts.progress)?
-                .search_all(texts, n)?
-        }
+                .search_all(texts, n)?,
+            None,
+        ),
         Method::Dense => dense::search(store, corpus, encoder.expect("checked"), texts, n, opts)?,
         Method::Hybrid => {
             let depth = (n * 10).max(100);
             let b = bm25::Bm25Index::open_or_build(store, corpus, opts.analyzer, opts.progress)?
                 .search_all(texts, depth)?;
-            let d = dense::search(store, corpus, encoder.expect("checked"), texts, depth, opts)?;
-            b.into_iter().zip(d).map(|(b, d)| rrf(&[b, d], n)).collect()
+            let (d, ann) =
+                dense::search(store, corpus, encoder.expect("checked"), texts, depth, opts)?;
+            (
+                b.into_iter().zip(d).map(|(b, d)| rrf(&[b, d], n)).collect(),
+                ann,
+            )
         }
     })
 }
@@ -305,6 +319,7 @@ fn write_contexts(
     qs: &[QuestionRow],
     hits: &[Vec<Hit>],
     opts: &RetrieveOptions,
+    ann: Option<serde_json::Value>,
 ) -> Result<Written> {
     let mut wanted: std::collections::HashMap<u64, Option<ragprobe_artifact::CorpusRow>> =
         hits.iter().flatten().map(|h| (h.row, None)).collect();
@@ -343,7 +358,11 @@ fn write_contexts(
             })?;
         }
     }
-    Ok(sink.finish(json!({"method": opts.method.name(), "k": opts.k, "extra": opts.extra, "questions": qs.len()}))?)
+    let mut details = json!({"method": opts.method.name(), "k": opts.k, "extra": opts.extra, "questions": qs.len()});
+    if let Some(ann) = ann {
+        details["ann"] = ann;
+    }
+    Ok(sink.finish(details)?)
 }
 
 /// Recall@k / Unans of contexts that came with a dataset (or any contexts

@@ -293,3 +293,60 @@ fn an_interrupted_embedding_run_resumes_at_the_first_missing_shard() {
     let r2 = retrieve(&fresh, &c2, &q2, &opts(VectorType::F32), Some(&enc)).unwrap();
     assert_eq!(r.contexts.id, r2.contexts.id);
 }
+
+/// `--ann`: an HNSW graph over the shards gives (nearly) the exact top-k on
+/// a small corpus, records its recall in the contexts manifest, is built
+/// once and reused, and is deterministic: a second store builds the same
+/// graph and writes the same contexts artifact.
+#[test]
+fn ann_search_records_its_recall_and_is_deterministic() {
+    let s = server(MockConfig {
+        embed_dim: DIM,
+        ..Default::default()
+    });
+    let enc = encoder(&s, true);
+    let ann = RetrieveOptions {
+        ann: Some(ragprobe_retrieve::AnnOptions::default()),
+        ..opts(VectorType::F32)
+    };
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let d = tempfile::tempdir().unwrap();
+        let (store, corpus, questions) = setup(d.path());
+        let r = retrieve(&store, &corpus, &questions, &ann, Some(&enc)).unwrap();
+        let m = store.manifest(&r.contexts.id).unwrap();
+        let info = &m.details["ann"];
+        assert_eq!(info["kind"], json!("hnsw"));
+        assert_eq!(info["recall_queries"], json!(9));
+        let recall = info["recall_at_4"].as_f64().unwrap();
+        assert!(recall >= 0.9, "recall@4 {recall}");
+        let got = ranked(&store, &r.contexts.id);
+        let want = brute_force();
+        let top1 = got
+            .iter()
+            .zip(&want)
+            .filter(|(g, w)| g[0].0 == w[0].0)
+            .count();
+        assert!(top1 >= 8, "{top1} of 9 top-1 hits agree");
+        let indexes = || {
+            std::fs::read_dir(d.path().join("indexes"))
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .file_name()
+                        .to_string_lossy()
+                        .starts_with("hnsw-")
+                })
+                .count()
+        };
+        assert_eq!(indexes(), 1);
+        // Another k reuses the graph.
+        let k6 = RetrieveOptions { k: 6, ..ann };
+        let again = retrieve(&store, &corpus, &questions, &k6, Some(&enc)).unwrap();
+        assert!(!again.cached);
+        assert_eq!(indexes(), 1);
+        ids.push(r.contexts.id);
+    }
+    assert_eq!(ids[0], ids[1]);
+}

@@ -1,7 +1,7 @@
 //! `embeddings`: one shard of a corpus's passage embeddings, one row per
 //! passage, the vector as raw little-endian bytes so that any width and
 //! either float type fits one schema (the width and type are in the
-//! manifest's `meta`: `dim`, `dtype` = `f32` | `f16`).
+//! manifest's `details`: `dim`, `dtype` = `f32` | `f16`).
 
 use arrow::array::{Array, ArrayRef, BinaryArray};
 use arrow::datatypes::DataType;

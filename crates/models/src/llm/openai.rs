@@ -305,18 +305,18 @@ impl OpenAiClient {
         };
         if status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error() {
             return Attempt::Retry {
-                error: format!("HTTP {status}: {}", snippet_bytes(&text)),
+                error: format!("HTTP {status}: {}", self.error_snippet(&text)),
                 after: retry_after,
             };
         }
         if !status.is_success() {
-            return Attempt::Fatal(format!("HTTP {status}: {}", snippet_bytes(&text)));
+            return Attempt::Fatal(format!("HTTP {status}: {}", self.error_snippet(&text)));
         }
         let v: Value = match serde_json::from_slice(&text) {
             Ok(v) => v,
             Err(e) => {
                 return Attempt::Retry {
-                    error: format!("unparseable response ({e}): {}", snippet_bytes(&text)),
+                    error: format!("unparseable response ({e}): {}", self.error_snippet(&text)),
                     after: None,
                 }
             }
@@ -337,7 +337,7 @@ impl OpenAiClient {
         let Some(content) = content else {
             return Err(format!(
                 "response has no choices[0] text: {}",
-                snippet(&v.to_string())
+                self.error_snippet(v.to_string().as_bytes())
             ));
         };
         let mut out = content.to_string();
@@ -359,6 +359,14 @@ impl OpenAiClient {
             token_ids: None,
             model: self.redact(v["model"].as_str().unwrap_or(&self.cfg.model).to_string()),
         })
+    }
+
+    /// The start of a response body for an error message, with the API key
+    /// removed before the text is cut (a key straddling the cut would
+    /// otherwise leave its first characters in the message).
+    pub fn error_snippet(&self, body: &[u8]) -> String {
+        let head = String::from_utf8_lossy(&body[..body.len().min(8192)]).into_owned();
+        snippet(&self.redact(head))
     }
 
     /// Every occurrence of the API key's value replaced by `[redacted]`: a
@@ -570,10 +578,6 @@ fn short(e: &reqwest::Error) -> String {
     format!("{kind}: {s}")
 }
 
-fn snippet_bytes(t: &[u8]) -> String {
-    snippet(&String::from_utf8_lossy(&t[..t.len().min(800)]))
-}
-
 fn snippet(t: &str) -> String {
     let t: String = t.chars().take(200).collect();
     t.replace('\n', " ")
@@ -619,6 +623,25 @@ mod retry_after_tests {
 #[cfg(test)]
 mod embeddings_tests {
     use super::*;
+
+    /// Regression: the body was cut to 200 characters before the key was
+    /// removed, so a key straddling the cut left its first part behind.
+    #[test]
+    fn a_key_straddling_the_snippet_cut_is_removed_whole() {
+        let key = "sk-straddle-0123456789abcdef";
+        // SAFETY: a variable only this test reads.
+        unsafe { std::env::set_var("RAGPROBE_TEST_STRADDLE_KEY", key) };
+        let client = OpenAiClient::new(OpenAiConfig {
+            model: "m".into(),
+            api_key_env: Some("RAGPROBE_TEST_STRADDLE_KEY".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        let body = format!("{}{key} and more", "x".repeat(190));
+        let s = client.error_snippet(body.as_bytes());
+        assert!(!s.contains("sk-strad"), "{s}");
+        assert!(s.contains("[redacted]") || s.len() <= 200, "{s}");
+    }
 
     #[test]
     fn vectors_come_back_in_input_order_from_floats_or_base64() {

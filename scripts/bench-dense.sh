@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Dense retrieval at 1M passages, in one run:
+#  1. embeddings from a serving engine: `ragprobe retrieve --embed-backend
+#     openai` against the built-in mock `/v1/embeddings` on 127.0.0.1
+#     (deterministic clustered 384-wide vectors, base64), written as shards
+#     of 100k passages: passages/s through the client;
+#  2. exact search (streamed over the shards, running top-10) against FAISS
+#     `IndexFlatIP` on the same vectors and queries: queries/s as a ratio, and
+#     the share of FAISS's top-10 that ragprobe returns;
+#  3. approximate search: ragprobe `--ann` (HNSW) against FAISS
+#     `IndexHNSWFlat` (M = 32): build time, queries/s and recall@10 against
+#     the exact top-10.
+#   N_PASSAGES=1000000 N_QUERIES=1000 bash scripts/bench-dense.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N="${N_PASSAGES:-1000000}"; Q="${N_QUERIES:-1000}"
+WORK="${BENCH_DIR:-${TMPDIR:-/tmp}/ragprobe-bench-dense}"
+mkdir -p "$WORK"
+if [ ! -x /usr/bin/time ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
+fi
+VENV="${BENCH_VENV:-${TMPDIR:-/tmp}/ragprobe-bench-venv}"
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/python" -c "import faiss, numpy, pyarrow" 2>/dev/null || "$VENV/bin/pip" install -q faiss-cpu numpy pyarrow
+cargo build --release --workspace -q
+BIN="${CARGO_TARGET_DIR:-target}/release/ragprobe"
+DATA="$WORK/data-$N-$Q"
+[ -s "$DATA/queries.jsonl" ] || python3 scripts/gen-corpus-bench.py "$DATA" "$N" "$Q" 30
+S="$WORK/store"; rm -rf "$S"
+C=$("$BIN" -q --store "$S" ingest --format table --table-kind corpus "$DATA/corpus.jsonl" | awk -F'\t' '{print $2}')
+QS=$("$BIN" -q --store "$S" ingest --format table --col-id qid "$DATA/queries.jsonl" | awk -F'\t' '{print $2}')
+# The questions as a corpus too, so that their vectors (the mock's, which
+# FAISS cannot compute) are written as an embeddings shard Python can read.
+python3 - "$DATA/queries.jsonl" "$WORK/queries-as-corpus.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as o:
+    for l in f:
+        r = json.loads(l)
+        o.write(json.dumps({"doc_id": r["qid"], "text": r["question"]}) + "\n")
+PY
+QC=$("$BIN" -q --store "$S" ingest --format table --table-kind corpus "$WORK/queries-as-corpus.jsonl" | awk -F'\t' '{print $2}')
+
+"$BIN" mock --embed-dim 384 --max-seconds 3000 > "$WORK/mock.url" &
+MOCK=$!
+trap 'kill $MOCK 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s "$WORK/mock.url" ] && break; sleep 0.1; done
+URL=$(cat "$WORK/mock.url")
+EMB=(--method dense --embed-backend openai --embed-base-url "$URL" --embed-model mock-model --embed-base64
+     --embed-concurrency 16 --embed-inputs-per-request 256)
+"$BIN" -q --store "$S" retrieve --corpus "$QC" --questions "$QS" -k 1 "${EMB[@]}" > /dev/null
+
+# Run 1: embed 1M passages through the client + exact search. Run 2: exact search alone.
+/usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 "${EMB[@]}" > "$WORK/exact.out" 2> "$WORK/t1.txt"
+/usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --extra 1 "${EMB[@]}" > /dev/null 2> "$WORK/t2.txt"
+EXACT_SEARCH=$(tail -1 "$S/log/runs.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["search_seconds"])')
+EXACT_CTX=$(awk -F'\t' '$1=="contexts"{print $2}' "$WORK/exact.out")
+# ANN: run 3 builds the HNSW index, run 4 reuses it.
+/usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --ann "${EMB[@]}" > "$WORK/ann.out" 2> "$WORK/t3.txt"
+ANN_BUILD_SEARCH=$(tail -1 "$S/log/runs.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["search_seconds"])')
+"$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --extra 1 --ann "${EMB[@]}" > /dev/null 2> "$WORK/t4.txt"
+ANN_SEARCH=$(tail -1 "$S/log/runs.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["search_seconds"])')
+ANN_CTX=$(awk -F'\t' '$1=="contexts"{print $2}' "$WORK/ann.out")
+kill $MOCK 2>/dev/null || true
+
+secs() { awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$1"; }
+rss_kb() { awk -F': ' '/Maximum resident set size/{print $2}' "$1"; }
+"$VENV/bin/python" - "$S" "$C" "$QC" "$EXACT_CTX" "$ANN_CTX" "$N" "$Q" \
+  "$(secs "$WORK/t1.txt")" "$(secs "$WORK/t2.txt")" "$EXACT_SEARCH" "$(rss_kb "$WORK/t2.txt")" \
+  "$ANN_BUILD_SEARCH" "$ANN_SEARCH" "$(rss_kb "$WORK/t3.txt")" <<'PY'
+import glob, json, resource, sys, time
+import numpy as np, pyarrow.parquet as pq, faiss
+store, corpus, qcorpus, exact_ctx, ann_ctx, n, q = sys.argv[1:8]
+t1, t2, exact_search, exact_rss, ann_build_search, ann_search, ann_rss = map(float, sys.argv[8:])
+n, q = int(n), int(q)
+def vectors(corpus_id):
+    shards = []
+    for f in glob.glob(f"{store}/objects/*.parquet"):
+        meta = pq.read_schema(f).metadata or {}
+        m = json.loads(meta.get(b"ragprobe.manifest", b"{}"))
+        if m.get("kind") == "embeddings" and m["recipe"]["inputs"] == [corpus_id]:
+            shards.append((m["details"]["first_row"], f, m["details"]["dim"]))
+    shards.sort()
+    dim = shards[0][2]
+    parts = [np.frombuffer(b"".join(pq.read_table(f, columns=["vector"]).column("vector").to_pylist()), dtype="<f4").reshape(-1, dim) for _, f, _ in shards]
+    return np.ascontiguousarray(np.concatenate(parts))
+xb, xq = vectors(corpus), vectors(qcorpus)
+assert xb.shape[0] == n and xq.shape[0] == q, (xb.shape, xq.shape)
+def ranked(ctx):
+    t = pq.read_table(f"{store}/objects/{ctx}.parquet", columns=["qid", "rank", "doc_id"]).to_pydict()
+    out = {}
+    for qid, r, d in zip(t["qid"], t["rank"], t["doc_id"]):
+        if r <= 10:
+            out.setdefault(qid, []).append(int(d[1:]))
+    return [out[f"q{i}"] for i in range(q)]
+faiss.omp_set_num_threads(2)
+flat = faiss.IndexFlatIP(xb.shape[1]); flat.add(xb)
+t = time.perf_counter(); _, truth = flat.search(xq, 10); flat_s = time.perf_counter() - t
+ours = ranked(exact_ctx)
+agree = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ours, truth.tolist())])
+hnsw = faiss.IndexHNSWFlat(xb.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+t = time.perf_counter(); hnsw.add(xb); hnsw_build = time.perf_counter() - t
+hnsw.hnsw.efSearch = 64
+t = time.perf_counter(); _, hres = hnsw.search(xq, 10); hnsw_s = time.perf_counter() - t
+recall = lambda res: np.mean([len(set(a) & set(b)) / 10 for a, b in zip(res, truth.tolist())])
+ann = ranked(ann_ctx)
+print(f"dense retrieval: {n:,} passages x 384 (f32), {q:,} queries, k=10, 2 cores")
+print(f"embeddings via /v1/embeddings (mock, base64, 256 inputs/request, 16 in flight): {n / (t1 - t2):,.0f} passages/s (run 1 - run 2 = {t1 - t2:.1f} s)")
+print(f"exact: ragprobe {q / exact_search:,.1f} queries/s (search {exact_search:.1f} s, command {t2:.1f} s, peak RSS {exact_rss/1024:,.0f} MiB); "
+      f"FAISS IndexFlatIP {q / flat_s:,.1f} queries/s ({flat_s:.1f} s, vectors in memory); ratio {flat_s / exact_search:.2f}x; top-10 agreement {agree:.4f}")
+print(f"ANN: ragprobe HNSW build + search {ann_build_search:.1f} s, search {q / ann_search:,.1f} queries/s, recall@10 {recall(ann):.4f} (peak RSS {ann_rss/1024:,.0f} MiB); "
+      f"FAISS IndexHNSWFlat(M=32, efSearch=64) build {hnsw_build:.1f} s, {q / hnsw_s:,.1f} queries/s, recall@10 {recall(hres.tolist()):.4f}; queries/s ratio {hnsw_s / ann_search:.2f}x")
+PY
