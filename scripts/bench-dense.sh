@@ -40,7 +40,7 @@ with open(sys.argv[1]) as f, open(sys.argv[2], "w") as o:
 PY
 QC=$("$BIN" -q --store "$S" ingest --format table --table-kind corpus "$WORK/queries-as-corpus.jsonl" | awk -F'\t' '{print $2}')
 
-"$BIN" mock --embed-dim 384 --max-seconds 3000 > "$WORK/mock.url" &
+"$BIN" mock-server --embed-dim 384 --max-seconds 3000 > "$WORK/mock.url" &
 MOCK=$!
 trap 'kill $MOCK 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$WORK/mock.url" ] && break; sleep 0.1; done
