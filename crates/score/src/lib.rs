@@ -17,7 +17,7 @@ pub use ragprobe_matching::parse::ParseMode;
 
 use ragprobe_artifact::{
     kinds, read, write_all, ArtifactError, CaseRow, Cases, MetricRow, Metrics, QuestionRow,
-    Questions, Recipe, Responses, ScoreRow, Scores, Store, Written,
+    Questions, Recipe, Responses, ScoreRow, Scores, Sink, Store, Written,
 };
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -304,17 +304,88 @@ pub(crate) fn finish(
     look: &Lookup,
 ) -> Result<ScoreReport> {
     let failed = scored.iter().filter(|r| r.failed).count();
-    let mut out = metrics::Out::new(opts);
-    metrics::all(&scored, &mut out);
-    out.rows.extend(breakdown_rows(&scored, opts, look)?);
+    let metric_rows = metric_rows(&scored, opts, look)?;
+    let details = score_details(opts, scored.len(), failed);
+    let scores = write_all::<Scores>(store, recipe, scored, details.clone())?;
+    publish(store, recipe, scores, metric_rows, failed, details)
+}
+
+/// Like [`finish`] for rows already streamed into `sink`: `for_metrics`
+/// holds the same rows as [`metrics_copy`] made them.
+pub(crate) fn finish_streamed(
+    store: &Store,
+    recipe: &Recipe,
+    sink: Sink<Scores>,
+    for_metrics: Vec<ScoreRow>,
+    opts: &ScoreOptions,
+    look: &Lookup,
+) -> Result<ScoreReport> {
+    let failed = for_metrics.iter().filter(|r| r.failed).count();
+    let details = score_details(opts, for_metrics.len(), failed);
+    let scores = sink.finish(details.clone())?;
+    let metric_rows = metric_rows(&for_metrics, opts, look)?;
+    drop(for_metrics);
+    publish(store, recipe, scores, metric_rows, failed, details)
+}
+
+/// A scored row with only what the metrics read: no response, request id
+/// or foil text (the scores artifact holds them), and no case id unless
+/// a breakdown looks cases up by it.
+pub(crate) fn metrics_copy(row: &ScoreRow, keep_case_id: bool) -> ScoreRow {
+    ScoreRow {
+        case_id: if keep_case_id {
+            row.case_id.clone()
+        } else {
+            String::new()
+        },
+        qid: row.qid.clone(),
+        dataset: row.dataset.clone(),
+        lang: row.lang.clone(),
+        condition: row.condition.clone(),
+        prompt: row.prompt.clone(),
+        prompt_study: row.prompt_study.clone(),
+        prompt_role: row.prompt_role.clone(),
+        prompt_variant: row.prompt_variant.clone(),
+        model: row.model.clone(),
+        answer_position: row.answer_position.clone(),
+        nomiracl_label: row.nomiracl_label.clone(),
+        mcq_choice: row.mcq_choice.clone(),
+        request_id: String::new(),
+        foil: None,
+        response: None,
+        ..*row
+    }
+}
+
+/// The details both artifacts' manifests record.
+fn score_details(opts: &ScoreOptions, rows: usize, failed: usize) -> serde_json::Value {
     let mut details = opts.params();
-    details["rows"] = json!(scored.len());
+    details["rows"] = json!(rows);
     details["failed_excluded"] = json!(failed);
     details["interval"] = json!("question-clustered percentile bootstrap, 95%");
-    let scores = write_all::<Scores>(store, recipe, scored, details.clone())?;
-    let metrics = write_all::<Metrics>(store, recipe, out.rows.clone(), details)?;
+    details
+}
+
+/// Every metric over the scored rows, then per `--by` group.
+fn metric_rows(scored: &[ScoreRow], opts: &ScoreOptions, look: &Lookup) -> Result<Vec<MetricRow>> {
+    let mut out = metrics::Out::new(opts);
+    metrics::all(scored, &mut out);
+    out.rows.extend(breakdown_rows(scored, opts, look)?);
+    Ok(out.rows)
+}
+
+/// Write the metrics artifact, record the action and sort the metric rows
+/// for display.
+fn publish(
+    store: &Store,
+    recipe: &Recipe,
+    scores: Written,
+    mut rows: Vec<MetricRow>,
+    failed: usize,
+    details: serde_json::Value,
+) -> Result<ScoreReport> {
+    let metrics = write_all::<Metrics>(store, recipe, rows.clone(), details)?;
     store.record_action(recipe, &[scores.clone(), metrics.clone()])?;
-    let mut rows = out.rows;
     rows.sort_by(|a, b| {
         (
             &a.breakdown,

@@ -7,14 +7,19 @@
 use arrow::array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use ragprobe_artifact::{
-    kinds, read, sha256_hex, CaseRow, Cases, Expected, Questions, Recipe, Store,
+    kinds, read, sha256_hex, CaseRow, Cases, Expected, Questions, Recipe, ScoreRow, Scores, Sink,
+    Store,
 };
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use serde::de;
+use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::io::BufRead;
+use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::path::Path;
 
-use crate::{finish, Lookup, Result, ScoreError, ScoreOptions, ScoreReport};
+use crate::{Lookup, Result, ScoreError, ScoreOptions, ScoreReport};
 
 /// Column names of a predictions file.
 #[derive(Debug, Clone)]
@@ -57,29 +62,39 @@ pub enum OnDuplicate {
     Last,
 }
 
-/// Apply the duplicate policy; rows keep their file order.
-fn dedup(
-    file: &Path,
-    rows: Vec<(u64, String, String, String)>,
-    policy: OnDuplicate,
-) -> Result<Vec<(u64, String, String, String)>> {
-    let mut seen: HashMap<(String, String), usize> = HashMap::new();
-    let mut out: Vec<(u64, String, String, String)> = Vec::with_capacity(rows.len());
-    for r in rows {
-        match seen.get(&(r.1.clone(), r.3.clone())) {
-            None => {
-                seen.insert((r.1.clone(), r.3.clone()), out.len());
-                out.push(r);
+/// One prediction of a predictions file: its line (row number for
+/// Parquet), id, text and model. JSONL fields are borrowed from the file's
+/// bytes when they need no unescaping, so a million predictions cost one
+/// copy of the file, not two million strings.
+#[derive(Debug, Clone, PartialEq)]
+struct Prediction<'a> {
+    line: u64,
+    id: Cow<'a, str>,
+    text: Cow<'a, str>,
+    model: Cow<'a, str>,
+}
+
+/// Apply the duplicate policy: the indices of the predictions kept, in
+/// file order (a `last` prediction takes the place of the first).
+fn dedup(file: &Path, rows: &[Prediction], policy: OnDuplicate) -> Result<Vec<usize>> {
+    let mut seen: FxHashMap<(&str, &str), usize> = FxHashMap::default();
+    seen.reserve(rows.len());
+    let mut out: Vec<usize> = Vec::with_capacity(rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        match seen.entry((&r.id, &r.model)) {
+            Entry::Vacant(v) => {
+                v.insert(out.len());
+                out.push(i);
             }
-            Some(&i) => match policy {
+            Entry::Occupied(o) => match policy {
                 OnDuplicate::Error => {
                     return Err(ScoreError::Invalid(format!(
                         "{}:{}: id `{}` (model `{}`) already has a prediction on line {}; use --on-duplicate first|last to keep one",
-                        file.display(), r.0, r.1, r.3, out[i].0
+                        file.display(), r.line, r.id, r.model, rows[out[*o.get()]].line
                     )))
                 }
                 OnDuplicate::First => {}
-                OnDuplicate::Last => out[i] = r,
+                OnDuplicate::Last => out[*o.get()] = i,
             },
         }
     }
@@ -91,31 +106,270 @@ fn dedup(
 type Record = (u64, serde_json::Map<String, Value>);
 
 /// An error at one line of the predictions file.
-type BadLine<'a> = dyn Fn(u64, String) -> ScoreError + 'a;
+type BadLine<'a> = dyn Fn(u64, String) -> ScoreError + Sync + 'a;
 
-/// (line, id, prediction, model) rows of a predictions file.
-fn read_file(path: &Path, cols: &PredictionColumns) -> Result<Vec<(u64, String, String, String)>> {
+/// The predictions of a file whose bytes are `bytes`.
+fn read_file<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    cols: &PredictionColumns,
+) -> Result<Vec<Prediction<'a>>> {
     let file = path.display().to_string();
     let bad = |line: u64, m: String| ScoreError::Invalid(format!("{file}:{line}: {m}"));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    let records = if name.ends_with(".parquet") {
-        parquet_records(path, &bad)?
+    let rows = if name.ends_with(".parquet") {
+        owned_rows(parquet_records(path, &bad)?, cols, &bad)?
     } else if name.ends_with(".csv") || name.ends_with(".tsv") {
         let delim = if name.ends_with(".tsv") { b'\t' } else { b',' };
-        csv_records(path, delim, &bad)?
+        owned_rows(csv_records(path, delim, &bad)?, cols, &bad)?
     } else {
-        jsonl_records(path, &bad)?
+        jsonl_predictions(bytes, cols, &bad)?
     };
-    if records.is_empty() {
+    if rows.is_empty() {
         return Err(ScoreError::Invalid(format!("{file}: no predictions")));
     }
+    Ok(rows)
+}
+
+/// The predictions of whole records (CSV, Parquet).
+fn owned_rows(
+    records: Vec<Record>,
+    cols: &PredictionColumns,
+    bad: &BadLine,
+) -> Result<Vec<Prediction<'static>>> {
     records
         .into_iter()
-        .map(|(line, m)| prediction_row(line, &m, cols, &bad))
+        .map(|(line, m)| {
+            let get = |c: &str| m.get(c).and_then(field_text).map(Cow::Owned);
+            prediction(
+                line,
+                [
+                    get(&cols.id),
+                    get(&cols.prediction),
+                    cols.model.as_deref().and_then(get),
+                ],
+                cols,
+                bad,
+            )
+        })
         .collect()
+}
+
+/// Check the three fields of one record: the id and prediction must be
+/// there, and the model when a model column is named (else `external`).
+fn prediction<'a>(
+    line: u64,
+    [id, text, model]: [Option<Cow<'a, str>>; 3],
+    cols: &PredictionColumns,
+    bad: &BadLine,
+) -> Result<Prediction<'a>> {
+    let id = id.ok_or_else(|| {
+        bad(
+            line,
+            format!("field `{}` (the id column) is missing", cols.id),
+        )
+    })?;
+    let text = text.ok_or_else(|| {
+        bad(
+            line,
+            format!(
+                "field `{}` (the prediction column) is missing",
+                cols.prediction
+            ),
+        )
+    })?;
+    let model = match &cols.model {
+        Some(c) => {
+            model.ok_or_else(|| bad(line, format!("field `{c}` (the model column) is missing")))?
+        }
+        None => Cow::Borrowed("external"),
+    };
+    Ok(Prediction {
+        line,
+        id,
+        text,
+        model,
+    })
+}
+
+/// The predictions of a JSONL file (one JSON object a line; blank lines
+/// skipped), parsed on all cores in pieces of about a megabyte that end at
+/// a line end. Only the id, prediction and model fields are kept; a field
+/// that is a string without escapes is borrowed from `bytes`.
+fn jsonl_predictions<'a>(
+    bytes: &'a [u8],
+    cols: &PredictionColumns,
+    bad: &BadLine,
+) -> Result<Vec<Prediction<'a>>> {
+    const PIECE: usize = 1 << 20;
+    // (first line number, bytes) of each piece.
+    let mut pieces: Vec<(u64, &[u8])> = Vec::new();
+    let (mut start, mut line) = (0usize, 1u64);
+    while start < bytes.len() {
+        let end = match memchr::memchr(b'\n', &bytes[(start + PIECE).min(bytes.len())..]) {
+            Some(i) => (start + PIECE).min(bytes.len()) + i + 1,
+            None => bytes.len(),
+        };
+        pieces.push((line, &bytes[start..end]));
+        line += memchr::memchr_iter(b'\n', &bytes[start..end]).count() as u64;
+        start = end;
+    }
+    let names = [
+        Some(cols.id.as_str()),
+        Some(cols.prediction.as_str()),
+        cols.model.as_deref(),
+    ];
+    let parsed: Vec<Result<Vec<Prediction<'a>>>> = pieces
+        .par_iter()
+        .map(|&(first, piece)| {
+            let mut out = Vec::with_capacity(piece.len() / 64);
+            for (i, raw) in piece.split(|b| *b == b'\n').enumerate() {
+                let line = first + i as u64;
+                let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+                if raw.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let text =
+                    std::str::from_utf8(raw).map_err(|e| bad(line, format!("not UTF-8: {e}")))?;
+                let fields = parse_fields(text, &names).map_err(|m| bad(line, m))?;
+                out.push(prediction(line, fields, cols, bad)?);
+            }
+            Ok(out)
+        })
+        .collect();
+    let mut rows = Vec::with_capacity(parsed.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
+    for p in parsed {
+        rows.extend(p?);
+    }
+    Ok(rows)
+}
+
+/// The fields `names` of one JSON object line, as text ([`field_text`]).
+fn parse_fields<'a>(
+    line: &'a str,
+    names: &[Option<&str>; 3],
+) -> Result<[Option<Cow<'a, str>>; 3], String> {
+    if !line.trim_start().starts_with('{') {
+        return Err(match serde_json::from_str::<de::IgnoredAny>(line) {
+            Ok(_) => "not a JSON object".into(),
+            Err(e) => format!("malformed JSON: {e}"),
+        });
+    }
+    let mut d = serde_json::Deserializer::from_str(line);
+    let fields = de::DeserializeSeed::deserialize(Fields(names), &mut d)
+        .and_then(|f| d.end().map(|_| f))
+        .map_err(|e| format!("malformed JSON: {e}"))?;
+    Ok(fields)
+}
+
+/// Picks three named fields out of a JSON object; the last of repeated
+/// keys wins, as with a JSON map.
+struct Fields<'n>(&'n [Option<&'n str>; 3]);
+
+impl<'de> de::DeserializeSeed<'de> for Fields<'_> {
+    type Value = [Option<Cow<'de, str>>; 3];
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for Fields<'_> {
+    type Value = [Option<Cow<'de, str>>; 3];
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out: Self::Value = [None, None, None];
+        while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+            match self.0.iter().position(|n| *n == Some(&*key)) {
+                Some(i) => out[i] = map.next_value::<Cell<'de>>()?.0,
+                None => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A JSON string, borrowed when it has no escapes.
+struct Text<'de>(Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Text<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A field's value as text, like [`field_text`]: strings as they are
+/// (borrowed when they can be), other values as JSON, None for null.
+struct Cell<'de>(Option<Cow<'de, str>>);
+
+impl<'de> serde::Deserialize<'de> for Cell<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Cell<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Cell<'de>, E> {
+                Ok(Cell(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Cell<'de>, E> {
+                Ok(Cell(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Cell<'de>, E> {
+                Ok(Cell(Some(Cow::Owned(v))))
+            }
+            fn visit_unit<E>(self) -> Result<Cell<'de>, E> {
+                Ok(Cell(None))
+            }
+            fn visit_none<E>(self) -> Result<Cell<'de>, E> {
+                Ok(Cell(None))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Cell<'de>, E> {
+                Ok(Cell(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Cell<'de>, E> {
+                Ok(Cell(Some(Cow::Owned(Value::from(v).to_string()))))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Cell<'de>, E> {
+                Ok(Cell(Some(Cow::Owned(Value::from(v).to_string()))))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Cell<'de>, E> {
+                Ok(Cell(Some(Cow::Owned(Value::from(v).to_string()))))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, a: A) -> Result<Cell<'de>, A::Error> {
+                let v = Value::deserialize(de::value::SeqAccessDeserializer::new(a))?;
+                Ok(Cell(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, a: A) -> Result<Cell<'de>, A::Error> {
+                let v = Value::deserialize(de::value::MapAccessDeserializer::new(a))?;
+                Ok(Cell(Some(Cow::Owned(v.to_string()))))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// The records of a Parquet file, numbered from 1 across its batches.
@@ -169,25 +423,6 @@ fn csv_records(path: &Path, delim: u8, bad: &BadLine) -> Result<Vec<Record>> {
     Ok(records)
 }
 
-/// The records of a JSONL file (one JSON object a line; blank lines
-/// skipped), at their file lines.
-fn jsonl_records(path: &Path, bad: &BadLine) -> Result<Vec<Record>> {
-    let mut records: Vec<Record> = Vec::new();
-    let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
-    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let line = line.map_err(|e| bad(i as u64 + 1, e.to_string()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str(&line) {
-            Ok(Value::Object(m)) => records.push((i as u64 + 1, m)),
-            Ok(_) => return Err(bad(i as u64 + 1, "not a JSON object".into())),
-            Err(e) => return Err(bad(i as u64 + 1, format!("malformed JSON: {e}"))),
-        }
-    }
-    Ok(records)
-}
-
 /// A field's value as text: strings as they are, other values as JSON;
 /// None for null.
 fn field_text(v: &Value) -> Option<String> {
@@ -197,42 +432,6 @@ fn field_text(v: &Value) -> Option<String> {
         Value::Null => None,
         other => Some(other.to_string()),
     }
-}
-
-/// The (line, id, prediction, model) of one record; the model is
-/// `external` when there is no model column.
-fn prediction_row(
-    line: u64,
-    m: &serde_json::Map<String, Value>,
-    cols: &PredictionColumns,
-    bad: &BadLine,
-) -> Result<(u64, String, String, String)> {
-    let id = m.get(&cols.id).and_then(field_text).ok_or_else(|| {
-        bad(
-            line,
-            format!("field `{}` (the id column) is missing", cols.id),
-        )
-    })?;
-    let pred = m
-        .get(&cols.prediction)
-        .and_then(field_text)
-        .ok_or_else(|| {
-            bad(
-                line,
-                format!(
-                    "field `{}` (the prediction column) is missing",
-                    cols.prediction
-                ),
-            )
-        })?;
-    let model = match &cols.model {
-        Some(c) => m
-            .get(c)
-            .and_then(field_text)
-            .ok_or_else(|| bad(line, format!("field `{c}` (the model column) is missing")))?,
-        None => "external".to_string(),
-    };
-    Ok((line, id, pred, model))
 }
 
 /// Score a predictions file against a questions or cases artifact.
@@ -278,33 +477,33 @@ pub fn score_predictions(
             )))
         }
     };
-    let by_case: HashMap<&str, &CaseRow> = cases.iter().map(|c| (c.case_id.as_str(), c)).collect();
-    let by_qid: HashMap<&str, &CaseRow> = cases.iter().map(|c| (c.qid.as_str(), c)).collect();
-    let bytes =
-        std::fs::read(file).map_err(|e| ScoreError::Invalid(format!("{}: {e}", file.display())))?;
-    let preds = dedup(file, read_file(file, cols)?, cols.on_duplicate)?;
-    let prompt = crate::PromptInfo {
-        role: cols.role.clone(),
-        ..crate::PromptInfo::bare("external")
-    };
-    let mut scored = Vec::new();
-    let mut unmatched = Vec::new();
-    for (_, pid, pred, model) in &preds {
-        match by_case
-            .get(pid.as_str())
-            .or_else(|| by_qid.get(pid.as_str()))
-        {
-            Some(c) => scored.push(crate::row::score(
-                c,
-                &prompt,
-                model,
-                &sha256_hex(format!("{pid}\u{1f}{model}").as_bytes()),
-                Some(pred),
-                opts.parse,
-            )),
-            None => unmatched.push(pid.clone()),
+    // Later rows win, as they did with a map collected from the rows.
+    let mut by_case: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut by_qid: FxHashMap<&str, usize> = FxHashMap::default();
+    by_case.reserve(cases.len());
+    for (i, c) in cases.iter().enumerate() {
+        by_case.insert(&c.case_id, i);
+        if c.qid != c.case_id {
+            by_qid.insert(&c.qid, i);
         }
     }
+    let bytes =
+        std::fs::read(file).map_err(|e| ScoreError::Invalid(format!("{}: {e}", file.display())))?;
+    let source = sha256_hex(&bytes);
+    let preds = read_file(file, &bytes, cols)?;
+    let kept = dedup(file, &preds, cols.on_duplicate)?;
+    // (prediction, case) of each kept prediction whose id names a case
+    // (or, failing that, a question).
+    let mut matched: Vec<(usize, usize)> = Vec::with_capacity(kept.len());
+    let mut unmatched = Vec::new();
+    for &p in &kept {
+        let pid: &str = &preds[p].id;
+        match by_case.get(pid).or_else(|| by_qid.get(pid)) {
+            Some(&c) => matched.push((p, c)),
+            None => unmatched.push(pid.to_string()),
+        }
+    }
+    drop((by_case, by_qid));
     if !unmatched.is_empty() {
         tracing::warn!(
             "{} prediction id(s) match no {kind} row, e.g. {}",
@@ -317,11 +516,11 @@ pub fn score_predictions(
                 .join(", ")
         );
     }
-    if scored.is_empty() {
+    if matched.is_empty() {
         return Err(ScoreError::Invalid(format!(
             "{}: none of the {} prediction ids matches the {kind} artifact",
             file.display(),
-            preds.len()
+            kept.len()
         )));
     }
     let mut recipe = Recipe::new(
@@ -330,42 +529,177 @@ pub fn score_predictions(
         json!({"options": opts.params(), "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model, "role": cols.role}, "on_duplicate": format!("{:?}", cols.on_duplicate).to_lowercase(), "unmatched": unmatched.len()}),
     );
     recipe.inputs = vec![id];
-    recipe
-        .sources
-        .insert("predictions".into(), sha256_hex(&bytes));
-    look.cases = cases.into_iter().map(|c| (c.case_id.clone(), c)).collect();
-    Ok((finish(store, &recipe, scored, opts, &look)?, unmatched))
+    recipe.sources.insert("predictions".into(), source);
+    let prompt = crate::PromptInfo {
+        role: cols.role.clone(),
+        ..crate::PromptInfo::bare("external")
+    };
+    let request_id = |p: &Prediction| sha256_hex(format!("{}\u{1f}{}", p.id, p.model).as_bytes());
+    // The scores kind's canonical order (model, prompt, case_id,
+    // request_id; one prompt here), as `write_all` would sort the rows.
+    matched.par_sort_unstable_by(|&(pa, ca), &(pb, cb)| {
+        let (a, b) = (&preds[pa], &preds[pb]);
+        (&*a.model, &cases[ca].case_id)
+            .cmp(&(&*b.model, &cases[cb].case_id))
+            .then_with(|| request_id(a).cmp(&request_id(b)))
+    });
+    // Score on all cores a block at a time and stream each block into the
+    // scores artifact; keep only what the metrics read.
+    let mut sink = Sink::<Scores>::new(store, &recipe)?;
+    let mut for_metrics: Vec<ScoreRow> = Vec::with_capacity(matched.len());
+    let keep_case_id = opts.breakdown.is_some();
+    for block in matched.chunks(SCORE_BLOCK) {
+        let rows: Vec<ScoreRow> = block
+            .par_iter()
+            .map(|&(p, c)| {
+                let p = &preds[p];
+                crate::row::score(
+                    &cases[c],
+                    &prompt,
+                    &p.model,
+                    &request_id(p),
+                    Some(&p.text),
+                    opts.parse,
+                )
+            })
+            .collect();
+        for row in rows {
+            for_metrics.push(crate::metrics_copy(&row, keep_case_id));
+            sink.push(row)?;
+        }
+    }
+    drop(matched);
+    drop(preds);
+    drop(bytes);
+    if keep_case_id {
+        look.cases = cases.into_iter().map(|c| (c.case_id.clone(), c)).collect();
+    } else {
+        drop(cases);
+    }
+    Ok((
+        crate::finish_streamed(store, &recipe, sink, for_metrics, opts, &look)?,
+        unmatched,
+    ))
 }
+
+/// Predictions scored (on all cores) and written per block.
+const SCORE_BLOCK: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn rows() -> Vec<(u64, String, String, String)> {
-        let r =
-            |line: u64, id: &str, p: &str| (line, id.to_string(), p.to_string(), "m".to_string());
+    fn rows() -> Vec<Prediction<'static>> {
+        let r = |line: u64, id: &'static str, p: &'static str| Prediction {
+            line,
+            id: id.into(),
+            text: p.into(),
+            model: "m".into(),
+        };
         vec![r(1, "q1", "a"), r(2, "q2", "b"), r(3, "q1", "c")]
     }
 
     /// Regression: 20 rows for one id were all counted (n = 21 for 2 questions).
     #[test]
     fn duplicate_ids_are_an_error_or_one_is_kept() {
-        let e = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::Error)
+        let rows = rows();
+        let e = dedup(Path::new("p.jsonl"), &rows, OnDuplicate::Error)
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("p.jsonl:3") && e.contains("`q1`") && e.contains("line 1"),
             "{e}"
         );
-        let first = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::First).unwrap();
+        let texts = |kept: Vec<usize>| {
+            kept.iter()
+                .map(|&i| rows[i].text.to_string())
+                .collect::<Vec<_>>()
+        };
+        let first = dedup(Path::new("p.jsonl"), &rows, OnDuplicate::First).unwrap();
+        assert_eq!(texts(first), ["a", "b"]);
+        let last = dedup(Path::new("p.jsonl"), &rows, OnDuplicate::Last).unwrap();
+        assert_eq!(texts(last), ["c", "b"]);
+    }
+
+    fn parse(text: &str) -> Result<Vec<Prediction<'_>>> {
+        let cols = PredictionColumns {
+            model: Some("model".into()),
+            ..Default::default()
+        };
+        let bad = |line: u64, m: String| ScoreError::Invalid(format!("p.jsonl:{line}: {m}"));
+        jsonl_predictions(text.as_bytes(), &cols, &bad)
+    }
+
+    /// The JSONL reader keeps what a JSON map would: strings as they are
+    /// (unescaped), numbers and other values as JSON text, the last of a
+    /// repeated key; blank lines are skipped but counted.
+    #[test]
+    fn jsonl_fields_read_as_a_json_map_would() {
+        let text = "{\"id\": \"q1\", \"prediction\": \"a \\\"b\\\"\", \"model\": \"m\", \"x\": [1, {\"y\": 2}]}\r\n\n  \n{\"id\": 7, \"prediction\": [\"x\", 1.5], \"model\": true, \"id\": 2.0}\n";
+        let rows = parse(text).unwrap();
+        assert_eq!(rows.len(), 2);
         assert_eq!(
-            first.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(),
-            ["a", "b"]
+            (rows[0].line, &*rows[0].id, &*rows[0].text, &*rows[0].model),
+            (1, "q1", "a \"b\"", "m")
         );
-        let last = dedup(Path::new("p.jsonl"), rows(), OnDuplicate::Last).unwrap();
+        assert!(
+            matches!(rows[0].id, Cow::Borrowed(_)),
+            "an unescaped string is borrowed"
+        );
         assert_eq!(
-            last.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(),
-            ["c", "b"]
+            (rows[1].line, &*rows[1].id, &*rows[1].text, &*rows[1].model),
+            (4, "2.0", "[\"x\",1.5]", "true")
         );
+        // The same text through serde_json's map, as before.
+        let m: serde_json::Map<String, Value> =
+            serde_json::from_str(text.lines().nth(3).unwrap()).unwrap();
+        assert_eq!(field_text(&m["id"]).as_deref(), Some(&*rows[1].id));
+        assert_eq!(
+            field_text(&m["prediction"]).as_deref(),
+            Some(&*rows[1].text)
+        );
+    }
+
+    /// Bad lines are named, in whichever piece they fall.
+    #[test]
+    fn bad_jsonl_lines_are_named() {
+        let good = "{\"id\": \"q\", \"prediction\": \"p\", \"model\": \"m\"}\n";
+        let many = good.repeat(40_000);
+        for (tail, want) in [
+            ("[1, 2]", "not a JSON object"),
+            ("{\"id\": \"q\", \"prediction\": ", "malformed JSON"),
+            (
+                "{\"id\": \"q\", \"model\": \"m\"}",
+                "field `prediction` (the prediction column) is missing",
+            ),
+            (
+                "{\"id\": null, \"prediction\": \"p\", \"model\": \"m\"}",
+                "field `id` (the id column) is missing",
+            ),
+            (
+                "{\"id\": \"q\", \"prediction\": \"p\"}",
+                "field `model` (the model column) is missing",
+            ),
+            (
+                "{\"id\": \"q\", \"prediction\": \"p\", \"model\": \"m\"} x",
+                "malformed JSON",
+            ),
+        ] {
+            let e = parse(&format!("{many}{tail}\n{good}"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("p.jsonl:40001: ") && e.contains(want),
+                "{tail}: {e}"
+            );
+        }
+        let mut bytes = many.into_bytes();
+        bytes.extend_from_slice(b"{\"id\": \"\xff\"}\n");
+        let cols = PredictionColumns::default();
+        let bad = |line: u64, m: String| ScoreError::Invalid(format!("p.jsonl:{line}: {m}"));
+        let e = jsonl_predictions(&bytes, &cols, &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("p.jsonl:40001: not UTF-8"), "{e}");
     }
 }
