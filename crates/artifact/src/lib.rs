@@ -36,7 +36,7 @@ pub use kinds::{
     ScoreRow, Scores,
 };
 pub use manifest::{Manifest, Recipe, MANIFEST_KEY};
-pub use sink::{read, rows_of, write_all, writer, Sink, BATCH_ROWS};
+pub use sink::{read, read_columns, rows_of, write_all, writer, Sink, BATCH_ROWS};
 pub use store::{
     check_record, ActionRecord, Fallback, GcReport, ObjectInfo, OutputRef, Store, VerifyProblem,
 };

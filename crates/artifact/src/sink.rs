@@ -66,10 +66,33 @@ pub fn rows_of<K: Kind>(batch: &RecordBatch) -> Result<Vec<K::Row>, ArtifactErro
 /// version added read as defaults in older artifacts.
 pub fn read<K: Kind>(store: &Store, id: &str) -> Result<Vec<K::Row>, ArtifactError> {
     let columns = K::columns();
-    let (_, batches) = store.read_all(id)?;
+    decode_all::<K>(store.open_batches(id, 8192)?, &columns, id)
+}
+
+/// Like [`read`], decoding only the named columns; the other fields keep
+/// their defaults. For a stage that needs a few columns of a wide
+/// artifact (scoring needs the answers, not the question text).
+pub fn read_columns<K: Kind>(
+    store: &Store,
+    id: &str,
+    names: &[&str],
+) -> Result<Vec<K::Row>, ArtifactError> {
+    let columns: Vec<Column<K::Row>> = K::columns()
+        .into_iter()
+        .filter(|c| names.contains(&c.name))
+        .collect();
+    decode_all::<K>(store.open_columns(id, 8192, names)?, &columns, id)
+}
+
+/// Decode batch by batch, so the batches are never all in memory.
+fn decode_all<K: Kind>(
+    reader: parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+    columns: &[Column<K::Row>],
+    id: &str,
+) -> Result<Vec<K::Row>, ArtifactError> {
     let mut out = Vec::new();
-    for b in &batches {
-        out.extend(decode::<K>(&columns, b, Some(id))?);
+    for b in reader {
+        out.extend(decode::<K>(columns, &b?, Some(id))?);
     }
     Ok(out)
 }

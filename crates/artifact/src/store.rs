@@ -379,6 +379,37 @@ impl Store {
             })
     }
 
+    /// Like [`open_batches`](Self::open_batches), reading only the named
+    /// top-level columns; names the file lacks are left out.
+    pub fn open_columns(
+        &self,
+        id: &str,
+        batch_size: usize,
+        names: &[&str],
+    ) -> Result<ParquetRecordBatchReader> {
+        self.verify_object(id)?;
+        let path = self.object_path(id);
+        let (manifest, builder) = open_footer(&path)?;
+        check_columns(id, &path, &manifest, builder.schema())?;
+        let roots: Vec<usize> = builder
+            .schema()
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| names.contains(&f.name().as_str()))
+            .map(|(i, _)| i)
+            .collect();
+        let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), roots);
+        builder
+            .with_projection(mask)
+            .with_batch_size(batch_size)
+            .build()
+            .map_err(|e| ArtifactError::Parquet {
+                path,
+                message: e.to_string(),
+            })
+    }
+
     /// Read a whole (verified) artifact into memory.
     pub fn read_all(&self, id: &str) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         let reader = self.open_batches(id, 8192)?;

@@ -404,6 +404,23 @@ proptest! {
         prop_assert_eq!(want, got);
     }
 
+    /// `read_columns` reads the named columns as `read` does and leaves
+    /// every other field at its default.
+    #[test]
+    fn questions_some_columns(rows in vec(question(), 0..20)) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let recipe = Recipe::new("test", 1, serde_json::json!({}));
+        let w = write_all::<Questions>(&store, &recipe, rows, serde_json::Value::Null).unwrap();
+        let got = read_columns::<Questions>(&store, &w.id, &["qid", "answers", "answer_parts"]).unwrap();
+        let want: Vec<QuestionRow> = read::<Questions>(&store, &w.id)
+            .unwrap()
+            .into_iter()
+            .map(|q| QuestionRow { qid: q.qid, answers: q.answers, answer_parts: q.answer_parts, ..Default::default() })
+            .collect();
+        prop_assert_eq!(want, got);
+    }
+
     #[test]
     fn contexts(rows in vec(context(), 0..20)) {
         let (want, got) = roundtrip::<Contexts>(rows);

@@ -107,13 +107,24 @@ pub fn nomiracl_label(response: &str) -> NomiraclLabel {
 /// Seed 000's unanswerable label: the normalised response contains
 /// "unanswerable" (the Unans prompt asks the model to write 'unanswerable').
 pub fn says_unanswerable(response: &str) -> bool {
-    normalize_answer(response).contains("unanswerable")
+    says_unanswerable_normalized(&normalize_answer(response))
+}
+
+/// [`says_unanswerable`] of a response already normalised with
+/// [`normalize_answer`] (a scorer that checks several labels normalises once).
+pub fn says_unanswerable_normalized(normalized: &str) -> bool {
+    normalized.contains("unanswerable")
 }
 
 /// Seed 000's conflict label: the normalised response contains "conflict"
 /// (the Conflict prompt asks the model to respond with 'conflict').
 pub fn says_conflict(response: &str) -> bool {
-    normalize_answer(response).contains("conflict")
+    says_conflict_normalized(&normalize_answer(response))
+}
+
+/// [`says_conflict`] of a response already normalised with [`normalize_answer`].
+pub fn says_conflict_normalized(normalized: &str) -> bool {
+    normalized.contains("conflict")
 }
 
 /// The prediction RGB's `evalue.py` inspects: for Chinese datasets the

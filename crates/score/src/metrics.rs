@@ -17,20 +17,21 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::bootstrap::{interval, point, Cluster};
 
-/// Per-question (sum, count) accumulator.
+/// Per-question (sum, count) accumulator, keyed by the rows' own qids (no
+/// copy per row), in qid order.
 #[derive(Default, Clone)]
-pub struct Clusters(BTreeMap<String, Cluster>);
+pub struct Clusters<'q>(BTreeMap<&'q str, Cluster>);
 
-impl Clusters {
+impl<'q> Clusters<'q> {
     /// Add one row's value to its question's cluster.
-    pub fn add(&mut self, qid: &str, value: f64) {
-        let e = self.0.entry(qid.to_string()).or_insert((0.0, 0.0));
+    pub fn add(&mut self, qid: &'q str, value: f64) {
+        let e = self.0.entry(qid).or_insert((0.0, 0.0));
         e.0 += value;
         e.1 += 1.0;
     }
     /// One value per question (already averaged within the question).
-    pub fn set(&mut self, qid: &str, value: f64) {
-        self.0.insert(qid.to_string(), (value, 1.0));
+    pub fn set(&mut self, qid: &'q str, value: f64) {
+        self.0.insert(qid, (value, 1.0));
     }
     /// Values added, over all questions (for `set` clusters, the number of questions).
     pub fn n(&self) -> i64 {
@@ -236,7 +237,7 @@ fn b(x: bool) -> f64 {
 }
 
 /// Rows grouped by (dataset, model, prompt), failed rows removed (counted).
-type Groups<'a> = BTreeMap<(String, String, String), Vec<&'a ScoreRow>>;
+type Groups<'a> = BTreeMap<(&'a str, &'a str, &'a str), Vec<&'a ScoreRow>>;
 
 /// The template's declared role is one of `roles`.
 fn role_in(r: &ScoreRow, roles: &[&str]) -> bool {
@@ -246,19 +247,19 @@ fn role_in(r: &ScoreRow, roles: &[&str]) -> bool {
 fn groups<'a>(rows: &'a [ScoreRow], pred: impl Fn(&ScoreRow) -> bool) -> Groups<'a> {
     let mut g: Groups = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.failed && pred(r)) {
-        g.entry((r.dataset.clone(), r.model.clone(), r.prompt.clone()))
+        g.entry((&r.dataset, &r.model, &r.prompt))
             .or_default()
             .push(r);
     }
     g
 }
 
-fn key(study: &'static str, g: &(String, String, String)) -> Key {
+fn key(study: &'static str, g: &(&str, &str, &str)) -> Key {
     Key {
         study,
-        dataset: g.0.clone(),
-        model: g.1.clone(),
-        prompt: g.2.clone(),
+        dataset: g.0.to_string(),
+        model: g.1.to_string(),
+        prompt: g.2.to_string(),
     }
 }
 
@@ -298,15 +299,10 @@ pub fn qa(rows: &[ScoreRow], out: &mut Out) {
             }
         }
     }
-    let mut failed: BTreeMap<(String, String, String, String), (usize, usize)> = BTreeMap::new();
+    let mut failed: BTreeMap<(&str, &str, &str, &str), (usize, usize)> = BTreeMap::new();
     for r in rows {
         let e = failed
-            .entry((
-                r.dataset.clone(),
-                r.model.clone(),
-                r.prompt.clone(),
-                r.condition.clone(),
-            ))
+            .entry((&r.dataset, &r.model, &r.prompt, &r.condition))
             .or_default();
         e.1 += 1;
         if r.failed {
@@ -315,7 +311,7 @@ pub fn qa(rows: &[ScoreRow], out: &mut Out) {
     }
     for ((d, m, p, c), (f, n)) in failed {
         if f > 0 {
-            out.count(&Key { study: "qa", dataset: d, model: m, prompt: p }, &c, "failed_requests", f, n, json!({"definition": "requests that failed after retries; excluded from every denominator"}));
+            out.count(&Key { study: "qa", dataset: d.into(), model: m.into(), prompt: p.into() }, c, "failed_requests", f, n, json!({"definition": "requests that failed after retries; excluded from every denominator"}));
         }
     }
 }
@@ -624,14 +620,12 @@ pub fn par(rows: &[ScoreRow], out: &mut Out) {
 /// leave invalid outputs out of the denominator: FP/(FP+TN) = yes/(yes+idk)
 /// on non-relevant, FN/(FN+TP) = idk/(idk+yes) on relevant.
 pub fn nomiracl(rows: &[ScoreRow], out: &mut Out) {
-    let mut g: BTreeMap<(String, String, String), Vec<&ScoreRow>> = BTreeMap::new();
+    let mut g: Groups = BTreeMap::new();
     for r in rows
         .iter()
         .filter(|r| !r.failed && r.condition == "nomiracl")
     {
-        g.entry((r.lang.clone(), r.model.clone(), r.prompt.clone()))
-            .or_default()
-            .push(r);
+        g.entry((&r.lang, &r.model, &r.prompt)).or_default().push(r);
     }
     for (gk, rs) in g {
         let k = key("nomiracl", &gk);
@@ -721,7 +715,7 @@ struct Baseline<'a> {
 }
 
 /// Per-question values into clusters (one value per question).
-fn clusters_of<'q>(values: impl IntoIterator<Item = (&'q str, f64)>) -> Clusters {
+fn clusters_of<'q>(values: impl IntoIterator<Item = (&'q str, f64)>) -> Clusters<'q> {
     let mut c = Clusters::default();
     for (q, v) in values {
         c.set(q, v);
@@ -975,16 +969,16 @@ struct VariantScope<'a, 'd> {
 /// `hor_strict_minus_soft` (on K), `bcr_strict_minus_soft` (on U), and
 /// `interaction_end_minus_middle`: Strict(End−Middle) − Soft(End−Middle)
 /// on K.
-fn strict_minus_soft(
+fn strict_minus_soft<'a>(
     out: &mut Out,
     pk: &Key,
     strict: &EvidencePrompt,
     soft: &EvidencePrompt,
-    s: &VariantScope,
+    s: &VariantScope<'a, '_>,
 ) {
     let (main_m, audit_m, d) = (s.main_m, s.audit_m, s.details);
     let (k_main, k_audit, u_audit) = (&s.k_main, &s.k_audit, &s.u_audit);
-    let diff = |qs: &BTreeSet<&'_ str>, arm: &str, f: &dyn Fn(&ScoreRow) -> bool| {
+    let diff = |qs: &BTreeSet<&'a str>, arm: &str, f: &dyn Fn(&ScoreRow) -> bool| {
         clusters_of(
             qs.iter()
                 .map(|q| (*q, strict.avg(arm, q, f) - soft.avg(arm, q, f))),
@@ -1180,11 +1174,11 @@ fn stress_prompt(out: &mut Out, k: &Key, p: &EvidencePrompt, base: &Baseline, s:
 }
 
 /// One position's tallies of a policy prompt.
-struct PositionTally {
+struct PositionTally<'a> {
     /// Clean-evidence correct, all questions with this position.
-    clean: Clusters,
+    clean: Clusters<'a>,
     /// Edited-evidence foil-only, on K.
-    mr: Clusters,
+    mr: Clusters<'a>,
     /// Clean-gold pairs whose edited response is foil-only.
     transitions: usize,
     /// Clean/edited pairs whose clean response gives the reference.
@@ -1193,13 +1187,13 @@ struct PositionTally {
 
 /// Tallies one position of a policy prompt (see `stress_positions`); each
 /// clean-evidence value is also added to `clean_all`.
-fn tally_position(
-    p: &EvidencePrompt,
+fn tally_position<'a>(
+    p: &EvidencePrompt<'a>,
     pos: &str,
     base: &Baseline,
     s: &VariantScope,
-    clean_all: &mut Clusters,
-) -> PositionTally {
+    clean_all: &mut Clusters<'a>,
+) -> PositionTally<'a> {
     let (main_m, audit_m) = (s.main_m, s.audit_m);
     let (mut clean, mut mr) = (Clusters::default(), Clusters::default());
     let (mut transitions, mut pairs) = (0, 0);

@@ -7,8 +7,8 @@
 use arrow::array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use ragprobe_artifact::{
-    kinds, read, sha256_hex, CaseRow, Cases, Expected, Questions, Recipe, ScoreRow, Scores, Sink,
-    Store,
+    kinds, read, read_columns, sha256_hex, CaseRow, Cases, Expected, Questions, Recipe, ScoreRow,
+    Scores, Sink, Store,
 };
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -455,22 +455,27 @@ pub fn score_predictions(
     }
     let cases: Vec<CaseRow> = match kind.as_str() {
         k if k == kinds::CASES => read::<Cases>(store, &id)?,
-        k if k == kinds::QUESTIONS => read::<Questions>(store, &id)?
-            .into_iter()
-            .map(|q| CaseRow {
-                case_id: q.qid.clone(),
-                qid: q.qid,
-                dataset: q.dataset,
-                lang: q.lang,
-                condition: "external".into(),
-                question: q.question,
-                answers: q.answers,
-                answer_parts: q.answer_parts,
-                expected: Expected::Answer,
-                derivation: "{}".into(),
-                ..Default::default()
-            })
-            .collect(),
+        // Only what scoring reads: not the question text or metadata.
+        k if k == kinds::QUESTIONS => read_columns::<Questions>(
+            store,
+            &id,
+            &["qid", "dataset", "lang", "answers", "answer_parts"],
+        )?
+        .into_par_iter()
+        .map(|q| CaseRow {
+            case_id: q.qid.clone(),
+            qid: q.qid,
+            dataset: q.dataset,
+            lang: q.lang,
+            condition: "external".into(),
+            question: q.question,
+            answers: q.answers,
+            answer_parts: q.answer_parts,
+            expected: Expected::Answer,
+            derivation: "{}".into(),
+            ..Default::default()
+        })
+        .collect(),
         other => {
             return Err(ScoreError::Invalid(format!(
                 "{id} is a `{other}` artifact; predictions join to questions or cases"
@@ -548,26 +553,45 @@ pub fn score_predictions(
     let mut sink = Sink::<Scores>::new(store, &recipe)?;
     let mut for_metrics: Vec<ScoreRow> = Vec::with_capacity(matched.len());
     let keep_case_id = opts.breakdown.is_some();
-    for block in matched.chunks(SCORE_BLOCK) {
-        let rows: Vec<ScoreRow> = block
-            .par_iter()
-            .map(|&(p, c)| {
-                let p = &preds[p];
-                crate::row::score(
-                    &cases[c],
-                    &prompt,
-                    &p.model,
-                    &request_id(p),
-                    Some(&p.text),
-                    opts.parse,
-                )
-            })
-            .collect();
-        for row in rows {
-            for_metrics.push(crate::metrics_copy(&row, keep_case_id));
-            sink.push(row)?;
+    // A writer thread encodes and compresses block n while the cores
+    // score block n + 1.
+    let sink = std::thread::scope(|s| -> Result<Sink<Scores>> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ScoreRow>>(1);
+        let writer = s.spawn(move || -> Result<Sink<Scores>> {
+            for rows in rx {
+                for row in rows {
+                    sink.push(row)?;
+                }
+            }
+            Ok(sink)
+        });
+        for block in matched.chunks(SCORE_BLOCK) {
+            let (rows, copies): (Vec<ScoreRow>, Vec<ScoreRow>) = block
+                .par_iter()
+                .map(|&(p, c)| {
+                    let p = &preds[p];
+                    let row = crate::row::score(
+                        &cases[c],
+                        &prompt,
+                        &p.model,
+                        &request_id(p),
+                        Some(&p.text),
+                        opts.parse,
+                    );
+                    let copy = crate::metrics_copy(&row, keep_case_id);
+                    (row, copy)
+                })
+                .unzip();
+            for_metrics.extend(copies);
+            if tx.send(rows).is_err() {
+                break; // the writer stopped: its error is returned below
+            }
         }
-    }
+        drop(tx);
+        writer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })?;
     drop(matched);
     drop(preds);
     drop(bytes);

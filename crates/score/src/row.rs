@@ -2,8 +2,8 @@
 
 use ragprobe_artifact::{CaseRow, DocSource, ScoreRow};
 use ragprobe_matching::parse::{
-    nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict,
-    says_unanswerable, ParseMode,
+    nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict_normalized,
+    says_unanswerable_normalized, ParseMode,
 };
 use ragprobe_matching::{accuracy, normalize_answer, squad_scores};
 
@@ -34,9 +34,10 @@ pub fn score(
         row.em = Some(em);
         row.f1 = Some(f1);
     }
-    row.says_unanswerable = Some(says_unanswerable(text));
-    row.says_conflict = Some(says_conflict(text));
-    score_foil(&mut row, case, text);
+    let normalized = normalize_answer(text);
+    row.says_unanswerable = Some(says_unanswerable_normalized(&normalized));
+    row.says_conflict = Some(says_conflict_normalized(&normalized));
+    score_foil(&mut row, case, text, &normalized);
     score_labels(&mut row, case, text, mode, has_gold);
     row
 }
@@ -141,13 +142,13 @@ fn score_cjk(row: &mut ScoreRow, case: &CaseRow, text: &str) {
 /// The foil flags, when the case has a foil: the response contains it
 /// (`foil_any`), contains it but not the reference (`foil_only`), or is
 /// exactly it after normalisation (`foil_exact`).
-fn score_foil(row: &mut ScoreRow, case: &CaseRow, text: &str) {
+fn score_foil(row: &mut ScoreRow, case: &CaseRow, text: &str, normalized: &str) {
     if let Some(foil) = &case.foil {
         let matches_foil = accuracy(text, std::slice::from_ref(foil));
         row.foil_any = Some(matches_foil);
         row.foil_only = Some(matches_foil && !row.accuracy.unwrap_or(false));
         let nf = normalize_answer(foil);
-        row.foil_exact = Some(!nf.is_empty() && normalize_answer(text) == nf);
+        row.foil_exact = Some(!nf.is_empty() && normalized == nf);
     }
 }
 
