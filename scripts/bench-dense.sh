@@ -11,9 +11,10 @@
 #     `IndexHNSWFlat` (M = 32): build time, queries/s and recall@10 against
 #     the exact top-10.
 #   N_PASSAGES=1000000 N_QUERIES=1000 bash scripts/bench-dense.sh
+# ANN=0 leaves out part 3 (the HNSW builds take minutes at 1M).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N="${N_PASSAGES:-1000000}"; Q="${N_QUERIES:-1000}"
+N="${N_PASSAGES:-1000000}"; Q="${N_QUERIES:-1000}"; ANN="${ANN:-1}"
 WORK="${BENCH_DIR:-${TMPDIR:-/tmp}/ragprobe-bench-dense}"
 mkdir -p "$WORK"
 if [ ! -x /usr/bin/time ]; then
@@ -55,12 +56,15 @@ EMB=(--method dense --embed-backend openai --embed-base-url "$URL" --embed-model
 EXACT_SEARCH=$(tail -1 "$S/log/runs.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["search_seconds"])')
 EXACT_CTX=$(awk -F'\t' '$1=="contexts"{print $2}' "$WORK/exact.out")
 # ANN: run 3 builds the HNSW index, run 4 reuses it.
-/usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --ann "${EMB[@]}" > "$WORK/ann.out" 2> "$WORK/t3.txt"
-ANN_BUILD_SEARCH=$(tail -1 "$S/log/runs.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["search_seconds"])')
-"$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --extra 1 --ann "${EMB[@]}" > /dev/null 2> "$WORK/t4.txt"
-# The graph's own search (loading it included; the recall check and the question embedding not).
-ANN_SEARCH=$(grep '"stage":"hnsw-search"' "$S/log/runs.jsonl" | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')
-ANN_CTX=$(awk -F'\t' '$1=="contexts"{print $2}' "$WORK/ann.out")
+ANN_BUILD_SEARCH=0; ANN_SEARCH=0; ANN_CTX=-; echo "Maximum resident set size (kbytes): 0" > "$WORK/t3.txt"
+if [ "$ANN" = 1 ]; then
+  /usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --ann "${EMB[@]}" > "$WORK/ann.out" 2> "$WORK/t3.txt"
+  ANN_BUILD_SEARCH=$(tail -1 "$S/log/runs.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["search_seconds"])')
+  "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --extra 1 --ann "${EMB[@]}" > /dev/null 2> "$WORK/t4.txt"
+  # The graph's own search (loading it included; the recall check and the question embedding not).
+  ANN_SEARCH=$(grep '"stage":"hnsw-search"' "$S/log/runs.jsonl" | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')
+  ANN_CTX=$(awk -F'\t' '$1=="contexts"{print $2}' "$WORK/ann.out")
+fi
 kill $MOCK 2>/dev/null || true
 
 secs() { awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$1"; }
@@ -98,16 +102,18 @@ flat = faiss.IndexFlatIP(xb.shape[1]); flat.add(xb)
 t = time.perf_counter(); _, truth = flat.search(xq, 10); flat_s = time.perf_counter() - t
 ours = ranked(exact_ctx)
 agree = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ours, truth.tolist())])
+print(f"dense retrieval: {n:,} passages x 384 (f32), {q:,} queries, k=10, 2 cores")
+print(f"embeddings via /v1/embeddings (mock, base64, 256 inputs/request, 16 in flight): {n / (t1 - t2):,.0f} passages/s (run 1 - run 2 = {t1 - t2:.1f} s)")
+print(f"exact: ragprobe {q / exact_search:,.1f} queries/s (search {exact_search:.1f} s, command {t2:.1f} s, peak RSS {exact_rss/1024:,.0f} MiB); "
+      f"FAISS IndexFlatIP {q / flat_s:,.1f} queries/s ({flat_s:.1f} s, vectors in memory); ratio {flat_s / exact_search:.2f}x; top-10 agreement {agree:.4f}")
+if ann_ctx == "-":
+    sys.exit(0)
 hnsw = faiss.IndexHNSWFlat(xb.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
 t = time.perf_counter(); hnsw.add(xb); hnsw_build = time.perf_counter() - t
 hnsw.hnsw.efSearch = 64
 t = time.perf_counter(); _, hres = hnsw.search(xq, 10); hnsw_s = time.perf_counter() - t
 recall = lambda res: np.mean([len(set(a) & set(b)) / 10 for a, b in zip(res, truth.tolist())])
 ann = ranked(ann_ctx)
-print(f"dense retrieval: {n:,} passages x 384 (f32), {q:,} queries, k=10, 2 cores")
-print(f"embeddings via /v1/embeddings (mock, base64, 256 inputs/request, 16 in flight): {n / (t1 - t2):,.0f} passages/s (run 1 - run 2 = {t1 - t2:.1f} s)")
-print(f"exact: ragprobe {q / exact_search:,.1f} queries/s (search {exact_search:.1f} s, command {t2:.1f} s, peak RSS {exact_rss/1024:,.0f} MiB); "
-      f"FAISS IndexFlatIP {q / flat_s:,.1f} queries/s ({flat_s:.1f} s, vectors in memory); ratio {flat_s / exact_search:.2f}x; top-10 agreement {agree:.4f}")
 print(f"ANN: ragprobe HNSW build + search {ann_build_search:.1f} s, search {q / ann_search:,.1f} queries/s, recall@10 {recall(ann):.4f} (peak RSS {ann_rss/1024:,.0f} MiB); "
       f"FAISS IndexHNSWFlat(M=32, efSearch=64) build {hnsw_build:.1f} s, {q / hnsw_s:,.1f} queries/s, recall@10 {recall(hres.tolist()):.4f}; queries/s ratio {hnsw_s / ann_search:.2f}x")
 PY
