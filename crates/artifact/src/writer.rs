@@ -147,6 +147,9 @@ impl ArtifactWriter {
         let id = hex::encode(hasher.finalize());
         let dest = self.objects_dir.join(format!("{id}.parquet"));
         publish(&self.tmp_path, &dest)?;
+        if let (Some(root), Ok(meta)) = (self.objects_dir.parent(), std::fs::metadata(&dest)) {
+            crate::store::record_verified(root, &id, &meta);
+        }
         Ok(Written {
             kind: self.manifest.kind.clone(),
             id,

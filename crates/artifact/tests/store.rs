@@ -142,6 +142,35 @@ fn verify_names_every_corrupt_object() {
     ));
 }
 
+/// A read hashes an object once and records it; a file changed after that
+/// (new length or modification time) is hashed again and caught; `verify`
+/// always hashes.
+#[test]
+fn reads_hash_an_object_once_and_again_when_its_file_changed() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    let id = write(&s, 20, 1);
+    s.read_all(&id).unwrap();
+    let stamp = d.path().join("verified").join(&id);
+    assert!(stamp.is_file(), "the first read records the hash check");
+    let path = s.object_path(&id);
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    flip_byte(&path, 100);
+    assert!(matches!(
+        s.read_all(&id),
+        Err(ArtifactError::HashMismatch { .. })
+    ));
+    // The same bytes altered, with the old modification time put back.
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let problems = s.verify().unwrap();
+    assert_eq!(problems.len(), 1, "verify hashes whatever the record says");
+}
+
 #[test]
 fn export_import_and_altered_import() {
     let (a, b, out) = (
