@@ -27,6 +27,7 @@ pub mod batch;
 pub mod kernels;
 pub mod model;
 pub mod packed;
+pub mod search;
 pub mod weights;
 
 pub use batch::{BatchOptions, Next, Request, Sink};

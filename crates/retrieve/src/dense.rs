@@ -14,7 +14,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use ragprobe_artifact::{
     column::column, rows_of, ArtifactError, Corpus, CorpusRow, Embeddings, Recipe, Store, Written,
 };
-use ragprobe_engine::kernels::{matmul, Isa};
+use ragprobe_engine::kernels::Isa;
+use ragprobe_engine::search::{inner_products, Panels};
 use ragprobe_models::TextEncoder;
 use rayon::prelude::*;
 use serde_json::json;
@@ -158,7 +159,7 @@ pub fn embeddings(
     if finished > 0 {
         tracing::info!("embed: resuming, {finished} of {n_shards} shard(s) already done");
     }
-    let bar = progress_bar(opts.progress, rows, "embed passages");
+    let bar = progress_bar(opts.progress, rows, "embed", "passages");
     bar.set_position((finished as u64 * per).min(rows));
     if finished < n_shards {
         let mut pending: Vec<CorpusRow> = Vec::new();
@@ -230,7 +231,9 @@ pub fn embeddings(
     Ok(ids)
 }
 
-fn progress_bar(show: bool, len: u64, what: &str) -> ProgressBar {
+/// A progress bar over `len` `unit`s (hidden unless `show`), the same
+/// for every long step of retrieval.
+pub(crate) fn progress_bar(show: bool, len: u64, what: &str, unit: &str) -> ProgressBar {
     let bar = if show {
         ProgressBar::new(len)
     } else {
@@ -238,7 +241,7 @@ fn progress_bar(show: bool, len: u64, what: &str) -> ProgressBar {
     };
     bar.set_style(
         ProgressStyle::with_template(&format!(
-            "{what} [{{bar:30}}] {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
+            "{what} [{{bar:30}}] {{pos}}/{{len}} {unit} ({{per_sec}}, eta {{eta}})"
         ))
         .expect("static")
         .progress_chars("=> "),
@@ -360,11 +363,20 @@ impl RunningTopK {
     }
 
     fn offer(&mut self, scores: &[f32], first_row: u64) {
-        for (i, &s) in scores.iter().enumerate() {
-            if s > self.cut {
-                self.hits.push((s, first_row + i as u64));
-                if self.hits.len() >= 2 * self.k {
-                    self.shrink();
+        // Once the cut has settled almost no score passes it: test 64 at a
+        // time (a branch-free comparison the compiler vectorises) and look
+        // at single scores only in a run that has one above the cut.
+        for (c, run) in scores.chunks(64).enumerate() {
+            let cut = self.cut;
+            if !run.iter().fold(false, |any, &s| any | (s > cut)) {
+                continue;
+            }
+            for (i, &s) in run.iter().enumerate() {
+                if s > self.cut {
+                    self.hits.push((s, first_row + (c * 64 + i) as u64));
+                    if self.hits.len() >= 2 * self.k {
+                        self.shrink();
+                    }
                 }
             }
         }
@@ -396,7 +408,9 @@ impl RunningTopK {
 }
 
 /// Exact top-`n` inner products of `queries` (row-major, `dim` wide) over
-/// the vectors of `shards`, streamed block by block.
+/// the vectors of `shards`, streamed block by block: a reader thread
+/// verifies, reads and decodes the next block while the cores score this
+/// one (at 1M passages the reading alone was a quarter of the time).
 pub fn exact_search(
     store: &Store,
     shards: &[String],
@@ -410,8 +424,52 @@ pub fn exact_search(
         return Ok(vec![Vec::new(); nq]);
     }
     let isa = Isa::detect();
-    let mut block: Vec<f32> = Vec::with_capacity(DOC_BLOCK * dim);
     let mut scores: Vec<f32> = vec![0.0; QUERY_CHUNK.min(nq) * DOC_BLOCK];
+    std::thread::scope(|scope| -> Result<()> {
+        // Blocks travel reader -> scorer on `full`, and back on `empty` to
+        // be refilled, so three buffers serve the whole corpus.
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Panels, u64)>(BLOCKS_AHEAD);
+        let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Panels>();
+        for _ in 0..=BLOCKS_AHEAD {
+            let _ = empty_tx.send(Panels::default());
+        }
+        let reader = scope.spawn(move || read_blocks(store, shards, dim, full_tx, empty_rx));
+        for (block, row) in full_rx {
+            let rows = block.len();
+            for (c, chunk) in tops.chunks_mut(QUERY_CHUNK).enumerate() {
+                let q0 = c * QUERY_CHUNK;
+                let t = chunk.len();
+                let out = &mut scores[..t * rows];
+                inner_products(isa, &queries[q0 * dim..(q0 + t) * dim], t, &block, out);
+                chunk
+                    .par_iter_mut()
+                    .zip(out.par_chunks(rows))
+                    .for_each(|(top, s)| top.offer(s, row));
+            }
+            let _ = empty_tx.send(block);
+        }
+        reader
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })?;
+    Ok(tops.into_iter().map(RunningTopK::finish).collect())
+}
+
+/// Blocks read ahead of the scoring.
+const BLOCKS_AHEAD: usize = 2;
+
+/// The reader of [`exact_search`]: every shard's vectors as packed blocks
+/// of up to [`DOC_BLOCK`] rows with the corpus row of their first vector, in
+/// corpus order, into buffers taken from `empty`. Stops early when the
+/// scorer has gone.
+fn read_blocks(
+    store: &Store,
+    shards: &[String],
+    dim: usize,
+    full: std::sync::mpsc::SyncSender<(Panels, u64)>,
+    empty: std::sync::mpsc::Receiver<Panels>,
+) -> Result<()> {
+    let mut raw: Vec<f32> = Vec::with_capacity(DOC_BLOCK * dim);
     for id in shards {
         let (d, dtype, mut row) = shard_layout(store, id)?;
         if d != dim {
@@ -433,32 +491,21 @@ pub fn exact_search(
                     v.value_length(i)
                 )));
             }
-            block.clear();
+            let Ok(mut block) = empty.recv() else {
+                return Ok(());
+            };
+            raw.clear();
             let offsets = v.value_offsets();
             let data = &v.value_data()[offsets[0] as usize..offsets[rows] as usize];
-            dtype.decode(data, &mut block);
-            for (c, chunk) in tops.chunks_mut(QUERY_CHUNK).enumerate() {
-                let q0 = c * QUERY_CHUNK;
-                let t = chunk.len();
-                let out = &mut scores[..t * rows];
-                matmul(
-                    isa,
-                    &queries[q0 * dim..(q0 + t) * dim],
-                    t,
-                    dim,
-                    &block,
-                    rows,
-                    out,
-                );
-                chunk
-                    .par_iter_mut()
-                    .zip(out.par_chunks(rows))
-                    .for_each(|(top, s)| top.offer(s, row));
+            dtype.decode(data, &mut raw);
+            block.pack(&raw, rows, dim);
+            if full.send((block, row)).is_err() {
+                return Ok(());
             }
             row += rows as u64;
         }
     }
-    Ok(tops.into_iter().map(RunningTopK::finish).collect())
+    Ok(())
 }
 
 /// Top `n` passages by inner product for every question text: exact, or

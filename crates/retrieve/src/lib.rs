@@ -21,8 +21,10 @@ use ragprobe_matching::has_answer;
 use ragprobe_models::TextEncoder;
 use serde_json::json;
 
-/// Version of the retrieve stage's logic; part of every recipe.
-pub const STAGE_VERSION: u32 = 1;
+/// Version of the retrieve stage's logic; part of every recipe. 2: exact
+/// dense scores are one FMA chain per passage (`engine::search`), which
+/// rounds differently from version 1's partial sums.
+pub const STAGE_VERSION: u32 = 2;
 
 /// Errors of the retrieve stage.
 #[derive(Debug, thiserror::Error)]

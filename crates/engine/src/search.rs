@@ -1,0 +1,338 @@
+//! Inner products of many query vectors with many passage vectors, for
+//! exact dense search.
+//!
+//! Each output is one chain of fused multiply-adds over the vector's
+//! elements in order (`acc = fma(x[j], w[j], acc)` for j = 0, 1, ...,
+//! from 0), so its value never depends on the tiling, the thread count,
+//! which other queries or passages are in the call, or whether the CPU ran
+//! AVX-512, AVX2 or portable code. The passages are packed into panels of
+//! [`PANEL`] vectors stored element-major, so that one vector load feeds
+//! [`PANEL`] outputs and one broadcast of a query element feeds a whole
+//! panel: the outer-product form of a matrix product, which keeps the FMA
+//! units busy instead of reducing partial sums per output.
+
+use crate::kernels::Isa;
+use rayon::prelude::*;
+
+/// Passages per panel: two AVX-512 or four AVX2 registers.
+pub const PANEL: usize = 32;
+
+/// Panels per parallel task.
+const PANELS_PER_TASK: usize = 4;
+
+/// Passage vectors packed for [`inner_products`]: panel `p` holds vectors
+/// `32p .. 32p + 32`, element `j` of all of them together; the last panel
+/// is padded with zero vectors.
+#[derive(Debug, Default, Clone)]
+pub struct Panels {
+    data: Vec<f32>,
+    n: usize,
+    k: usize,
+}
+
+impl Panels {
+    /// Packs `n` vectors of `k` elements (`w`, row-major), reusing this
+    /// buffer.
+    pub fn pack(&mut self, w: &[f32], n: usize, k: usize) {
+        assert!(
+            w.len() >= n * k,
+            "{} values for {n} vectors of {k}",
+            w.len()
+        );
+        self.data.clear();
+        self.data.resize(n.div_ceil(PANEL) * PANEL * k, 0.0);
+        for (p, v) in w[..n * k].chunks_exact(k.max(1)).enumerate() {
+            let base = (p / PANEL) * PANEL * k + p % PANEL;
+            for (j, &x) in v.iter().enumerate() {
+                self.data[base + j * PANEL] = x;
+            }
+        }
+        self.n = n;
+        self.k = k;
+    }
+
+    /// Vectors packed.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// No vectors packed.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Elements per vector.
+    pub fn dim(&self) -> usize {
+        self.k
+    }
+}
+
+/// A raw output pointer that parallel tasks write disjoint columns of.
+#[derive(Clone, Copy)]
+struct OutPtr(*mut f32);
+// SAFETY: each task writes only the columns of its own panels.
+unsafe impl Send for OutPtr {}
+unsafe impl Sync for OutPtr {}
+
+/// `out[q * n + p] = Σ_j x[q * k + j] · w_p[j]` for the `t` queries `x`
+/// (row-major, `k` wide) and the `n` packed passages, in parallel over
+/// groups of panels.
+pub fn inner_products(isa: Isa, x: &[f32], t: usize, w: &Panels, out: &mut [f32]) {
+    let (n, k) = (w.n, w.k);
+    assert!(x.len() >= t * k && out.len() >= t * n);
+    if n == 0 || t == 0 {
+        return;
+    }
+    let ptr = OutPtr(out.as_mut_ptr());
+    let panels = n.div_ceil(PANEL);
+    (0..panels.div_ceil(PANELS_PER_TASK))
+        .into_par_iter()
+        .for_each(move |task| {
+            let ptr = ptr;
+            for p in task * PANELS_PER_TASK..((task + 1) * PANELS_PER_TASK).min(panels) {
+                let panel = &w.data[p * PANEL * k..(p + 1) * PANEL * k];
+                let cols = (p * PANEL, (n - p * PANEL).min(PANEL));
+                // SAFETY: the slices cover the tiles; this task alone
+                // writes columns cols.0 .. cols.0 + cols.1; the ISA was
+                // detected on this CPU.
+                unsafe { panel_products(isa, x, t, k, panel, ptr.0, n, cols) };
+            }
+        });
+}
+
+/// Every query against one panel, in tiles of queries.
+///
+/// # Safety
+/// `out` must hold `t × ldo` values; the ISA must be this CPU's.
+#[allow(clippy::too_many_arguments)]
+unsafe fn panel_products(
+    isa: Isa,
+    x: &[f32],
+    t: usize,
+    k: usize,
+    panel: &[f32],
+    out: *mut f32,
+    ldo: usize,
+    cols: (usize, usize),
+) {
+    let mut q = 0;
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => {
+            while q + 8 <= t {
+                x86::tile512::<8>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
+                q += 8;
+            }
+            while q < t {
+                x86::tile512::<1>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
+                q += 1;
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => {
+            while q + 2 <= t {
+                x86::tile256::<2>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
+                q += 2;
+            }
+            while q < t {
+                x86::tile256::<1>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
+                q += 1;
+            }
+        }
+        _ => {
+            while q < t {
+                tile_portable(&x[q * k..], k, panel, out.add(q * ldo), cols);
+                q += 1;
+            }
+        }
+    }
+}
+
+/// One query against one panel, one FMA chain per output.
+///
+/// # Safety
+/// `out` must have room for the panel's columns.
+unsafe fn tile_portable(x: &[f32], k: usize, panel: &[f32], out: *mut f32, cols: (usize, usize)) {
+    let mut acc = [0f32; PANEL];
+    for j in 0..k {
+        let xj = x[j];
+        for (l, a) in acc.iter_mut().enumerate() {
+            *a = xj.mul_add(panel[j * PANEL + l], *a);
+        }
+    }
+    for (l, a) in acc.iter().take(cols.1).enumerate() {
+        *out.add(cols.0 + l) = *a;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! The portable chains in SIMD: lane `l` of the registers of a panel is
+    //! passage `l` of the panel.
+    use super::PANEL;
+    use std::arch::x86_64::*;
+
+    /// `TQ` queries against one panel with AVX-512.
+    ///
+    /// # Safety
+    /// As [`super::panel_products`]; `x` holds `TQ` rows of `k`.
+    #[target_feature(enable = "avx512f,fma")]
+    pub unsafe fn tile512<const TQ: usize>(
+        x: &[f32],
+        k: usize,
+        panel: &[f32],
+        out: *mut f32,
+        ldo: usize,
+        (c0, cn): (usize, usize),
+    ) {
+        let (xp, wp) = (x.as_ptr(), panel.as_ptr());
+        let mut acc = [[_mm512_setzero_ps(); 2]; TQ];
+        for j in 0..k {
+            let w0 = _mm512_loadu_ps(wp.add(j * PANEL));
+            let w1 = _mm512_loadu_ps(wp.add(j * PANEL + 16));
+            for (q, a) in acc.iter_mut().enumerate() {
+                let xb = _mm512_set1_ps(*xp.add(q * k + j));
+                a[0] = _mm512_fmadd_ps(xb, w0, a[0]);
+                a[1] = _mm512_fmadd_ps(xb, w1, a[1]);
+            }
+        }
+        for (q, a) in acc.iter().enumerate() {
+            let dst = out.add(q * ldo + c0);
+            if cn == PANEL {
+                _mm512_storeu_ps(dst, a[0]);
+                _mm512_storeu_ps(dst.add(16), a[1]);
+            } else {
+                let mut tmp = [0f32; PANEL];
+                _mm512_storeu_ps(tmp.as_mut_ptr(), a[0]);
+                _mm512_storeu_ps(tmp.as_mut_ptr().add(16), a[1]);
+                std::ptr::copy_nonoverlapping(tmp.as_ptr(), dst, cn);
+            }
+        }
+    }
+
+    /// `TQ` queries against one panel with AVX2.
+    ///
+    /// # Safety
+    /// As [`tile512`].
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn tile256<const TQ: usize>(
+        x: &[f32],
+        k: usize,
+        panel: &[f32],
+        out: *mut f32,
+        ldo: usize,
+        (c0, cn): (usize, usize),
+    ) {
+        let (xp, wp) = (x.as_ptr(), panel.as_ptr());
+        let mut acc = [[_mm256_setzero_ps(); 4]; TQ];
+        for j in 0..k {
+            let w = [
+                _mm256_loadu_ps(wp.add(j * PANEL)),
+                _mm256_loadu_ps(wp.add(j * PANEL + 8)),
+                _mm256_loadu_ps(wp.add(j * PANEL + 16)),
+                _mm256_loadu_ps(wp.add(j * PANEL + 24)),
+            ];
+            for (q, a) in acc.iter_mut().enumerate() {
+                let xb = _mm256_set1_ps(*xp.add(q * k + j));
+                for (r, wr) in a.iter_mut().zip(w) {
+                    *r = _mm256_fmadd_ps(xb, wr, *r);
+                }
+            }
+        }
+        for (q, a) in acc.iter().enumerate() {
+            let mut tmp = [0f32; PANEL];
+            for (r, v) in a.iter().enumerate() {
+                _mm256_storeu_ps(tmp.as_mut_ptr().add(8 * r), *v);
+            }
+            std::ptr::copy_nonoverlapping(tmp.as_ptr(), out.add(q * ldo + c0), cn);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(len: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..len)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+            })
+            .collect()
+    }
+
+    fn isas() -> Vec<Isa> {
+        let mut v = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                v.push(Isa::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+                v.push(Isa::Avx512);
+            }
+        }
+        v
+    }
+
+    /// Every output is the same chain of FMAs whatever the ISA, the query
+    /// count, the passage count or where a vector sits in the call; and it
+    /// is the inner product.
+    #[test]
+    fn every_output_is_the_same_fma_chain_on_every_isa() {
+        for (t, n, k) in [
+            (1, 1, 1),
+            (9, 70, 37),
+            (17, 33, 384),
+            (8, 32, 16),
+            (3, 5, 7),
+        ] {
+            let (x, w) = (data(t * k, 1), data(n * k, 2));
+            let chain = |q: usize, p: usize| {
+                (0..k).fold(0f32, |a, j| x[q * k + j].mul_add(w[p * k + j], a))
+            };
+            let mut panels = Panels::default();
+            panels.pack(&w, n, k);
+            for isa in isas() {
+                let mut out = vec![f32::NAN; t * n];
+                inner_products(isa, &x, t, &panels, &mut out);
+                for q in 0..t {
+                    for p in 0..n {
+                        let want: f64 = (0..k)
+                            .map(|j| x[q * k + j] as f64 * w[p * k + j] as f64)
+                            .sum();
+                        let got = out[q * n + p];
+                        assert_eq!(
+                            got.to_bits(),
+                            chain(q, p).to_bits(),
+                            "{isa:?} t={t} n={n} k={k} ({q}, {p})"
+                        );
+                        assert!((got as f64 - want).abs() < 1e-4);
+                    }
+                }
+                // One query alone, and the passages from 3 on alone: the same bits.
+                let mut one = vec![0.0; n];
+                inner_products(isa, &x[(t - 1) * k..], 1, &panels, &mut one);
+                assert_eq!(one, out[(t - 1) * n..]);
+                if n > 3 {
+                    let mut rest = Panels::default();
+                    rest.pack(&w[3 * k..], n - 3, k);
+                    let mut part = vec![0.0; t * (n - 3)];
+                    inner_products(isa, &x, t, &rest, &mut part);
+                    for q in 0..t {
+                        assert_eq!(
+                            part[q * (n - 3)..(q + 1) * (n - 3)],
+                            out[q * n + 3..(q + 1) * n]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
