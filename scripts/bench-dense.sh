@@ -17,12 +17,9 @@ cd "$(dirname "$0")/.."
 N="${N_PASSAGES:-1000000}"; Q="${N_QUERIES:-1000}"; ANN="${ANN:-1}"
 WORK="${BENCH_DIR:-${TMPDIR:-/tmp}/ragprobe-bench-dense}"
 mkdir -p "$WORK"
-if [ ! -x /usr/bin/time ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
-fi
-VENV="${BENCH_VENV:-${TMPDIR:-/tmp}/ragprobe-bench-venv}"
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/python" -c "import faiss, numpy, pyarrow" 2>/dev/null || "$VENV/bin/pip" install -q faiss-cpu numpy pyarrow
+source scripts/bench-lib.sh
+need_gnu_time
+bench_venv "faiss, numpy, pyarrow" faiss-cpu numpy pyarrow
 cargo build --release --workspace -q
 BIN="${CARGO_TARGET_DIR:-target}/release/ragprobe"
 DATA="$WORK/data-$N-$Q"
@@ -67,8 +64,6 @@ if [ "$ANN" = 1 ]; then
 fi
 kill $MOCK 2>/dev/null || true
 
-secs() { awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$1"; }
-rss_kb() { awk -F': ' '/Maximum resident set size/{print $2}' "$1"; }
 "$VENV/bin/python" - "$S" "$C" "$QC" "$EXACT_CTX" "$ANN_CTX" "$N" "$Q" \
   "$(secs "$WORK/t1.txt")" "$(secs "$WORK/t2.txt")" "$EXACT_SEARCH" "$(rss_kb "$WORK/t2.txt")" \
   "$ANN_BUILD_SEARCH" "$ANN_SEARCH" "$(rss_kb "$WORK/t3.txt")" <<'PY'

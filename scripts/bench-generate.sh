@@ -16,9 +16,8 @@ WORK="${BENCH_DIR:-${TMPDIR:-/tmp}/ragprobe-bench-generate}"
 rm -rf "$WORK"; mkdir -p "$WORK"
 cargo build --release --workspace -q
 BIN="${CARGO_TARGET_DIR:-target}/release/ragprobe"
-VENV="${BENCH_VENV:-${TMPDIR:-/tmp}/ragprobe-bench-venv}"
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/python" -c "import openai" 2>/dev/null || "$VENV/bin/pip" install -q openai
+source scripts/bench-lib.sh
+bench_venv openai openai
 
 # N questions -> N closed-book cases.
 python3 - "$N" > "$WORK/q.jsonl" <<'PY'

@@ -20,12 +20,9 @@ Q="${N_QUERIES:-10000}"
 BM25S_SCALES="${BM25S_SCALES:-${SCALES%% *}}"
 WORK="${BENCH_DIR:-${TMPDIR:-/tmp}/ragprobe-bench-retrieve}"
 mkdir -p "$WORK"
-if [ ! -x /usr/bin/time ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
-fi
-VENV="${BENCH_VENV:-${TMPDIR:-/tmp}/ragprobe-bench-venv}"
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/python" -c "import bm25s, numba" 2>/dev/null || "$VENV/bin/pip" install -q bm25s numba
+source scripts/bench-lib.sh
+need_gnu_time
+bench_venv "bm25s, numba" bm25s numba
 cargo build --release --workspace -q
 BIN="${CARGO_TARGET_DIR:-target}/release/ragprobe"
 
@@ -37,8 +34,6 @@ DATA="$WORK/data-$MAX-$Q"
 
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
-secs() { awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$1"; }
-rss_kb() { awk -F': ' '/Maximum resident set size/{print $2}' "$1"; }
 
 for N in $SCALES; do
   CORPUS="$DATA/corpus.jsonl"

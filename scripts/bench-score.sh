@@ -58,13 +58,8 @@ PY
 # bootstrap (2,000 resamples), against a Python script that reads the same
 # JSONL files and computes accuracy, EM and F1 with the SQuAD code above; in
 # one run. Wall time and peak RSS by GNU time.
-if [ ! -x /usr/bin/time ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
-  else
-    echo "bench-score: needs GNU time (/usr/bin/time) for the end-to-end part" >&2; exit 1
-  fi
-fi
+source scripts/bench-lib.sh
+need_gnu_time
 python3 - "$WORK/rows.jsonl" "$WORK" <<'PY'
 import json, sys
 src, work = sys.argv[1], sys.argv[2]

@@ -14,13 +14,12 @@
 
 use arrow::array::{Array, BinaryArray};
 use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
-use indicatif::{ProgressBar, ProgressStyle};
 use ragprobe_artifact::{column::column, sha256_hex, ArtifactError, Store};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-use crate::dense::{exact_search, shard_layout};
+use crate::dense::{exact_search, progress_bar, shard_layout};
 use crate::{sort_hits, Hit, Result, RetrieveError};
 
 /// Bump when the graph's construction changes.
@@ -107,17 +106,15 @@ fn io_error(path: &Path, e: impl std::fmt::Display) -> RetrieveError {
 
 /// Builds the graph over every vector of `shards` (in corpus order) and
 /// publishes it to `dir` by renaming a finished temporary directory.
+/// `total` is the shards' row count.
 fn build(
     store: &Store,
     shards: &[String],
+    total: u64,
     opts: AnnOptions,
     dir: &Path,
     progress: bool,
 ) -> Result<()> {
-    let mut total = 0u64;
-    for id in shards {
-        total += store.manifest(id)?.rows;
-    }
     let graph: Hnsw<f32, CosineDistance> = Hnsw::new(
         opts.m,
         total.max(1) as usize,
@@ -125,18 +122,7 @@ fn build(
         opts.ef_construction,
         CosineDistance,
     );
-    let bar = if progress {
-        ProgressBar::new(total)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "hnsw index [{bar:30}] {pos}/{len} vectors ({per_sec}, eta {eta})",
-        )
-        .expect("static")
-        .progress_chars("=> "),
-    );
+    let bar = progress_bar(progress, total, "hnsw index", "vectors");
     let mut vector: Vec<f32> = Vec::new();
     for id in shards {
         let (dim, dtype, mut row) = shard_layout(store, id)?;
@@ -219,7 +205,7 @@ pub fn search(
     let dir = index_dir(store, shards, opts);
     let started = std::time::Instant::now();
     if !dir.join(".complete").is_file() {
-        build(store, shards, opts, &dir, progress)?;
+        build(store, shards, total, opts, &dir, progress)?;
         store.log_run(json!({"stage": "hnsw-build", "index": dir.file_name().map(|f| f.to_string_lossy().to_string()), "seconds": started.elapsed().as_secs_f64()}));
     } else {
         tracing::info!("hnsw: reusing index {}", dir.display());

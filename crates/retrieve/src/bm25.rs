@@ -9,7 +9,6 @@
 //! every later run. A hit's corpus row comes from a fast field (no stored
 //! document is read at query time).
 
-use indicatif::{ProgressBar, ProgressStyle};
 use ragprobe_artifact::{rows_of, sha256_hex, ArtifactError, Corpus, Store};
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -247,18 +246,7 @@ impl Bm25Index {
                 partial.display()
             );
         }
-        let bar = if progress {
-            ProgressBar::new(rows)
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_style(
-            ProgressStyle::with_template(
-                "bm25 index [{bar:30}] {pos}/{len} passages ({per_sec}, eta {eta})",
-            )
-            .expect("static")
-            .progress_chars("=> "),
-        );
+        let bar = crate::dense::progress_bar(progress, rows, "bm25 index", "passages");
         bar.set_position(start);
         let mut n = 0u64;
         for batch in store.open_batches(corpus, 4096)? {

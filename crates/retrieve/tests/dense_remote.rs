@@ -131,6 +131,16 @@ fn brute_force() -> Vec<Vec<(String, f64)>> {
         .collect()
 }
 
+/// The `embeddings` artifacts (shards) in the store.
+fn embedding_shards(store: &Store) -> Vec<ragprobe_artifact::ObjectInfo> {
+    store
+        .list()
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.manifest.as_ref().unwrap().kind == "embeddings")
+        .collect()
+}
+
 fn ranked(store: &Store, contexts: &str) -> Vec<Vec<(String, f64)>> {
     let rows = read::<Contexts>(store, contexts).unwrap();
     (0..9)
@@ -188,12 +198,7 @@ fn served_embeddings_are_sharded_and_searched_exactly() {
     .unwrap();
     assert!(again.cached && again.contexts.id == r.contexts.id);
     // 23 passages in shards of 5: five `embeddings` artifacts in corpus order.
-    let shards: Vec<_> = store
-        .list()
-        .unwrap()
-        .into_iter()
-        .filter(|o| o.manifest.as_ref().unwrap().kind == "embeddings")
-        .collect();
+    let shards = embedding_shards(&store);
     assert_eq!(shards.len(), 5);
     let mut firsts: Vec<(u64, u64)> = shards
         .iter()
@@ -253,12 +258,7 @@ fn an_interrupted_embedding_run_resumes_at_the_first_missing_shard() {
         err.contains("embedding inputs") && err.contains("500"),
         "{err}"
     );
-    let done = store
-        .list()
-        .unwrap()
-        .into_iter()
-        .filter(|o| o.manifest.as_ref().unwrap().kind == "embeddings")
-        .count();
+    let done = embedding_shards(&store).len();
     assert!((1..5).contains(&done), "{done} shards done");
 
     let healthy = server(MockConfig {
