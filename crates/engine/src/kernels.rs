@@ -227,6 +227,21 @@ impl Isa {
         }
         Isa::Portable
     }
+
+    /// Every variant this CPU runs, portable first (tests compare them).
+    pub fn available() -> Vec<Isa> {
+        let mut v = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                v.push(Isa::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+                v.push(Isa::Avx512);
+            }
+        }
+        v
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -685,17 +700,7 @@ mod tests {
     }
 
     fn all_isas() -> Vec<Isa> {
-        let mut v = vec![Isa::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                v.push(Isa::Avx2);
-            }
-            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
-                v.push(Isa::Avx512);
-            }
-        }
-        v
+        Isa::available()
     }
 
     #[test]

@@ -267,20 +267,6 @@ mod tests {
             .collect()
     }
 
-    fn isas() -> Vec<Isa> {
-        let mut v = vec![Isa::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                v.push(Isa::Avx2);
-            }
-            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
-                v.push(Isa::Avx512);
-            }
-        }
-        v
-    }
-
     /// Every output is the same chain of FMAs whatever the ISA, the query
     /// count, the passage count or where a vector sits in the call; and it
     /// is the inner product.
@@ -299,7 +285,7 @@ mod tests {
             };
             let mut panels = Panels::default();
             panels.pack(&w, n, k);
-            for isa in isas() {
+            for isa in Isa::available() {
                 let mut out = vec![f32::NAN; t * n];
                 inner_products(isa, &x, t, &panels, &mut out);
                 for q in 0..t {
