@@ -16,7 +16,7 @@ pub mod row;
 pub use ragprobe_matching::parse::ParseMode;
 
 use ragprobe_artifact::{
-    kinds, read, write_all, ArtifactError, CaseRow, Cases, MetricRow, Metrics, QuestionRow,
+    kinds, read, write_all, ArtifactError, CaseRow, Cases, Kind, MetricRow, Metrics, QuestionRow,
     Questions, Recipe, Responses, ScoreRow, Scores, Sink, Store, Written,
 };
 use serde_json::json;
@@ -310,51 +310,35 @@ pub(crate) fn finish(
     publish(store, recipe, scores, metric_rows, failed, details)
 }
 
-/// Like [`finish`] for rows already streamed into `sink`: `for_metrics`
-/// holds the same rows as [`metrics_copy`] made them.
+/// Like [`finish`] for `rows` scored rows (`failed` of them failed)
+/// already streamed into `sink`. The metrics read the rows back from the
+/// written artifact without the columns they never use (the responses,
+/// request ids and foils), after the inputs of the scoring are gone: at
+/// a million rows, keeping a copy of every row while scoring doubled the
+/// peak memory.
 pub(crate) fn finish_streamed(
     store: &Store,
     recipe: &Recipe,
     sink: Sink<Scores>,
-    for_metrics: Vec<ScoreRow>,
+    (rows, failed): (usize, usize),
     opts: &ScoreOptions,
     look: &Lookup,
 ) -> Result<ScoreReport> {
-    let failed = for_metrics.iter().filter(|r| r.failed).count();
-    let details = score_details(opts, for_metrics.len(), failed);
+    let details = score_details(opts, rows, failed);
     let scores = sink.finish(details.clone())?;
+    let mut unused = vec!["response", "request_id", "foil"];
+    if opts.breakdown.is_none() {
+        unused.push("case_id");
+    }
+    let columns: Vec<&str> = Scores::columns()
+        .iter()
+        .map(|c| c.name())
+        .filter(|n| !unused.contains(n))
+        .collect();
+    let for_metrics = ragprobe_artifact::read_columns::<Scores>(store, &scores.id, &columns)?;
     let metric_rows = metric_rows(&for_metrics, opts, look)?;
     drop(for_metrics);
     publish(store, recipe, scores, metric_rows, failed, details)
-}
-
-/// A scored row with only what the metrics read: no response, request id
-/// or foil text (the scores artifact holds them), and no case id unless
-/// a breakdown looks cases up by it.
-pub(crate) fn metrics_copy(row: &ScoreRow, keep_case_id: bool) -> ScoreRow {
-    ScoreRow {
-        case_id: if keep_case_id {
-            row.case_id.clone()
-        } else {
-            String::new()
-        },
-        qid: row.qid.clone(),
-        dataset: row.dataset.clone(),
-        lang: row.lang.clone(),
-        condition: row.condition.clone(),
-        prompt: row.prompt.clone(),
-        prompt_study: row.prompt_study.clone(),
-        prompt_role: row.prompt_role.clone(),
-        prompt_variant: row.prompt_variant.clone(),
-        model: row.model.clone(),
-        answer_position: row.answer_position.clone(),
-        nomiracl_label: row.nomiracl_label.clone(),
-        mcq_choice: row.mcq_choice.clone(),
-        request_id: String::new(),
-        foil: None,
-        response: None,
-        ..*row
-    }
 }
 
 /// The details both artifacts' manifests record.

@@ -551,8 +551,7 @@ pub fn score_predictions(
     // Score on all cores a block at a time and stream each block into the
     // scores artifact; keep only what the metrics read.
     let mut sink = Sink::<Scores>::new(store, &recipe)?;
-    let mut for_metrics: Vec<ScoreRow> = Vec::with_capacity(matched.len());
-    let keep_case_id = opts.breakdown.is_some();
+    let (mut rows, mut failed) = (0usize, 0usize);
     // A writer thread encodes and compresses block n while the cores
     // score block n + 1.
     let sink = std::thread::scope(|s| -> Result<Sink<Scores>> {
@@ -566,24 +565,23 @@ pub fn score_predictions(
             Ok(sink)
         });
         for block in matched.chunks(SCORE_BLOCK) {
-            let (rows, copies): (Vec<ScoreRow>, Vec<ScoreRow>) = block
+            let scored: Vec<ScoreRow> = block
                 .par_iter()
                 .map(|&(p, c)| {
                     let p = &preds[p];
-                    let row = crate::row::score(
+                    crate::row::score(
                         &cases[c],
                         &prompt,
                         &p.model,
                         &request_id(p),
                         Some(&p.text),
                         opts.parse,
-                    );
-                    let copy = crate::metrics_copy(&row, keep_case_id);
-                    (row, copy)
+                    )
                 })
-                .unzip();
-            for_metrics.extend(copies);
-            if tx.send(rows).is_err() {
+                .collect();
+            rows += scored.len();
+            failed += scored.iter().filter(|r| r.failed).count();
+            if tx.send(scored).is_err() {
                 break; // the writer stopped: its error is returned below
             }
         }
@@ -595,13 +593,13 @@ pub fn score_predictions(
     drop(matched);
     drop(preds);
     drop(bytes);
-    if keep_case_id {
+    if opts.breakdown.is_some() {
         look.cases = cases.into_iter().map(|c| (c.case_id.clone(), c)).collect();
     } else {
         drop(cases);
     }
     Ok((
-        crate::finish_streamed(store, &recipe, sink, for_metrics, opts, &look)?,
+        crate::finish_streamed(store, &recipe, sink, (rows, failed), opts, &look)?,
         unmatched,
     ))
 }
