@@ -477,6 +477,14 @@ impl Store {
             let res = self
                 .verify_object_fully(&id)
                 .and_then(|_| check_readable(&path));
+            // A damaged object loses its record, so that reads hash (and
+            // refuse) it; a sound one gets a fresh record.
+            match (&res, std::fs::metadata(&path)) {
+                (Ok(()), Ok(meta)) => record_verified(&self.root, &id, &meta),
+                _ => {
+                    let _ = std::fs::remove_file(self.root.join("verified").join(&id));
+                }
+            }
             if let Err(e) = res {
                 problems.push(VerifyProblem {
                     id: id.clone(),
@@ -573,7 +581,7 @@ impl Store {
                 actual,
             });
         }
-        if self.object_path(&actual).is_file() && self.verify_object(&actual).is_ok() {
+        if self.object_path(&actual).is_file() && self.verify_object_fully(&actual).is_ok() {
             self.pin(&actual)?;
             return Ok(actual);
         }
@@ -837,7 +845,16 @@ fn file_stamp(meta: &std::fs::Metadata) -> Option<String> {
         .ok()?
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
-    Some(format!("{} {}", meta.len(), mtime.as_nanos()))
+    // On Unix also the inode and the change time, which tools that keep
+    // modification times (cp -p, rsync -t, touch -r) cannot set back.
+    #[cfg(unix)]
+    let extra = {
+        use std::os::unix::fs::MetadataExt;
+        format!(" {} {}.{}", meta.ino(), meta.ctime(), meta.ctime_nsec())
+    };
+    #[cfg(not(unix))]
+    let extra = String::new();
+    Some(format!("{} {}{extra}", meta.len(), mtime.as_nanos()))
 }
 
 /// An action record's outputs name content ids and kind names; a tampered

@@ -167,8 +167,13 @@ fn reads_hash_an_object_once_and_again_when_its_file_changed() {
         .unwrap()
         .set_modified(mtime)
         .unwrap();
+    assert!(
+        matches!(s.read_all(&id), Err(ArtifactError::HashMismatch { .. })),
+        "the change time gives the rewrite away"
+    );
     let problems = s.verify().unwrap();
     assert_eq!(problems.len(), 1, "verify hashes whatever the record says");
+    assert!(!stamp.exists(), "verify drops a damaged object's record");
 }
 
 #[test]

@@ -482,6 +482,9 @@ fn read_blocks(
             let batch = batch.map_err(ArtifactError::from)?;
             let v = column::<BinaryArray>(&batch, "vector")?;
             let rows = v.len();
+            if rows == 0 {
+                continue;
+            }
             let want = dim * dtype.width();
             if let Some(i) = (0..rows).find(|&i| v.value_length(i) as usize != want) {
                 return Err(RetrieveError::Invalid(format!(

@@ -229,11 +229,11 @@ fn jsonl_predictions<'a>(
             for (i, raw) in piece.split(|b| *b == b'\n').enumerate() {
                 let line = first + i as u64;
                 let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-                if raw.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
                 let text =
                     std::str::from_utf8(raw).map_err(|e| bad(line, format!("not UTF-8: {e}")))?;
+                if text.trim().is_empty() {
+                    continue;
+                }
                 let fields = parse_fields(text, &names).map_err(|m| bad(line, m))?;
                 out.push(prediction(line, fields, cols, bad)?);
             }
@@ -284,10 +284,14 @@ impl<'de> de::Visitor<'de> for Fields<'_> {
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out: Self::Value = [None, None, None];
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
-            match self.0.iter().position(|n| *n == Some(&*key)) {
-                Some(i) => out[i] = map.next_value::<Cell<'de>>()?.0,
-                None => {
-                    map.next_value::<de::IgnoredAny>()?;
+            let roles: Vec<usize> = (0..3).filter(|&i| self.0[i] == Some(&*key)).collect();
+            if roles.is_empty() {
+                map.next_value::<de::IgnoredAny>()?;
+            } else {
+                // One field may serve several roles (the id as the model).
+                let value = map.next_value::<Cell<'de>>()?.0;
+                for i in roles {
+                    out[i] = value.clone();
                 }
             }
         }
@@ -680,6 +684,21 @@ mod tests {
             field_text(&m["prediction"]).as_deref(),
             Some(&*rows[1].text)
         );
+    }
+
+    /// Regression: one field named for two roles fed only the first, and a
+    /// line of non-ASCII whitespace was an error instead of blank.
+    #[test]
+    fn one_field_serves_every_role_that_names_it() {
+        let cols = PredictionColumns {
+            model: Some("id".into()),
+            ..Default::default()
+        };
+        let bad = |line: u64, m: String| ScoreError::Invalid(format!("p.jsonl:{line}: {m}"));
+        let text = "{\"id\": \"q1\", \"prediction\": \"a\"}\n\u{a0}\u{2028}\n";
+        let rows = jsonl_predictions(text.as_bytes(), &cols, &bad).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!((&*rows[0].id, &*rows[0].model), ("q1", "q1"));
     }
 
     /// Bad lines are named, in whichever piece they fall.
