@@ -366,17 +366,7 @@ impl Store {
 
     /// Verify the object's hash, then open it for streaming reads.
     pub fn open_batches(&self, id: &str, batch_size: usize) -> Result<ParquetRecordBatchReader> {
-        self.verify_object(id)?;
-        let path = self.object_path(id);
-        let (manifest, builder) = open_footer(&path)?;
-        check_columns(id, &path, &manifest, builder.schema())?;
-        builder
-            .with_batch_size(batch_size)
-            .build()
-            .map_err(|e| ArtifactError::Parquet {
-                path,
-                message: e.to_string(),
-            })
+        self.open_reader(id, batch_size, None)
     }
 
     /// Like [`open_batches`](Self::open_batches), reading only the named
@@ -387,21 +377,34 @@ impl Store {
         batch_size: usize,
         names: &[&str],
     ) -> Result<ParquetRecordBatchReader> {
+        self.open_reader(id, batch_size, Some(names))
+    }
+
+    /// Verify, check the schema, and open a reader of every column or of
+    /// the `names` given.
+    fn open_reader(
+        &self,
+        id: &str,
+        batch_size: usize,
+        names: Option<&[&str]>,
+    ) -> Result<ParquetRecordBatchReader> {
         self.verify_object(id)?;
         let path = self.object_path(id);
-        let (manifest, builder) = open_footer(&path)?;
+        let (manifest, mut builder) = open_footer(&path)?;
         check_columns(id, &path, &manifest, builder.schema())?;
-        let roots: Vec<usize> = builder
-            .schema()
-            .fields()
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| names.contains(&f.name().as_str()))
-            .map(|(i, _)| i)
-            .collect();
-        let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), roots);
+        if let Some(names) = names {
+            let roots: Vec<usize> = builder
+                .schema()
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| names.contains(&f.name().as_str()))
+                .map(|(i, _)| i)
+                .collect();
+            let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), roots);
+            builder = builder.with_projection(mask);
+        }
         builder
-            .with_projection(mask)
             .with_batch_size(batch_size)
             .build()
             .map_err(|e| ArtifactError::Parquet {
