@@ -60,11 +60,6 @@ impl Panels {
     pub fn is_empty(&self) -> bool {
         self.n == 0
     }
-
-    /// Elements per vector.
-    pub fn dim(&self) -> usize {
-        self.k
-    }
 }
 
 /// A raw output pointer that parallel tasks write disjoint columns of.

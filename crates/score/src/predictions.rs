@@ -284,15 +284,15 @@ impl<'de> de::Visitor<'de> for Fields<'_> {
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out: Self::Value = [None, None, None];
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
-            let roles: Vec<usize> = (0..3).filter(|&i| self.0[i] == Some(&*key)).collect();
-            if roles.is_empty() {
-                map.next_value::<de::IgnoredAny>()?;
-            } else {
-                // One field may serve several roles (the id as the model).
+            // One field may serve several roles (the id as the model).
+            let roles = self.0.map(|n| n == Some(&*key));
+            if roles.contains(&true) {
                 let value = map.next_value::<Cell<'de>>()?.0;
-                for i in roles {
-                    out[i] = value.clone();
+                for (slot, _) in out.iter_mut().zip(roles).filter(|(_, r)| *r) {
+                    *slot = value.clone();
                 }
+            } else {
+                map.next_value::<de::IgnoredAny>()?;
             }
         }
         Ok(out)
