@@ -36,7 +36,9 @@ pub use kinds::{
     ScoreRow, Scores,
 };
 pub use manifest::{Manifest, Recipe, MANIFEST_KEY};
-pub use sink::{read, read_columns, rows_of, write_all, writer, Sink, BATCH_ROWS};
+pub use sink::{
+    read, read_columns, read_columns_batched, rows_of, write_all, writer, Sink, BATCH_ROWS,
+};
 pub use store::{
     check_record, ActionRecord, Fallback, GcReport, ObjectInfo, OutputRef, Store, VerifyProblem,
 };
@@ -48,7 +50,11 @@ pub const RAGPROBE_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(bytes))
+    // Into a buffer, not through `hex::encode`'s char iterator: request
+    // ids are hashed once per scored row.
+    let mut out = [0u8; 64];
+    hex::encode_to_slice(Sha256::digest(bytes), &mut out).expect("64 hex digits");
+    String::from_utf8(out.to_vec()).expect("hex is ASCII")
 }
 
 /// Lowercase hex SHA-256 of everything `reader` yields, streamed.
@@ -81,4 +87,20 @@ pub fn is_full_id(s: &str) -> bool {
     s.len() == 64
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The FIPS 180-2 example digests, as lowercase hex.
+    #[test]
+    fn sha256_hex_is_the_lowercase_digest() {
+        assert_eq!(
+            super::sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            super::sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
 }

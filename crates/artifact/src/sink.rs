@@ -77,11 +77,27 @@ pub fn read_columns<K: Kind>(
     id: &str,
     names: &[&str],
 ) -> Result<Vec<K::Row>, ArtifactError> {
+    let mut out = Vec::new();
+    for rows in read_columns_batched::<K>(store, id, names)? {
+        out.extend(rows?);
+    }
+    Ok(out)
+}
+
+/// Like [`read_columns`], a batch of rows at a time: for a caller that
+/// keeps a compact form of each row and must never hold all the rows.
+pub fn read_columns_batched<K: Kind>(
+    store: &Store,
+    id: &str,
+    names: &[&str],
+) -> Result<impl Iterator<Item = Result<Vec<K::Row>, ArtifactError>>, ArtifactError> {
     let columns: Vec<Column<K::Row>> = K::columns()
         .into_iter()
         .filter(|c| names.contains(&c.name))
         .collect();
-    decode_all::<K>(store.open_columns(id, 8192, names)?, &columns, id)
+    let reader = store.open_columns(id, 8192, names)?;
+    let id = id.to_string();
+    Ok(reader.map(move |b| decode::<K>(&columns, &b?, Some(&id))))
 }
 
 /// Decode batch by batch, so the batches are never all in memory.

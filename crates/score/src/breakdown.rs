@@ -29,7 +29,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use ragprobe_artifact::{CaseRow, QuestionRow, ScoreRow};
+use ragprobe_artifact::{CaseRow, QuestionRow};
+
+use crate::scored::Scored;
 use serde_json::Value;
 
 use crate::{Result, ScoreError};
@@ -163,17 +165,17 @@ fn meta_field(q: Option<&QuestionRow>, path: &str) -> Raw {
     }
 }
 
-fn value(col: &str, s: &ScoreRow, c: Option<&CaseRow>, q: Option<&QuestionRow>) -> Raw {
+fn value(col: &str, s: &Scored, c: Option<&CaseRow>, q: Option<&QuestionRow>) -> Raw {
     if let Some(path) = col.strip_prefix("meta.") {
         return meta_field(q, path);
     }
     match col {
-        "dataset" => Raw::Text(s.dataset.clone()),
-        "lang" => Raw::Text(s.lang.clone()),
+        "dataset" => Raw::Text(s.dataset.to_string()),
+        "lang" => Raw::Text(s.lang.to_string()),
         "split" => text(q.and_then(|q| q.split.as_deref())),
         "subset" => text(q.and_then(|q| q.subset.as_deref())),
-        "condition" => Raw::Text(s.condition.clone()),
-        "answer_position" => text(s.answer_position.as_deref()),
+        "condition" => Raw::Text(s.condition.to_string()),
+        "answer_position" => text(s.answer_position),
         "inserted_at" => c
             .and_then(|c| c.inserted_at)
             .map_or(Raw::Missing, |v| Raw::Number(v as f64)),
@@ -182,10 +184,10 @@ fn value(col: &str, s: &ScoreRow, c: Option<&CaseRow>, q: Option<&QuestionRow>) 
             .answerable
             .map_or(Raw::Missing, |b| Raw::Text(b.to_string())),
         "foil" => text(c.and_then(|c| c.foil.as_deref())),
-        "prompt" => Raw::Text(s.prompt.clone()),
-        "prompt_role" => text(s.prompt_role.as_deref()),
-        "prompt_variant" => text(s.prompt_variant.as_deref()),
-        "model" => Raw::Text(s.model.clone()),
+        "prompt" => Raw::Text(s.prompt.to_string()),
+        "prompt_role" => text(s.prompt_role),
+        "prompt_variant" => text(s.prompt_variant),
+        "model" => Raw::Text(s.model.to_string()),
         _ => Raw::Missing,
     }
 }
@@ -359,20 +361,15 @@ pub struct Group {
 /// Also says whether the order is natural (every column binned).
 pub fn groups<'a>(
     b: &Breakdown,
-    rows: &[ScoreRow],
-    case_of: &dyn Fn(&ScoreRow) -> Option<&'a CaseRow>,
-    question_of: &dyn Fn(&ScoreRow) -> Option<&'a QuestionRow>,
+    rows: &[Scored],
+    case_of: &dyn Fn(&Scored) -> Option<&'a CaseRow>,
+    question_of: &dyn Fn(&Scored) -> Option<&'a QuestionRow>,
 ) -> Result<(Vec<Group>, bool)> {
     let mut per_col = Vec::new();
     for col in &b.columns {
         let vals: Vec<(Option<&str>, Raw)> = rows
             .iter()
-            .map(|r| {
-                (
-                    Some(r.qid.as_str()),
-                    value(col, r, case_of(r), question_of(r)),
-                )
-            })
+            .map(|r| (Some(r.qid), value(col, r, case_of(r), question_of(r))))
             .collect();
         let g = grouping(col, &b.bins, &vals)?;
         let labels: Vec<Option<String>> = vals.iter().map(|(_, v)| g.label(v)).collect();
@@ -430,6 +427,13 @@ pub fn groups<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ragprobe_artifact::ScoreRow;
+
+    /// Compact rows (in an arena that lives as long as the test).
+    fn scored(rows: &[ScoreRow]) -> Vec<Scored<'static>> {
+        let bump: &'static bumpalo::Bump = Box::leak(Box::new(bumpalo::Bump::new()));
+        crate::scored::ScoredArena::new(bump).add_all(rows)
+    }
 
     fn row(qid: &str, condition: &str, pos: Option<&str>) -> ScoreRow {
         ScoreRow {
@@ -489,7 +493,7 @@ mod tests {
             columns: vec!["meta.s_pop".into()],
             bins: "100,1000".parse().unwrap(),
         };
-        let (g, ordered) = groups(&b, &rows, &|_| None, &|r| qs.get(&r.qid)).unwrap();
+        let (g, ordered) = groups(&b, &scored(&rows), &|_| None, &|r| qs.get(r.qid)).unwrap();
         assert!(ordered);
         // [-inf,100): q1 (both conditions together); [100,1000): q2;
         // [1000,inf): q3; (none): q4.
@@ -523,7 +527,7 @@ mod tests {
             columns: vec!["meta.pop".into()],
             bins: Bins::Quantiles(4),
         };
-        let (g, _) = groups(&b, &rows, &|_| None, &|r| qs.get(&r.qid)).unwrap();
+        let (g, _) = groups(&b, &scored(&rows), &|_| None, &|r| qs.get(r.qid)).unwrap();
         // Edges at the 2nd, 4th, 6th smallest of 8 values (0-based 2, 4, 6): 3, 5, 7.
         assert_eq!(labels(&g), ["[1, 3)", "[3, 5)", "[5, 7)", "[7, 8]"]);
         assert!(g.iter().all(|g| g.rows.len() == 4));
@@ -540,7 +544,7 @@ mod tests {
             columns: vec!["answer_position".into()],
             bins: Bins::None,
         };
-        let (g, ordered) = groups(&b, &rows, &|_| None, &|_| None).unwrap();
+        let (g, ordered) = groups(&b, &scored(&rows), &|_| None, &|_| None).unwrap();
         assert!(!ordered);
         assert_eq!(labels(&g), ["beginning", "end"]);
         assert_eq!(g[0].rows, [0, 2]);
@@ -557,13 +561,13 @@ mod tests {
             columns: vec!["condition".into(), "answer_position".into()],
             bins: Bins::None,
         };
-        let (g, _) = groups(&b, &rows, &|_| None, &|_| None).unwrap();
+        let (g, _) = groups(&b, &scored(&rows), &|_| None, &|_| None).unwrap();
         assert_eq!(labels(&g), ["add-random; end", "base; end"]);
         let bad = Breakdown {
             columns: vec!["colour".into()],
             bins: Bins::None,
         };
-        let e = groups(&bad, &rows, &|_| None, &|_| None)
+        let e = groups(&bad, &scored(&rows), &|_| None, &|_| None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("--by colour") && e.contains("meta.FIELD"), "{e}");
@@ -571,6 +575,6 @@ mod tests {
             columns: vec!["condition".into()],
             bins: Bins::Quantiles(2),
         };
-        assert!(groups(&text_bins, &rows, &|_| None, &|_| None).is_err());
+        assert!(groups(&text_bins, &scored(&rows), &|_| None, &|_| None).is_err());
     }
 }

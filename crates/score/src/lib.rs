@@ -12,6 +12,10 @@ pub mod breakdown;
 pub mod metrics;
 pub mod predictions;
 pub mod row;
+pub mod scored;
+
+use bumpalo::Bump;
+use scored::{Scored, ScoredArena};
 
 pub use ragprobe_matching::parse::ParseMode;
 
@@ -259,21 +263,17 @@ impl Lookup {
 /// Every metric again for each group of `opts.breakdown` (see [`breakdown`]),
 /// tagged with the breakdown and the group; the groups' order and bins go
 /// into the details.
-fn breakdown_rows(
-    scored: &[ScoreRow],
-    opts: &ScoreOptions,
-    look: &Lookup,
-) -> Result<Vec<MetricRow>> {
+fn breakdown_rows(scored: &[Scored], opts: &ScoreOptions, look: &Lookup) -> Result<Vec<MetricRow>> {
     let Some(b) = &opts.breakdown else {
         return Ok(Vec::new());
     };
-    let (groups, ordered) = breakdown::groups(b, scored, &|r| look.cases.get(&r.case_id), &|r| {
-        look.questions.get(&r.qid)
+    let (groups, ordered) = breakdown::groups(b, scored, &|r| look.cases.get(r.case_id), &|r| {
+        look.questions.get(r.qid)
     })?;
     let by = b.columns.join(",");
     let mut rows = Vec::new();
     for g in groups {
-        let subset: Vec<ScoreRow> = g.rows.iter().map(|&i| scored[i].clone()).collect();
+        let subset: Vec<Scored> = g.rows.iter().map(|&i| scored[i]).collect();
         let mut out = metrics::Out::new(opts);
         metrics::all(&subset, &mut out);
         for mut r in out.rows {
@@ -304,7 +304,10 @@ pub(crate) fn finish(
     look: &Lookup,
 ) -> Result<ScoreReport> {
     let failed = scored.iter().filter(|r| r.failed).count();
-    let metric_rows = metric_rows(&scored, opts, look)?;
+    let bump = Bump::new();
+    let compact = ScoredArena::new(&bump).add_all(&scored);
+    let metric_rows = metric_rows(&compact, opts, look)?;
+    drop(compact);
     let details = score_details(opts, scored.len(), failed);
     let scores = write_all::<Scores>(store, recipe, scored, details.clone())?;
     publish(store, recipe, scores, metric_rows, failed, details)
@@ -312,10 +315,10 @@ pub(crate) fn finish(
 
 /// Like [`finish`] for `rows` scored rows (`failed` of them failed)
 /// already streamed into `sink`. The metrics read the rows back from the
-/// written artifact without the columns they never use (the responses,
-/// request ids and foils), after the inputs of the scoring are gone: at
-/// a million rows, keeping a copy of every row while scoring doubled the
-/// peak memory.
+/// written artifact, a batch at a time into compact rows ([`Scored`]),
+/// without the columns they never use (the responses, request ids and
+/// foils), after the inputs of the scoring are gone: at a million rows,
+/// keeping a copy of every row while scoring doubled the peak memory.
 pub(crate) fn finish_streamed(
     store: &Store,
     recipe: &Recipe,
@@ -335,7 +338,12 @@ pub(crate) fn finish_streamed(
         .map(|c| c.name())
         .filter(|n| !unused.contains(n))
         .collect();
-    let for_metrics = ragprobe_artifact::read_columns::<Scores>(store, &scores.id, &columns)?;
+    let bump = Bump::new();
+    let mut arena = ScoredArena::new(&bump);
+    let mut for_metrics = Vec::with_capacity(rows);
+    for batch in ragprobe_artifact::read_columns_batched::<Scores>(store, &scores.id, &columns)? {
+        for_metrics.extend(batch?.iter().map(|r| arena.add(r)));
+    }
     let metric_rows = metric_rows(&for_metrics, opts, look)?;
     drop(for_metrics);
     publish(store, recipe, scores, metric_rows, failed, details)
@@ -351,7 +359,7 @@ fn score_details(opts: &ScoreOptions, rows: usize, failed: usize) -> serde_json:
 }
 
 /// Every metric over the scored rows, then per `--by` group.
-fn metric_rows(scored: &[ScoreRow], opts: &ScoreOptions, look: &Lookup) -> Result<Vec<MetricRow>> {
+fn metric_rows(scored: &[Scored], opts: &ScoreOptions, look: &Lookup) -> Result<Vec<MetricRow>> {
     let mut out = metrics::Out::new(opts);
     metrics::all(scored, &mut out);
     out.rows.extend(breakdown_rows(scored, opts, look)?);

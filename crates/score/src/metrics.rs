@@ -11,7 +11,9 @@
 //! family for `soft`/`strict` paired with the study's `closed-book`
 //! baseline. A template named `no-conflict-v2` runs what its role says.
 
-use ragprobe_artifact::{condition, Expected, MetricRow, ScoreRow};
+use ragprobe_artifact::{condition, Expected, MetricRow};
+
+use crate::scored::Scored;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -51,11 +53,20 @@ impl<'q> Clusters<'q> {
     }
     fn grouped(&self) -> &Vec<Cluster> {
         self.grouped.get_or_init(|| {
-            let mut e = self.entries.clone();
-            e.par_sort_by(|a, b| a.0.cmp(b.0));
+            // Rows come sorted by case, so usually by question: then no
+            // sorted copy is needed.
+            let sorted;
+            let e = if self.entries.is_sorted_by(|a, b| a.0 <= b.0) {
+                &self.entries
+            } else {
+                let mut e = self.entries.clone();
+                e.par_sort_by(|a, b| a.0.cmp(b.0));
+                sorted = e;
+                &sorted
+            };
             let mut out: Vec<Cluster> = Vec::new();
             let mut last: Option<&str> = None;
-            for (q, v, replaces) in e {
+            for &(q, v, replaces) in e {
                 if last != Some(q) {
                     out.push((0.0, 0.0));
                     last = Some(q);
@@ -169,13 +180,13 @@ impl Matcher {
             Matcher::Accuracy => "accuracy",
         }
     }
-    fn correct(self, r: &ScoreRow) -> bool {
+    fn correct(self, r: &Scored) -> bool {
         match self {
             Matcher::Exact => r.em == Some(true),
             Matcher::Accuracy => r.accuracy == Some(true),
         }
     }
-    fn foil_only(self, r: &ScoreRow) -> bool {
+    fn foil_only(self, r: &Scored) -> bool {
         match self {
             Matcher::Exact => r.foil_exact == Some(true) && r.em != Some(true),
             Matcher::Accuracy => r.foil_only == Some(true),
@@ -267,19 +278,17 @@ fn b(x: bool) -> f64 {
 }
 
 /// Rows grouped by (dataset, model, prompt), failed rows removed (counted).
-type Groups<'a> = BTreeMap<(&'a str, &'a str, &'a str), Vec<&'a ScoreRow>>;
+type Groups<'a> = BTreeMap<(&'a str, &'a str, &'a str), Vec<&'a Scored<'a>>>;
 
 /// The template's declared role is one of `roles`.
-fn role_in(r: &ScoreRow, roles: &[&str]) -> bool {
-    r.prompt_role.as_deref().is_some_and(|x| roles.contains(&x))
+fn role_in(r: &Scored, roles: &[&str]) -> bool {
+    r.prompt_role.is_some_and(|x| roles.contains(&x))
 }
 
-fn groups<'a>(rows: &'a [ScoreRow], pred: impl Fn(&ScoreRow) -> bool) -> Groups<'a> {
+fn groups<'a>(rows: &'a [Scored], pred: impl Fn(&Scored) -> bool) -> Groups<'a> {
     let mut g: Groups = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.failed && pred(r)) {
-        g.entry((&r.dataset, &r.model, &r.prompt))
-            .or_default()
-            .push(r);
+        g.entry((r.dataset, r.model, r.prompt)).or_default().push(r);
     }
     g
 }
@@ -295,35 +304,36 @@ fn key(study: &'static str, g: &(&str, &str, &str)) -> Key {
 
 /// Accuracy, EM and F1 per condition (seed 000 Appendix B Tables 11, 12),
 /// plus the count of failed requests.
-pub fn qa(rows: &[ScoreRow], out: &mut Out) {
+pub fn qa(rows: &[Scored], out: &mut Out) {
     for (g, rs) in groups(rows, |r| {
         !r.condition.starts_with("nomiracl") && r.accuracy.is_some()
     }) {
         let k = key("qa", &g);
-        let mut by_cond: BTreeMap<&str, Vec<&ScoreRow>> = BTreeMap::new();
+        let mut by_cond: BTreeMap<&str, Vec<&Scored>> = BTreeMap::new();
         for r in rs {
-            by_cond.entry(r.condition.as_str()).or_default().push(r);
+            by_cond.entry(r.condition).or_default().push(r);
         }
         for (cond, rs) in by_cond {
-            let (mut acc, mut em, mut f1) = (
-                Clusters::default(),
-                Clusters::default(),
-                Clusters::default(),
-            );
-            for r in &rs {
-                acc.add(&r.qid, b(r.accuracy == Some(true)));
-                em.add(&r.qid, b(r.em == Some(true)));
-                f1.add(&r.qid, r.f1.unwrap_or(0.0));
-            }
             let def = json!({"definition": "accuracy: a normalised gold alias is a substring of the normalised response; em: equal after normalisation; f1: SQuAD token F1, max over aliases"});
-            out.mean(&k, cond, "acc", &acc, 100.0, def.clone());
-            out.mean(&k, cond, "em", &em, 100.0, def.clone());
-            out.mean(&k, cond, "f1", &f1, 100.0, def);
-            let mcq: Vec<&&ScoreRow> = rs.iter().filter(|r| r.mcq_choice.is_some()).collect();
+            // One metric's clusters at a time: at a million rows each
+            // holds 32 MB.
+            let metrics: [(&str, fn(&Scored) -> f64); 3] = [
+                ("acc", |r| b(r.accuracy == Some(true))),
+                ("em", |r| b(r.em == Some(true))),
+                ("f1", |r| r.f1.unwrap_or(0.0)),
+            ];
+            for (metric, value) in metrics {
+                let mut c = Clusters::default();
+                for r in &rs {
+                    c.add(r.qid, value(r));
+                }
+                out.mean(&k, cond, metric, &c, 100.0, def.clone());
+            }
+            let mcq: Vec<&&Scored> = rs.iter().filter(|r| r.mcq_choice.is_some()).collect();
             if !mcq.is_empty() {
                 let several = mcq
                     .iter()
-                    .filter(|r| r.mcq_choice.as_deref() == Some("several"))
+                    .filter(|r| r.mcq_choice == Some("several"))
                     .count();
                 out.count(&k, cond, "mcq_several_options", several, mcq.len(), json!({"definition": "multiple-choice responses naming two or more options: neither reference nor foil"}));
             }
@@ -332,7 +342,7 @@ pub fn qa(rows: &[ScoreRow], out: &mut Out) {
     let mut failed: BTreeMap<(&str, &str, &str, &str), (usize, usize)> = BTreeMap::new();
     for r in rows {
         let e = failed
-            .entry((&r.dataset, &r.model, &r.prompt, &r.condition))
+            .entry((r.dataset, r.model, r.prompt, r.condition))
             .or_default();
         e.1 += 1;
         if r.failed {
@@ -349,7 +359,7 @@ pub fn qa(rows: &[ScoreRow], out: &mut Out) {
 /// Whether a base-condition response is correct under its label: an
 /// unanswerable question is answered correctly by saying "unanswerable",
 /// an answerable one by the gold answer (accuracy).
-fn correct_for(label: Expected, r: &ScoreRow) -> bool {
+fn correct_for(label: Expected, r: &Scored) -> bool {
     if label == Expected::Unanswerable {
         r.says_unanswerable == Some(true)
     } else {
@@ -363,7 +373,7 @@ fn correct_for(label: Expected, r: &ScoreRow) -> bool {
 /// unanswerable questions: Acc. = said unanswerable; Cor. = did not, and
 /// gave the original gold answer; Hallu. = neither (the three add to 100).
 /// And the share of answerable questions wrongly called unanswerable.
-pub fn unanswerable(rows: &[ScoreRow], out: &mut Out) {
+pub fn unanswerable(rows: &[Scored], out: &mut Out) {
     for (g, rs) in groups(rows, |r| r.condition == condition::BASE) {
         if !rs.iter().any(|r| r.expected == Expected::Unanswerable) {
             continue;
@@ -381,16 +391,16 @@ pub fn unanswerable(rows: &[ScoreRow], out: &mut Out) {
         );
         for r in &rs {
             let ok = correct_for(r.expected, r);
-            all.add(&r.qid, b(ok));
+            all.add(r.qid, b(ok));
             if r.expected == Expected::Unanswerable {
                 let said = r.says_unanswerable == Some(true);
                 let gold = !said && r.accuracy == Some(true);
-                unans.add(&r.qid, b(said));
-                cor.add(&r.qid, b(gold));
-                hallu.add(&r.qid, b(!said && !gold));
+                unans.add(r.qid, b(said));
+                cor.add(r.qid, b(gold));
+                hallu.add(r.qid, b(!said && !gold));
             } else {
-                ans.add(&r.qid, b(ok));
-                false_unans.add(&r.qid, b(r.says_unanswerable == Some(true)));
+                ans.add(r.qid, b(ok));
+                false_unans.add(r.qid, b(r.says_unanswerable == Some(true)));
             }
         }
         let d = |s: &str| json!({"definition": s});
@@ -438,10 +448,10 @@ pub fn unanswerable(rows: &[ScoreRow], out: &mut Out) {
     }
 }
 
-fn by_qid<'a>(rs: &[&'a ScoreRow], cond: &str) -> BTreeMap<&'a str, &'a ScoreRow> {
+fn by_qid<'a>(rs: &[&'a Scored<'a>], cond: &str) -> BTreeMap<&'a str, &'a Scored<'a>> {
     rs.iter()
         .filter(|r| r.condition == cond)
-        .map(|r| (r.qid.as_str(), *r))
+        .map(|r| (r.qid, *r))
         .collect()
 }
 
@@ -452,7 +462,7 @@ fn by_qid<'a>(rs: &[&'a ScoreRow], cond: &str) -> BTreeMap<&'a str, &'a ScoreRow
 /// the gold answer, or "unanswerable" for a question labelled unanswerable;
 /// with such labels RAD is also split into answerable / unanswerable.
 /// Computed for the `normal` and `unans` roles.
-pub fn rad(rows: &[ScoreRow], out: &mut Out) {
+pub fn rad(rows: &[Scored], out: &mut Out) {
     for (g, rs) in groups(rows, |r| role_in(r, &["normal", "unans"])) {
         let base = by_qid(&rs, "base");
         if base.is_empty() {
@@ -462,7 +472,7 @@ pub fn rad(rows: &[ScoreRow], out: &mut Out) {
         let adds: BTreeSet<&str> = rs
             .iter()
             .filter(|r| r.condition.starts_with("add-"))
-            .map(|r| r.condition.as_str())
+            .map(|r| r.condition)
             .collect();
         let labelled = base.values().any(|r| r.expected == Expected::Unanswerable);
         for add in adds {
@@ -512,7 +522,7 @@ pub fn rad(rows: &[ScoreRow], out: &mut Out) {
 /// seeded share P of the questions with a conflict passage form C (chosen
 /// per question from SHA-256(seed, qid)); the others join NC through their
 /// `base` case — for runs where nearly every passage can be built.
-pub fn conflict_detection(rows: &[ScoreRow], out: &mut Out) {
+pub fn conflict_detection(rows: &[Scored], out: &mut Out) {
     for (g, rs) in groups(rows, |r| role_in(r, &["conflict"])) {
         let conflict = by_qid(&rs, "add-conflict");
         if conflict.is_empty() {
@@ -575,7 +585,7 @@ pub fn share_draw(seed: u64, qid: &str) -> f64 {
 /// Seed 000 §5.4 Table 8 (Normal prompt): on ARA (questions correct in
 /// `base`) with a conflict passage added: A->A = still the gold answer;
 /// A->C = not the gold answer but the foil; A->U = neither. Role `normal`.
-pub fn stubbornness(rows: &[ScoreRow], out: &mut Out) {
+pub fn stubbornness(rows: &[Scored], out: &mut Out) {
     for (g, rs) in groups(rows, |r| role_in(r, &["normal"])) {
         let conflict = by_qid(&rs, "add-conflict");
         let base = by_qid(&rs, "base");
@@ -631,14 +641,14 @@ pub fn stubbornness(rows: &[ScoreRow], out: &mut Out) {
 /// Seed 000 Table 13 (Normal prompt): PAR = share of unanswerable questions
 /// (no retrieved passage holds the answer) answered correctly anyway.
 /// Role `normal`.
-pub fn par(rows: &[ScoreRow], out: &mut Out) {
+pub fn par(rows: &[Scored], out: &mut Out) {
     for (g, rs) in groups(rows, |r| {
         r.condition == condition::BASE && role_in(r, &["normal"])
     }) {
         let k = key("imperfect", &g);
         let mut c = Clusters::default();
         for r in rs.iter().filter(|r| r.answerable == Some(false)) {
-            c.add(&r.qid, b(r.accuracy == Some(true)));
+            c.add(r.qid, b(r.accuracy == Some(true)));
         }
         out.mean(&k, "base", "par", &c, 100.0, json!({"definition": "unanswerable questions (no answer in the top-k) answered with the gold answer"}));
     }
@@ -649,13 +659,13 @@ pub fn par(rows: &[ScoreRow], out: &mut Out) {
 /// #idk / N on the relevant subset; invalid rates; and the variants that
 /// leave invalid outputs out of the denominator: FP/(FP+TN) = yes/(yes+idk)
 /// on non-relevant, FN/(FN+TP) = idk/(idk+yes) on relevant.
-pub fn nomiracl(rows: &[ScoreRow], out: &mut Out) {
+pub fn nomiracl(rows: &[Scored], out: &mut Out) {
     let mut g: Groups = BTreeMap::new();
     for r in rows
         .iter()
         .filter(|r| !r.failed && r.condition == "nomiracl")
     {
-        g.entry((&r.lang, &r.model, &r.prompt)).or_default().push(r);
+        g.entry((r.lang, r.model, r.prompt)).or_default().push(r);
     }
     for (gk, rs) in g {
         let k = key("nomiracl", &gk);
@@ -670,14 +680,14 @@ pub fn nomiracl(rows: &[ScoreRow], out: &mut Out) {
             );
             let subset_name = subset.as_str();
             for r in rs.iter().filter(|r| r.expected == subset) {
-                let l = r.nomiracl_label.as_deref().unwrap_or("invalid");
-                rate.add(&r.qid, b(l == main_label));
-                invalid.add(&r.qid, b(l == "invalid"));
+                let l = r.nomiracl_label.unwrap_or("invalid");
+                rate.add(r.qid, b(l == main_label));
+                invalid.add(r.qid, b(l == "invalid"));
                 if l == main_label || l == other_label {
-                    valid_rate.add(&r.qid, b(l == main_label));
+                    valid_rate.add(r.qid, b(l == main_label));
                 }
             }
-            let datasets: BTreeSet<&str> = rs.iter().map(|r| r.dataset.as_str()).collect();
+            let datasets: BTreeSet<&str> = rs.iter().map(|r| r.dataset).collect();
             out.mean(&k, subset_name, main, &rate, 100.0, json!({"definition": format!("#{main_label} / N over the {subset_name} subset (invalid outputs in the denominator)"), "datasets": datasets}));
             out.mean(
                 &k,
@@ -712,12 +722,12 @@ struct EvidencePrompt<'a> {
     id: &'a str,
     role: &'a str,
     variant: &'a str,
-    cells: BTreeMap<(&'a str, &'a str, &'a str), &'a ScoreRow>,
+    cells: BTreeMap<(&'a str, &'a str, &'a str), &'a Scored<'a>>,
     qids: BTreeSet<&'a str>,
 }
 
 impl<'a> EvidencePrompt<'a> {
-    fn cell(&self, arm: &str, pos: &str, qid: &str) -> Option<&'a ScoreRow> {
+    fn cell(&self, arm: &str, pos: &str, qid: &str) -> Option<&'a Scored<'a>> {
         self.cells.get(&(arm, pos, qid)).copied()
     }
     /// Both arms at all three positions are there.
@@ -727,7 +737,7 @@ impl<'a> EvidencePrompt<'a> {
             .all(|p| self.cell("clean", p, qid).is_some() && self.cell("edited", p, qid).is_some())
     }
     /// Mean over the three positions of `f` on one arm (complete questions).
-    fn avg(&self, arm: &str, qid: &str, f: impl Fn(&ScoreRow) -> bool) -> f64 {
+    fn avg(&self, arm: &str, qid: &str, f: impl Fn(&Scored) -> bool) -> f64 {
         POSITIONS
             .iter()
             .map(|p| self.cell(arm, p, qid).map_or(0.0, |r| b(f(r))))
@@ -778,7 +788,7 @@ type Strata<'a> = (BTreeSet<&'a str>, BTreeSet<&'a str>);
 /// `stress_position_diffs`; per variant with both policies in
 /// `strict_minus_soft`; per prompt version in
 /// `StressGroup::gap_change_from_v0`; across models in `common_stratum`.
-pub fn stress(rows: &[ScoreRow], out: &mut Out) {
+pub fn stress(rows: &[Scored], out: &mut Out) {
     let (main_m, audit_m) = (out.k_matcher.main(), out.k_matcher.audit());
     let by_dm = by_dataset_model(rows);
     // Per dataset: model -> (K, U) under the audit matcher on complete
@@ -804,13 +814,12 @@ pub fn stress(rows: &[ScoreRow], out: &mut Out) {
 }
 
 /// The rows that did not fail, by (dataset, model).
-fn by_dataset_model(rows: &[ScoreRow]) -> BTreeMap<(&str, &str), Vec<&ScoreRow>> {
-    let mut by_dm: BTreeMap<(&str, &str), Vec<&ScoreRow>> = BTreeMap::new();
+fn by_dataset_model<'a>(
+    rows: &'a [Scored<'a>],
+) -> BTreeMap<(&'a str, &'a str), Vec<&'a Scored<'a>>> {
+    let mut by_dm: BTreeMap<(&str, &str), Vec<&Scored>> = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.failed) {
-        by_dm
-            .entry((r.dataset.as_str(), r.model.as_str()))
-            .or_default()
-            .push(r);
+        by_dm.entry((r.dataset, r.model)).or_default().push(r);
     }
     by_dm
 }
@@ -831,7 +840,7 @@ struct StressGroup<'a, 'p> {
     dataset: &'a str,
     model: &'a str,
     /// The dataset and model's rows (failed requests left out).
-    rs: &'p [&'a ScoreRow],
+    rs: &'p [&'a Scored<'a>],
     /// Evidence prompts by variant.
     variants: BTreeMap<&'a str, Vec<&'p EvidencePrompt<'a>>>,
     /// Per variant: (fixed population, number of questions excluded).
@@ -846,7 +855,7 @@ impl<'a, 'p> StressGroup<'a, 'p> {
     fn new(
         dataset: &'a str,
         model: &'a str,
-        rs: &'p [&'a ScoreRow],
+        rs: &'p [&'a Scored<'a>],
         prompts: &'p BTreeMap<&'a str, EvidencePrompt<'a>>,
         main_m: Matcher,
         audit_m: Matcher,
@@ -1008,7 +1017,7 @@ fn strict_minus_soft<'a>(
 ) {
     let (main_m, audit_m, d) = (s.main_m, s.audit_m, s.details);
     let (k_main, k_audit, u_audit) = (&s.k_main, &s.k_audit, &s.u_audit);
-    let diff = |qs: &BTreeSet<&'a str>, arm: &str, f: &dyn Fn(&ScoreRow) -> bool| {
+    let diff = |qs: &BTreeSet<&'a str>, arm: &str, f: &dyn Fn(&Scored) -> bool| {
         clusters_of(
             qs.iter()
                 .map(|q| (*q, strict.avg(arm, q, f) - soft.avg(arm, q, f))),
@@ -1037,7 +1046,7 @@ fn strict_minus_soft<'a>(
 /// nothing when the dataset has fewer than two models.
 fn common_stratum(
     out: &mut Out,
-    by_dm: &BTreeMap<(&str, &str), Vec<&ScoreRow>>,
+    by_dm: &BTreeMap<(&str, &str), Vec<&Scored>>,
     dataset: &str,
     models: &BTreeMap<&str, Strata>,
     audit_m: Matcher,
@@ -1129,26 +1138,22 @@ fn common_stratum_pair(
 /// The Soft/Strict responses of one dataset and model, per prompt id, by
 /// (arm, position, qid); rows of other roles or without an arm and a
 /// position are left out.
-fn evidence_prompts<'a>(rs: &[&'a ScoreRow]) -> BTreeMap<&'a str, EvidencePrompt<'a>> {
+fn evidence_prompts<'a>(rs: &[&'a Scored<'a>]) -> BTreeMap<&'a str, EvidencePrompt<'a>> {
     let mut prompts: BTreeMap<&str, EvidencePrompt> = BTreeMap::new();
     for r in rs.iter().filter(|r| role_in(r, &["soft", "strict"])) {
-        let (Some(arm), Some(pos)) = (
-            r.condition.strip_prefix("evidence-"),
-            r.answer_position.as_deref(),
-        ) else {
+        let (Some(arm), Some(pos)) = (r.condition.strip_prefix("evidence-"), r.answer_position)
+        else {
             continue;
         };
-        let e = prompts
-            .entry(r.prompt.as_str())
-            .or_insert_with(|| EvidencePrompt {
-                id: r.prompt.as_str(),
-                role: r.prompt_role.as_deref().unwrap_or(""),
-                variant: r.prompt_variant.as_deref().unwrap_or(""),
-                cells: BTreeMap::new(),
-                qids: BTreeSet::new(),
-            });
-        e.cells.insert((arm, pos, r.qid.as_str()), *r);
-        e.qids.insert(r.qid.as_str());
+        let e = prompts.entry(r.prompt).or_insert_with(|| EvidencePrompt {
+            id: r.prompt,
+            role: r.prompt_role.unwrap_or(""),
+            variant: r.prompt_variant.unwrap_or(""),
+            cells: BTreeMap::new(),
+            qids: BTreeSet::new(),
+        });
+        e.cells.insert((arm, pos, r.qid), *r);
+        e.qids.insert(r.qid);
     }
     prompts
 }
@@ -1158,22 +1163,22 @@ fn evidence_prompts<'a>(rs: &[&'a ScoreRow]) -> BTreeMap<&'a str, EvidencePrompt
 /// template of the same variant when there is one, else one without a
 /// variant, else the first by id.
 fn baseline<'a>(
-    rs: &[&'a ScoreRow],
+    rs: &[&'a Scored<'a>],
     variant: &str,
     main_m: Matcher,
     audit_m: Matcher,
 ) -> Baseline<'a> {
-    let cb: Vec<&&ScoreRow> = rs
+    let cb: Vec<&&Scored> = rs
         .iter()
         .filter(|r| {
             r.condition == condition::CLOSED_BOOK
                 && role_in(r, &["closed-book"])
-                && r.prompt_study.as_deref().is_none_or(|s| s == "002")
+                && r.prompt_study.is_none_or(|s| s == "002")
         })
         .collect();
     let ids: BTreeSet<(&str, &str)> = cb
         .iter()
-        .map(|r| (r.prompt_variant.as_deref().unwrap_or(""), r.prompt.as_str()))
+        .map(|r| (r.prompt_variant.unwrap_or(""), r.prompt))
         .collect();
     let pick = ids
         .iter()
@@ -1182,9 +1187,9 @@ fn baseline<'a>(
         .or(ids.iter().next())
         .map(|x| x.1);
     let (mut main, mut audit) = (BTreeMap::new(), BTreeMap::new());
-    for r in cb.iter().filter(|r| Some(r.prompt.as_str()) == pick) {
-        main.insert(r.qid.as_str(), main_m.correct(r));
-        audit.insert(r.qid.as_str(), audit_m.correct(r));
+    for r in cb.iter().filter(|r| Some(r.prompt) == pick) {
+        main.insert(r.qid, main_m.correct(r));
+        audit.insert(r.qid, audit_m.correct(r));
     }
     Baseline {
         prompt: pick,
@@ -1399,24 +1404,24 @@ fn stress_position_diffs(out: &mut Out, k: &Key, p: &EvidencePrompt, s: &Variant
 ///   among those, `0 not in labels` — which, as in `evalue.py`, also counts
 ///   a response that rejects (its label is `[-1]`); `--lenient` drops that
 ///   quirk and matches the phrases case-insensitively.
-pub fn rgb(rows: &[ScoreRow], out: &mut Out) {
+pub fn rgb(rows: &[Scored], out: &mut Out) {
     let reference = out.parse == ragprobe_matching::parse::ParseMode::Reference;
     for (g, rs) in groups(rows, |r| r.condition.starts_with("rgb-")) {
         let k = key("rgb", &g);
-        let conds: BTreeSet<&str> = rs.iter().map(|r| r.condition.as_str()).collect();
+        let conds: BTreeSet<&str> = rs.iter().map(|r| r.condition).collect();
         for cond in conds {
-            let these: Vec<&&ScoreRow> = rs.iter().filter(|r| r.condition == cond).collect();
+            let these: Vec<&&Scored> = rs.iter().filter(|r| r.condition == cond).collect();
             if cond == "rgb-counterfactual" {
                 let (mut ed, mut cr) = (Clusters::default(), Clusters::default());
                 for r in &these {
                     let detected = r.rgb_fact_error == Some(true);
-                    ed.add(&r.qid, b(detected));
+                    ed.add(r.qid, b(detected));
                     if detected {
                         let corrected = r.rgb_correct == Some(true)
                             || (reference
                                 && r.rgb_correct.is_some()
                                 && r.rgb_rejection == Some(true));
-                        cr.add(&r.qid, b(corrected));
+                        cr.add(r.qid, b(corrected));
                     }
                 }
                 out.mean(&k, cond, "error_detection_rate", &ed, 100.0, json!({"definition": "says 'factual errors' (case-sensitive substring of the raw response, RGB evalue.py)"}));
@@ -1426,9 +1431,9 @@ pub fn rgb(rows: &[ScoreRow], out: &mut Out) {
             let (mut acc, mut rej) = (Clusters::default(), Clusters::default());
             for r in &these {
                 if r.expected == Expected::Answer {
-                    acc.add(&r.qid, b(r.rgb_correct == Some(true)));
+                    acc.add(r.qid, b(r.rgb_correct == Some(true)));
                 } else {
-                    rej.add(&r.qid, b(r.rgb_rejection == Some(true)));
+                    rej.add(r.qid, b(r.rgb_rejection == Some(true)));
                 }
             }
             let integration = cond.starts_with("rgb-integration-");
@@ -1448,7 +1453,7 @@ pub fn rgb(rows: &[ScoreRow], out: &mut Out) {
 }
 
 /// Every family.
-pub fn all(rows: &[ScoreRow], out: &mut Out) {
+pub fn all(rows: &[Scored], out: &mut Out) {
     qa(rows, out);
     unanswerable(rows, out);
     rad(rows, out);

@@ -4,19 +4,21 @@
 //! qid when the ids are qids). Unmatched ids are reported, never dropped
 //! silently.
 
-use arrow::array::Array;
+use arrow::array::{Array, ListArray, RecordBatch, RecordBatchReader, StringArray};
+use arrow::compute::concat_batches;
+use hashbrown::hash_table::{self, HashTable};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use ragprobe_artifact::{
-    kinds, read, read_columns, sha256_hex, CaseRow, Cases, Expected, Questions, Recipe, ScoreRow,
+    column, kinds, read, sha256_hex, ArtifactError, CaseRow, Cases, Expected, Recipe, ScoreRow,
     Scores, Sink, Store,
 };
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::FxBuildHasher;
 use serde::de;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::borrow::Cow;
-use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
 use std::path::Path;
 
 use crate::{Lookup, Result, ScoreError, ScoreOptions, ScoreReport};
@@ -75,30 +77,96 @@ struct Prediction<'a> {
 }
 
 /// Apply the duplicate policy: the indices of the predictions kept, in
-/// file order (a `last` prediction takes the place of the first).
+/// file order (a `last` prediction takes the place of the first). The
+/// table holds 4-byte positions, hashed and compared through the rows: at
+/// a million predictions a map keyed by (id, model) cost 80 MB.
 fn dedup(file: &Path, rows: &[Prediction], policy: OnDuplicate) -> Result<Vec<usize>> {
-    let mut seen: FxHashMap<(&str, &str), usize> = FxHashMap::default();
-    seen.reserve(rows.len());
+    let hash = |r: &Prediction| FxBuildHasher.hash_one((&*r.id, &*r.model));
+    let mut seen: HashTable<u32> = HashTable::with_capacity(rows.len());
     let mut out: Vec<usize> = Vec::with_capacity(rows.len());
     for (i, r) in rows.iter().enumerate() {
-        match seen.entry((&r.id, &r.model)) {
-            Entry::Vacant(v) => {
-                v.insert(out.len());
+        let entry = seen.entry(
+            hash(r),
+            |&o| {
+                let k = &rows[out[o as usize]];
+                k.id == r.id && k.model == r.model
+            },
+            |&o| hash(&rows[out[o as usize]]),
+        );
+        match entry {
+            hash_table::Entry::Vacant(v) => {
+                v.insert(position(out.len())?);
                 out.push(i);
             }
-            Entry::Occupied(o) => match policy {
+            hash_table::Entry::Occupied(o) => match policy {
                 OnDuplicate::Error => {
                     return Err(ScoreError::Invalid(format!(
                         "{}:{}: id `{}` (model `{}`) already has a prediction on line {}; use --on-duplicate first|last to keep one",
-                        file.display(), r.line, r.id, r.model, rows[out[*o.get()]].line
+                        file.display(), r.line, r.id, r.model, rows[out[*o.get() as usize]].line
                     )))
                 }
                 OnDuplicate::First => {}
-                OnDuplicate::Last => out[*o.get()] = i,
+                OnDuplicate::Last => out[*o.get() as usize] = i,
             },
         }
     }
     Ok(out)
+}
+
+/// `i` as a 4-byte table entry.
+fn position(i: usize) -> Result<u32> {
+    u32::try_from(i).map_err(|_| ScoreError::Invalid(format!("more than {} rows", u32::MAX)))
+}
+
+/// The targets by case id (and by question id where that differs), as
+/// 4-byte indices; later rows win, as in a map collected from the rows.
+struct TargetIndex<'t> {
+    targets: &'t Targets,
+    by_case: HashTable<u32>,
+    by_qid: HashTable<u32>,
+}
+
+impl<'t> TargetIndex<'t> {
+    fn new(targets: &'t Targets) -> Result<Self> {
+        let hash = |s: &str| FxBuildHasher.hash_one(s);
+        let mut by_case: HashTable<u32> = HashTable::with_capacity(targets.len());
+        let mut by_qid: HashTable<u32> = HashTable::new();
+        for i in 0..targets.len() {
+            let (case_id, qid) = (targets.case_id(i), targets.qid(i));
+            let p = position(i)?;
+            by_case
+                .entry(
+                    hash(case_id),
+                    |&j| targets.case_id(j as usize) == case_id,
+                    |&j| hash(targets.case_id(j as usize)),
+                )
+                .insert(p);
+            if qid != case_id {
+                by_qid
+                    .entry(
+                        hash(qid),
+                        |&j| targets.qid(j as usize) == qid,
+                        |&j| hash(targets.qid(j as usize)),
+                    )
+                    .insert(p);
+            }
+        }
+        Ok(TargetIndex {
+            targets,
+            by_case,
+            by_qid,
+        })
+    }
+
+    /// The target whose case id is `id`, or else whose question id is.
+    fn get(&self, id: &str) -> Option<usize> {
+        let h = FxBuildHasher.hash_one(id);
+        let t = self.targets;
+        self.by_case
+            .find(h, |&j| t.case_id(j as usize) == id)
+            .or_else(|| self.by_qid.find(h, |&j| t.qid(j as usize) == id))
+            .map(|&j| j as usize)
+    }
 }
 
 /// One record of a predictions file: its line (row number for Parquet)
@@ -205,16 +273,18 @@ fn jsonl_predictions<'a>(
     bad: &BadLine,
 ) -> Result<Vec<Prediction<'a>>> {
     const PIECE: usize = 1 << 20;
-    // (first line number, bytes) of each piece.
-    let mut pieces: Vec<(u64, &[u8])> = Vec::new();
+    // (first line number, bytes, lines) of each piece; its lines are the
+    // parts between newlines (the last one empty when it ends with one).
+    let mut pieces: Vec<(u64, &[u8], usize)> = Vec::new();
     let (mut start, mut line) = (0usize, 1u64);
     while start < bytes.len() {
         let end = match memchr::memchr(b'\n', &bytes[(start + PIECE).min(bytes.len())..]) {
             Some(i) => (start + PIECE).min(bytes.len()) + i + 1,
             None => bytes.len(),
         };
-        pieces.push((line, &bytes[start..end]));
-        line += memchr::memchr_iter(b'\n', &bytes[start..end]).count() as u64;
+        let newlines = memchr::memchr_iter(b'\n', &bytes[start..end]).count();
+        pieces.push((line, &bytes[start..end], newlines + 1));
+        line += newlines as u64;
         start = end;
     }
     let names = [
@@ -222,11 +292,22 @@ fn jsonl_predictions<'a>(
         Some(cols.prediction.as_str()),
         cols.model.as_deref(),
     ];
-    let parsed: Vec<Result<Vec<Prediction<'a>>>> = pieces
-        .par_iter()
-        .map(|&(first, piece)| {
-            let mut out = Vec::with_capacity(piece.len() / 64);
-            for (i, raw) in piece.split(|b| *b == b'\n').enumerate() {
+    // Each piece fills the slots of its own lines (None for a blank line),
+    // so the predictions are parsed straight into one vector: a vector per
+    // piece joined afterwards held every prediction twice.
+    let mut slots: Vec<Option<Prediction<'a>>> = Vec::new();
+    slots.resize_with(pieces.iter().map(|p| p.2).sum(), || None);
+    let mut jobs = Vec::with_capacity(pieces.len());
+    let mut rest = &mut slots[..];
+    for &(first, piece, lines) in &pieces {
+        let (mine, others) = rest.split_at_mut(lines);
+        jobs.push((first, piece, mine));
+        rest = others;
+    }
+    let parsed: Vec<Result<()>> = jobs
+        .into_par_iter()
+        .map(|(first, piece, out)| {
+            for ((i, raw), slot) in piece.split(|b| *b == b'\n').enumerate().zip(out) {
                 let line = first + i as u64;
                 let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
                 let text =
@@ -235,16 +316,16 @@ fn jsonl_predictions<'a>(
                     continue;
                 }
                 let fields = parse_fields(text, &names).map_err(|m| bad(line, m))?;
-                out.push(prediction(line, fields, cols, bad)?);
+                *slot = Some(prediction(line, fields, cols, bad)?);
             }
-            Ok(out)
+            Ok(())
         })
         .collect();
-    let mut rows = Vec::with_capacity(parsed.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
-    for p in parsed {
-        rows.extend(p?);
-    }
-    Ok(rows)
+    // The first bad line in file order.
+    parsed.into_iter().collect::<Result<()>>()?;
+    // In place: a slot is the size of a prediction.
+    const { assert!(size_of::<Option<Prediction>>() == size_of::<Prediction>()) };
+    Ok(slots.into_iter().flatten().collect())
 }
 
 /// The fields `names` of one JSON object line, as text ([`field_text`]).
@@ -457,62 +538,40 @@ pub fn score_predictions(
             look.add_for(store, &id)?;
         }
     }
-    let cases: Vec<CaseRow> = match kind.as_str() {
-        k if k == kinds::CASES => read::<Cases>(store, &id)?,
-        // Only what scoring reads: not the question text or metadata.
-        k if k == kinds::QUESTIONS => read_columns::<Questions>(
-            store,
-            &id,
-            &["qid", "dataset", "lang", "answers", "answer_parts"],
-        )?
-        .into_par_iter()
-        .map(|q| CaseRow {
-            case_id: q.qid.clone(),
-            qid: q.qid,
-            dataset: q.dataset,
-            lang: q.lang,
-            condition: "external".into(),
-            question: q.question,
-            answers: q.answers,
-            answer_parts: q.answer_parts,
-            expected: Expected::Answer,
-            derivation: "{}".into(),
-            ..Default::default()
-        })
-        .collect(),
-        other => {
-            return Err(ScoreError::Invalid(format!(
-                "{id} is a `{other}` artifact; predictions join to questions or cases"
-            )))
-        }
-    };
-    // Later rows win, as they did with a map collected from the rows.
-    let mut by_case: FxHashMap<&str, usize> = FxHashMap::default();
-    let mut by_qid: FxHashMap<&str, usize> = FxHashMap::default();
-    by_case.reserve(cases.len());
-    for (i, c) in cases.iter().enumerate() {
-        by_case.insert(&c.case_id, i);
-        if c.qid != c.case_id {
-            by_qid.insert(&c.qid, i);
-        }
+    if kind != kinds::CASES && kind != kinds::QUESTIONS {
+        return Err(ScoreError::Invalid(format!(
+            "{id} is a `{kind}` artifact; predictions join to questions or cases"
+        )));
     }
-    let bytes =
-        std::fs::read(file).map_err(|e| ScoreError::Invalid(format!("{}: {e}", file.display())))?;
-    let source = sha256_hex(&bytes);
-    let preds = read_file(file, &bytes, cols)?;
+    let bytes = map_file(file)?;
+    // Read the targets while the file is hashed (its digest goes into the
+    // recipe) and parsed.
+    let (targets, (source, preds)) = rayon::join(
+        || {
+            if kind == kinds::CASES {
+                Ok(Targets::Cases(read::<Cases>(store, &id)?))
+            } else {
+                Targets::questions(store, &id)
+            }
+        },
+        || rayon::join(|| sha256_hex(&bytes), || read_file(file, &bytes, cols)),
+    );
+    let (targets, preds) = (targets?, preds?);
+    let index = TargetIndex::new(&targets)?;
     let kept = dedup(file, &preds, cols.on_duplicate)?;
     // (prediction, case) of each kept prediction whose id names a case
     // (or, failing that, a question).
-    let mut matched: Vec<(usize, usize)> = Vec::with_capacity(kept.len());
+    // (prediction, target) as 4-byte indices.
+    let mut matched: Vec<(u32, u32)> = Vec::with_capacity(kept.len());
     let mut unmatched = Vec::new();
     for &p in &kept {
         let pid: &str = &preds[p].id;
-        match by_case.get(pid).or_else(|| by_qid.get(pid)) {
-            Some(&c) => matched.push((p, c)),
+        match index.get(pid) {
+            Some(c) => matched.push((position(p)?, position(c)?)),
             None => unmatched.push(pid.to_string()),
         }
     }
-    drop((by_case, by_qid));
+    drop(index);
     if !unmatched.is_empty() {
         tracing::warn!(
             "{} prediction id(s) match no {kind} row, e.g. {}",
@@ -547,9 +606,9 @@ pub fn score_predictions(
     // The scores kind's canonical order (model, prompt, case_id,
     // request_id; one prompt here), as `write_all` would sort the rows.
     matched.par_sort_unstable_by(|&(pa, ca), &(pb, cb)| {
-        let (a, b) = (&preds[pa], &preds[pb]);
-        (&*a.model, &cases[ca].case_id)
-            .cmp(&(&*b.model, &cases[cb].case_id))
+        let (a, b) = (&preds[pa as usize], &preds[pb as usize]);
+        (&*a.model, targets.case_id(ca as usize))
+            .cmp(&(&*b.model, targets.case_id(cb as usize)))
             .then_with(|| request_id(a).cmp(&request_id(b)))
     });
     // Score on all cores a block at a time and stream each block into the
@@ -572,17 +631,17 @@ pub fn score_predictions(
             let scored: Vec<ScoreRow> = block
                 .par_iter()
                 .map(|&(p, c)| {
-                    let p = &preds[p];
-                    crate::row::score(
-                        &cases[c],
+                    let p = &preds[p as usize];
+                    Ok(crate::row::score(
+                        &*targets.case(c as usize)?,
                         &prompt,
                         &p.model,
                         &request_id(p),
                         Some(&p.text),
                         opts.parse,
-                    )
+                    ))
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             rows += scored.len();
             failed += scored.iter().filter(|r| r.failed).count();
             if tx.send(scored).is_err() {
@@ -597,10 +656,8 @@ pub fn score_predictions(
     drop(matched);
     drop(preds);
     drop(bytes);
-    if opts.breakdown.is_some() {
+    if let (Some(_), Targets::Cases(cases)) = (&opts.breakdown, targets) {
         look.cases = cases.into_iter().map(|c| (c.case_id.clone(), c)).collect();
-    } else {
-        drop(cases);
     }
     Ok((
         crate::finish_streamed(store, &recipe, sink, (rows, failed), opts, &look)?,
@@ -608,8 +665,177 @@ pub fn score_predictions(
     ))
 }
 
+/// The bytes of `file`, mapped rather than copied: they are read in place
+/// and leave memory the moment scoring is done with them, where a copy's
+/// pages linger in the allocator while the metrics are computed.
+fn map_file(file: &Path) -> Result<Bytes> {
+    let bad = |e: std::io::Error| ScoreError::Invalid(format!("{}: {e}", file.display()));
+    let f = std::fs::File::open(file).map_err(bad)?;
+    if f.metadata().map_err(bad)?.len() == 0 {
+        return Ok(Bytes::Empty);
+    }
+    // SAFETY: the map is read only; a file changed on disk while it is
+    // scored gives wrong bytes (caught by the recorded digest when the
+    // file is next read), as with a copy read halfway through a write.
+    let map = unsafe { memmap2::Mmap::map(&f) }.map_err(bad)?;
+    Ok(Bytes::Mapped(map))
+}
+
+/// A predictions file's bytes.
+enum Bytes {
+    Empty,
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Empty => &[],
+            Bytes::Mapped(m) => m,
+        }
+    }
+}
+
 /// Predictions scored (on all cores) and written per block.
-const SCORE_BLOCK: usize = 1 << 16;
+const SCORE_BLOCK: usize = 1 << 13;
+
+/// The columns of a questions artifact that scoring reads: not the
+/// question text or metadata.
+const QUESTION_COLUMNS: [&str; 5] = ["qid", "dataset", "lang", "answers", "answer_parts"];
+
+/// What predictions are joined to: the rows of a cases artifact, or a
+/// questions artifact held as Arrow batches of the columns scoring reads,
+/// each question made a case only while its row is scored. At a million
+/// questions, a case row per question (a dozen owned strings each) was
+/// most of the stage's memory.
+enum Targets {
+    Cases(Vec<CaseRow>),
+    /// Batches of [`QUESTION_BATCH`] rows (the last may be shorter).
+    Questions(Vec<QuestionBatch>),
+}
+
+/// Rows per batch of a questions target: question `i` is row
+/// `i % QUESTION_BATCH` of batch `i / QUESTION_BATCH`.
+const QUESTION_BATCH: usize = 8192;
+
+/// One batch of a questions artifact, the columns scoring reads typed
+/// (as the questions kind declares them).
+struct QuestionBatch {
+    qid: StringArray,
+    dataset: StringArray,
+    lang: StringArray,
+    answers: ListArray,
+    answer_parts: ListArray,
+}
+
+impl QuestionBatch {
+    fn new(b: &RecordBatch, id: &str) -> Result<Self> {
+        fn col<T: Array + Clone + 'static>(b: &RecordBatch, id: &str, name: &str) -> Result<T> {
+            let a = b.column_by_name(name).ok_or_else(|| {
+                ScoreError::Invalid(format!("questions {id}: no column `{name}`"))
+            })?;
+            column::downcast::<T>(a.as_ref())
+                .cloned()
+                .map_err(|m| ScoreError::Invalid(format!("questions {id}: column `{name}` {m}")))
+        }
+        Ok(QuestionBatch {
+            qid: col(b, id, "qid")?,
+            dataset: col(b, id, "dataset")?,
+            lang: col(b, id, "lang")?,
+            answers: col(b, id, "answers")?,
+            answer_parts: col(b, id, "answer_parts")?,
+        })
+    }
+
+    /// Row `i` as a case of condition `external`, expecting an answer.
+    fn case(&self, i: usize) -> Result<CaseRow, String> {
+        let answer_parts = if self.answer_parts.is_null(i) {
+            None
+        } else {
+            let parts = self.answer_parts.value(i);
+            let parts = column::downcast::<ListArray>(parts.as_ref())?;
+            Some(
+                (0..parts.len())
+                    .map(|j| column::list_strings(parts, j))
+                    .collect::<Result<_, _>>()?,
+            )
+        };
+        let qid = self.qid.value(i);
+        Ok(CaseRow {
+            case_id: qid.to_string(),
+            qid: qid.to_string(),
+            dataset: self.dataset.value(i).to_string(),
+            lang: self.lang.value(i).to_string(),
+            condition: "external".into(),
+            answers: column::list_strings(&self.answers, i)?,
+            answer_parts,
+            expected: Expected::Answer,
+            derivation: "{}".into(),
+            ..Default::default()
+        })
+    }
+}
+
+impl Targets {
+    fn questions(store: &Store, id: &str) -> Result<Targets> {
+        let reader = store.open_columns(id, QUESTION_BATCH, &QUESTION_COLUMNS)?;
+        let schema = reader.schema();
+        let mut batches = reader
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ArtifactError::from)?;
+        let n = batches.len();
+        if batches
+            .iter()
+            .take(n.saturating_sub(1))
+            .any(|b| b.num_rows() != QUESTION_BATCH)
+        {
+            // Not the reader's usual batches: make them so.
+            let all = concat_batches(&schema, &batches).map_err(ArtifactError::from)?;
+            batches = (0..all.num_rows())
+                .step_by(QUESTION_BATCH)
+                .map(|s| all.slice(s, QUESTION_BATCH.min(all.num_rows() - s)))
+                .collect();
+        }
+        let batches = batches
+            .iter()
+            .map(|b| QuestionBatch::new(b, id))
+            .collect::<Result<_>>()?;
+        Ok(Targets::Questions(batches))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Targets::Cases(c) => c.len(),
+            Targets::Questions(b) => b.iter().map(|b| b.qid.len()).sum(),
+        }
+    }
+
+    fn case_id(&self, i: usize) -> &str {
+        match self {
+            Targets::Cases(c) => &c[i].case_id,
+            Targets::Questions(b) => b[i / QUESTION_BATCH].qid.value(i % QUESTION_BATCH),
+        }
+    }
+
+    fn qid(&self, i: usize) -> &str {
+        match self {
+            Targets::Cases(c) => &c[i].qid,
+            Targets::Questions(b) => b[i / QUESTION_BATCH].qid.value(i % QUESTION_BATCH),
+        }
+    }
+
+    /// Target `i` as a case.
+    fn case(&self, i: usize) -> Result<Cow<'_, CaseRow>> {
+        match self {
+            Targets::Cases(c) => Ok(Cow::Borrowed(&c[i])),
+            Targets::Questions(b) => b[i / QUESTION_BATCH]
+                .case(i % QUESTION_BATCH)
+                .map(Cow::Owned)
+                .map_err(|m| ScoreError::Invalid(format!("question {}: {m}", self.qid(i)))),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,7 @@
 
 use ragprobe_artifact::{MetricRow, ScoreRow};
 use ragprobe_score::metrics::{self, Out};
+use ragprobe_score::scored::{Scored, ScoredArena};
 use ragprobe_score::{compare_rows, ScoreOptions};
 
 /// The role (study, role, variant) the built-in template of this id
@@ -58,7 +59,7 @@ fn acc(mut x: ScoreRow, ok: bool) -> ScoreRow {
     x
 }
 
-fn run(rows: &[ScoreRow], f: fn(&[ScoreRow], &mut Out)) -> Vec<MetricRow> {
+fn run(rows: &[ScoreRow], f: fn(&[Scored], &mut Out)) -> Vec<MetricRow> {
     run_with(
         rows,
         f,
@@ -70,13 +71,11 @@ fn run(rows: &[ScoreRow], f: fn(&[ScoreRow], &mut Out)) -> Vec<MetricRow> {
     )
 }
 
-fn run_with(
-    rows: &[ScoreRow],
-    f: fn(&[ScoreRow], &mut Out),
-    opts: &ScoreOptions,
-) -> Vec<MetricRow> {
+fn run_with(rows: &[ScoreRow], f: fn(&[Scored], &mut Out), opts: &ScoreOptions) -> Vec<MetricRow> {
+    let bump = bumpalo::Bump::new();
+    let rows = ScoredArena::new(&bump).add_all(rows);
     let mut out = Out::new(opts);
-    f(rows, &mut out);
+    f(&rows, &mut out);
     out.rows
 }
 
