@@ -630,18 +630,18 @@ pub fn score_predictions(
         for block in matched.chunks(SCORE_BLOCK) {
             let scored: Vec<ScoreRow> = block
                 .par_iter()
-                .map(|&(p, c)| {
+                .map_init(CaseRow::default, |scratch, &(p, c)| {
                     let p = &preds[p as usize];
-                    Ok(crate::row::score(
-                        &*targets.case(c as usize)?,
+                    crate::row::score(
+                        targets.case(c as usize, scratch),
                         &prompt,
                         &p.model,
                         &request_id(p),
                         Some(&p.text),
                         opts.parse,
-                    ))
+                    )
                 })
-                .collect::<Result<_>>()?;
+                .collect();
             rows += scored.len();
             failed += scored.iter().filter(|r| r.failed).count();
             if tx.send(scored).is_err() {
@@ -720,60 +720,104 @@ enum Targets {
 const QUESTION_BATCH: usize = 8192;
 
 /// One batch of a questions artifact, the columns scoring reads typed
-/// (as the questions kind declares them).
+/// (as the questions kind declares them), with the lists' items.
 struct QuestionBatch {
     qid: StringArray,
     dataset: StringArray,
     lang: StringArray,
+    /// `list<utf8>` and its items.
     answers: ListArray,
+    answer_items: StringArray,
+    /// `list<list<utf8>>`, its lists and their items.
     answer_parts: ListArray,
+    part_lists: ListArray,
+    part_items: StringArray,
 }
 
 impl QuestionBatch {
     fn new(b: &RecordBatch, id: &str) -> Result<Self> {
-        fn col<T: Array + Clone + 'static>(b: &RecordBatch, id: &str, name: &str) -> Result<T> {
-            let a = b.column_by_name(name).ok_or_else(|| {
-                ScoreError::Invalid(format!("questions {id}: no column `{name}`"))
-            })?;
-            column::downcast::<T>(a.as_ref())
+        let bad = |name: &str, m: String| {
+            ScoreError::Invalid(format!("questions {id}: column `{name}` {m}"))
+        };
+        let col = |name: &str| {
+            b.column_by_name(name)
                 .cloned()
-                .map_err(|m| ScoreError::Invalid(format!("questions {id}: column `{name}` {m}")))
+                .ok_or_else(|| ScoreError::Invalid(format!("questions {id}: no column `{name}`")))
+        };
+        fn typed<T: Array + Clone + 'static>(a: &dyn Array) -> Result<T, String> {
+            column::downcast::<T>(a).cloned()
         }
+        let strings =
+            |name: &str| typed::<StringArray>(col(name)?.as_ref()).map_err(|m| bad(name, m));
+        let answers: ListArray = typed(col("answers")?.as_ref()).map_err(|m| bad("answers", m))?;
+        let answer_parts: ListArray =
+            typed(col("answer_parts")?.as_ref()).map_err(|m| bad("answer_parts", m))?;
+        let part_lists: ListArray =
+            typed(answer_parts.values().as_ref()).map_err(|m| bad("answer_parts", m))?;
         Ok(QuestionBatch {
-            qid: col(b, id, "qid")?,
-            dataset: col(b, id, "dataset")?,
-            lang: col(b, id, "lang")?,
-            answers: col(b, id, "answers")?,
-            answer_parts: col(b, id, "answer_parts")?,
+            qid: strings("qid")?,
+            dataset: strings("dataset")?,
+            lang: strings("lang")?,
+            answer_items: typed(answers.values().as_ref()).map_err(|m| bad("answers", m))?,
+            answers,
+            part_items: typed(part_lists.values().as_ref()).map_err(|m| bad("answer_parts", m))?,
+            part_lists,
+            answer_parts,
         })
     }
 
-    /// Row `i` as a case of condition `external`, expecting an answer.
-    fn case(&self, i: usize) -> Result<CaseRow, String> {
-        let answer_parts = if self.answer_parts.is_null(i) {
-            None
-        } else {
-            let parts = self.answer_parts.value(i);
-            let parts = column::downcast::<ListArray>(parts.as_ref())?;
-            Some(
-                (0..parts.len())
-                    .map(|j| column::list_strings(parts, j))
-                    .collect::<Result<_, _>>()?,
-            )
+    /// Row `i` as a case of condition `external` expecting an answer,
+    /// written over `case` (one case per scoring task, its strings reused,
+    /// not a dozen allocations per row). Null list items are left out, as
+    /// the questions reader does.
+    fn fill(&self, i: usize, case: &mut CaseRow) {
+        fn set(s: &mut String, v: &str) {
+            s.clear();
+            s.push_str(v);
+        }
+        /// The non-null items `range` of `items` over `out`'s strings.
+        fn set_items(out: &mut Vec<String>, items: &StringArray, range: std::ops::Range<usize>) {
+            let mut n = 0;
+            for j in range.filter(|&j| !items.is_null(j)) {
+                match out.get_mut(n) {
+                    Some(s) => set(s, items.value(j)),
+                    None => out.push(items.value(j).to_string()),
+                }
+                n += 1;
+            }
+            out.truncate(n);
+        }
+        let range = |l: &ListArray, i: usize| {
+            if l.is_null(i) {
+                0..0
+            } else {
+                let o = l.value_offsets();
+                o[i] as usize..o[i + 1] as usize
+            }
         };
         let qid = self.qid.value(i);
-        Ok(CaseRow {
-            case_id: qid.to_string(),
-            qid: qid.to_string(),
-            dataset: self.dataset.value(i).to_string(),
-            lang: self.lang.value(i).to_string(),
-            condition: "external".into(),
-            answers: column::list_strings(&self.answers, i)?,
-            answer_parts,
-            expected: Expected::Answer,
-            derivation: "{}".into(),
-            ..Default::default()
-        })
+        set(&mut case.case_id, qid);
+        set(&mut case.qid, qid);
+        set(&mut case.dataset, self.dataset.value(i));
+        set(&mut case.lang, self.lang.value(i));
+        set(&mut case.condition, "external");
+        set(&mut case.derivation, "{}");
+        case.expected = Expected::Answer;
+        set_items(
+            &mut case.answers,
+            &self.answer_items,
+            range(&self.answers, i),
+        );
+        if self.answer_parts.is_null(i) {
+            case.answer_parts = None;
+        } else {
+            let parts = case.answer_parts.get_or_insert_with(Vec::new);
+            let lists = range(&self.answer_parts, i);
+            parts.resize_with(lists.len(), Vec::new);
+            for (part, l) in parts.iter_mut().zip(lists) {
+                set_items(part, &self.part_items, range(&self.part_lists, l));
+            }
+        }
     }
 }
 
@@ -825,14 +869,15 @@ impl Targets {
         }
     }
 
-    /// Target `i` as a case.
-    fn case(&self, i: usize) -> Result<Cow<'_, CaseRow>> {
+    /// Target `i` as a case: a cases target's own row, or a question
+    /// written over `scratch`.
+    fn case<'s>(&'s self, i: usize, scratch: &'s mut CaseRow) -> &'s CaseRow {
         match self {
-            Targets::Cases(c) => Ok(Cow::Borrowed(&c[i])),
-            Targets::Questions(b) => b[i / QUESTION_BATCH]
-                .case(i % QUESTION_BATCH)
-                .map(Cow::Owned)
-                .map_err(|m| ScoreError::Invalid(format!("question {}: {m}", self.qid(i)))),
+            Targets::Cases(c) => &c[i],
+            Targets::Questions(b) => {
+                b[i / QUESTION_BATCH].fill(i % QUESTION_BATCH, scratch);
+                scratch
+            }
         }
     }
 }
@@ -849,6 +894,55 @@ mod tests {
             model: "m".into(),
         };
         vec![r(1, "q1", "a"), r(2, "q2", "b"), r(3, "q1", "c")]
+    }
+
+    /// A question made a case in place reads as the questions reader
+    /// reads it, across batches, with a scratch case reused from a longer
+    /// row (answers and parts shrink, parts come and go).
+    #[test]
+    fn questions_become_cases_as_the_reader_reads_them() {
+        use ragprobe_artifact::{write_all, QuestionRow, Questions};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let rows: Vec<QuestionRow> = (0..QUESTION_BATCH + 7)
+            .map(|i| QuestionRow {
+                qid: format!("q{i}"),
+                dataset: if i % 2 == 0 { "nq" } else { "tqa" }.into(),
+                lang: "en".into(),
+                question: format!("question {i}"),
+                answers: (0..i % 4).map(|j| format!("a{i}-{j}")).collect(),
+                answer_parts: (i % 3 == 0)
+                    .then(|| (0..i % 5).map(|j| vec![format!("p{j}"); j % 3]).collect()),
+                ..Default::default()
+            })
+            .collect();
+        let recipe = Recipe::new("test", 1, json!({}));
+        let id = write_all::<Questions>(&store, &recipe, rows, json!({}))
+            .unwrap()
+            .id;
+        let read = read::<Questions>(&store, &id).unwrap();
+        let targets = Targets::questions(&store, &id).unwrap();
+        assert_eq!(targets.len(), read.len());
+        let mut scratch = CaseRow::default();
+        // Longest first, so the scratch case always has more to forget.
+        for i in (0..read.len()).rev() {
+            let q = &read[i];
+            let case = targets.case(i, &mut scratch);
+            assert_eq!((targets.case_id(i), targets.qid(i)), (&*q.qid, &*q.qid));
+            assert_eq!(
+                (&case.case_id, &case.qid, &case.dataset, &case.lang),
+                (&q.qid, &q.qid, &q.dataset, &q.lang)
+            );
+            assert_eq!(
+                (&case.answers, &case.answer_parts),
+                (&q.answers, &q.answer_parts),
+                "{i}"
+            );
+            assert_eq!(
+                (&*case.condition, case.expected),
+                ("external", Expected::Answer)
+            );
+        }
     }
 
     /// Regression: 20 rows for one id were all counted (n = 21 for 2 questions).
