@@ -22,5 +22,5 @@ pub mod squad;
 pub use dpr::{has_answer, DprTokenizer};
 pub use squad::{
     accuracy, exact_match, f1, normalize_answer, normalize_tokens, overlap_f1, squad_scores,
-    token_f1,
+    squad_scores_normalized, token_f1,
 };

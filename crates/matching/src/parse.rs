@@ -179,13 +179,24 @@ pub fn rgb_correct(response: &str, parts: &[Vec<String>], zh: bool, mode: ParseM
 
 /// Every part matched (RGB `checkanswer` without the rejection rule).
 pub fn rgb_parts_matched(response: &str, parts: &[Vec<String>], zh: bool) -> bool {
-    let p = rgb_prediction(response, zh).to_lowercase();
+    let prediction = rgb_prediction(response, zh);
+    let p = lowercase(&prediction);
     !parts.is_empty()
         && parts.iter().all(|aliases| {
             aliases
                 .iter()
-                .any(|a| !a.is_empty() && p.contains(&a.to_lowercase()))
+                .any(|a| !a.is_empty() && p.contains(&*lowercase(a)))
         })
+}
+
+/// `s.to_lowercase()`, borrowed when that changes nothing (ASCII without
+/// capitals): the answer check runs for every scored response.
+fn lowercase(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        std::borrow::Cow::Owned(s.to_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
 }
 
 #[cfg(test)]

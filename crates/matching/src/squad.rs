@@ -8,6 +8,7 @@ use regex::Regex;
 use std::sync::OnceLock;
 
 /// ASCII punctuation, exactly Python's `string.punctuation`.
+#[cfg(test)]
 const PUNCTUATION: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 fn articles() -> &'static Regex {
@@ -25,8 +26,10 @@ pub fn normalize_answer(s: &str) -> String {
     normalize_tokens(s).join(" ")
 }
 
+/// Python's `string.punctuation`, which is exactly ASCII punctuation
+/// (tested below), without a scan of the list per character.
 fn is_ascii_punct(c: char) -> bool {
-    c.is_ascii() && PUNCTUATION.as_bytes().contains(&(c as u8))
+    c.is_ascii_punctuation()
 }
 
 /// The tokens of [`normalize_answer`], computed in one pass: lowercase and
@@ -51,24 +54,30 @@ pub fn normalize_tokens(s: &str) -> Vec<String> {
         cur.clear();
         *odd = false;
     };
+    let take = |c: char, cur: &mut String, odd: &mut bool, out: &mut Vec<String>| {
+        if is_ascii_punct(c) {
+            return;
+        }
+        // Alphabetic characters, ASCII digits and '_' are word characters
+        // for the regex too; anything else takes the exact regex path.
+        if !c.is_alphabetic() && !c.is_ascii_digit() && c != '_' && !c.is_whitespace() {
+            *odd = true;
+        }
+        if c.is_whitespace() {
+            flush(cur, odd, out);
+        } else {
+            cur.push(c);
+        }
+    };
     for ch in s.chars() {
         if ch.is_whitespace() {
             flush(&mut cur, &mut odd, &mut out);
-            continue;
-        }
-        for c in ch.to_lowercase() {
-            if is_ascii_punct(c) {
-                continue;
-            }
-            // Alphabetic characters, ASCII digits and '_' are word characters
-            // for the regex too; anything else takes the exact regex path.
-            if !c.is_alphabetic() && !c.is_ascii_digit() && c != '_' && !c.is_whitespace() {
-                odd = true;
-            }
-            if c.is_whitespace() {
-                flush(&mut cur, &mut odd, &mut out);
-            } else {
-                cur.push(c);
+        } else if ch.is_ascii() {
+            // The same lowercase, without Unicode's tables.
+            take(ch.to_ascii_lowercase(), &mut cur, &mut odd, &mut out);
+        } else {
+            for c in ch.to_lowercase() {
+                take(c, &mut cur, &mut odd, &mut out);
             }
         }
     }
@@ -82,13 +91,24 @@ pub fn normalize_tokens(s: &str) -> Vec<String> {
 pub fn squad_scores(prediction: &str, golds: &[impl AsRef<str>]) -> (bool, bool, f64) {
     let pt = normalize_tokens(prediction);
     let p = pt.join(" ");
+    squad_scores_normalized(&pt, &p, golds)
+}
+
+/// [`squad_scores`] of a prediction already normalised: its
+/// [`normalize_tokens`] and their [`normalize_answer`] join, for a caller
+/// that needs the normalised text too.
+pub fn squad_scores_normalized(
+    pt: &[String],
+    p: &str,
+    golds: &[impl AsRef<str>],
+) -> (bool, bool, f64) {
     let (mut acc, mut em, mut best) = (false, false, 0.0f64);
     for g in golds {
         let gt = normalize_tokens(g.as_ref());
         let gs = gt.join(" ");
         acc |= !gs.is_empty() && p.contains(&gs);
         em |= gs == p;
-        best = best.max(overlap_f1(&pt, &gt));
+        best = best.max(overlap_f1(pt, &gt));
     }
     (acc, em, best)
 }
@@ -163,6 +183,14 @@ pub fn accuracy(prediction: &str, golds: &[impl AsRef<str>]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_punctuation_is_pythons_string_punctuation() {
+        for b in 0u8..128 {
+            let c = b as char;
+            assert_eq!(is_ascii_punct(c), PUNCTUATION.contains(c), "{c:?}");
+        }
+    }
 
     #[test]
     fn normalisation_follows_the_squad_script() {

@@ -5,7 +5,7 @@ use ragprobe_matching::parse::{
     nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict_normalized,
     says_unanswerable_normalized, ParseMode,
 };
-use ragprobe_matching::{accuracy, normalize_answer, squad_scores};
+use ragprobe_matching::{normalize_answer, normalize_tokens, squad_scores_normalized};
 
 use crate::PromptInfo;
 
@@ -26,18 +26,20 @@ pub fn score(
         score_mcq(&mut row, case, options, text);
         return row;
     }
+    // The response normalised once, for the SQuAD scores and the flags.
+    let tokens = normalize_tokens(text);
+    let normalized = tokens.join(" ");
     if has_gold && matches!(case.lang.as_str(), "zh" | "ja") {
         score_cjk(&mut row, case, text);
     } else if has_gold {
-        let (acc, em, f1) = squad_scores(text, &case.answers);
+        let (acc, em, f1) = squad_scores_normalized(&tokens, &normalized, &case.answers);
         row.accuracy = Some(acc);
         row.em = Some(em);
         row.f1 = Some(f1);
     }
-    let normalized = normalize_answer(text);
     row.says_unanswerable = Some(says_unanswerable_normalized(&normalized));
     row.says_conflict = Some(says_conflict_normalized(&normalized));
-    score_foil(&mut row, case, text, &normalized);
+    score_foil(&mut row, case, &normalized);
     score_labels(&mut row, case, text, mode, has_gold);
     row
 }
@@ -142,12 +144,13 @@ fn score_cjk(row: &mut ScoreRow, case: &CaseRow, text: &str) {
 /// The foil flags, when the case has a foil: the response contains it
 /// (`foil_any`), contains it but not the reference (`foil_only`), or is
 /// exactly it after normalisation (`foil_exact`).
-fn score_foil(row: &mut ScoreRow, case: &CaseRow, text: &str, normalized: &str) {
+fn score_foil(row: &mut ScoreRow, case: &CaseRow, normalized: &str) {
     if let Some(foil) = &case.foil {
-        let matches_foil = accuracy(text, std::slice::from_ref(foil));
+        // `accuracy` with the foil as the one alias.
+        let nf = normalize_answer(foil);
+        let matches_foil = !nf.is_empty() && normalized.contains(&nf);
         row.foil_any = Some(matches_foil);
         row.foil_only = Some(matches_foil && !row.accuracy.unwrap_or(false));
-        let nf = normalize_answer(foil);
         row.foil_exact = Some(!nf.is_empty() && normalized == nf);
     }
 }
