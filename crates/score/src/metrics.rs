@@ -22,51 +22,56 @@ use crate::bootstrap::{interval, point, Cluster};
 
 /// Per-question (sum, count) accumulator, keyed by the rows' own qids (no
 /// copy per row). Values are appended and grouped by qid once, when the
-/// clusters are read (a stable sort, so each question's values are summed
-/// in the order they were added): at a million rows a tree of qids cost
-/// more than the bootstrap.
-#[derive(Default, Clone)]
+/// clusters are first read (a stable sort, so each question's values are
+/// summed in the order they were added): at a million rows a tree of qids
+/// cost more than the bootstrap. Reading releases the values (32 bytes
+/// each), so every value is added before the clusters are read.
+#[derive(Default)]
 pub struct Clusters<'q> {
     /// (qid, value, replaces the question's cluster) in the order given.
-    entries: Vec<(&'q str, f64, bool)>,
+    entries: std::cell::Cell<Vec<(&'q str, f64, bool)>>,
     /// The clusters in qid order, once read.
     grouped: std::cell::OnceCell<Vec<Cluster>>,
 }
 
 impl<'q> Clusters<'q> {
+    /// Empty, with room for `n` values (a million values grown by doubling
+    /// held half as much again while they were copied).
+    pub fn with_capacity(n: usize) -> Self {
+        Clusters {
+            entries: std::cell::Cell::new(Vec::with_capacity(n)),
+            grouped: Default::default(),
+        }
+    }
+    fn push(&mut self, entry: (&'q str, f64, bool)) {
+        assert!(
+            self.grouped.get().is_none(),
+            "a value added to clusters already read"
+        );
+        self.entries.get_mut().push(entry);
+    }
     /// Add one row's value to its question's cluster.
     pub fn add(&mut self, qid: &'q str, value: f64) {
-        self.grouped.take();
-        self.entries.push((qid, value, false));
+        self.push((qid, value, false));
     }
     /// One value per question (already averaged within the question).
     pub fn set(&mut self, qid: &'q str, value: f64) {
-        self.grouped.take();
-        self.entries.push((qid, value, true));
+        self.push((qid, value, true));
     }
     /// Values added, over all questions (for `set` clusters, the number of questions).
     pub fn n(&self) -> i64 {
         self.grouped().iter().map(|c| c.1).sum::<f64>() as i64
     }
-    fn values(&self) -> Vec<Cluster> {
-        self.grouped().clone()
-    }
     fn grouped(&self) -> &Vec<Cluster> {
         self.grouped.get_or_init(|| {
-            // Rows come sorted by case, so usually by question: then no
-            // sorted copy is needed.
-            let sorted;
-            let e = if self.entries.is_sorted_by(|a, b| a.0 <= b.0) {
-                &self.entries
-            } else {
-                let mut e = self.entries.clone();
+            let mut e = self.entries.take();
+            // Rows come sorted by case, so usually by question already.
+            if !e.is_sorted_by(|a, b| a.0 <= b.0) {
                 e.par_sort_by(|a, b| a.0.cmp(b.0));
-                sorted = e;
-                &sorted
-            };
+            }
             let mut out: Vec<Cluster> = Vec::new();
             let mut last: Option<&str> = None;
-            for &(q, v, replaces) in e {
+            for (q, v, replaces) in e {
                 if last != Some(q) {
                     out.push((0.0, 0.0));
                     last = Some(q);
@@ -217,9 +222,9 @@ impl Out {
         scale: f64,
         details: Value,
     ) {
-        let vals = c.values();
-        let p = point(&vals);
-        let ci = interval(&vals, self.bootstrap, self.seed);
+        let vals = c.grouped();
+        let p = point(vals);
+        let ci = interval(vals, self.bootstrap, self.seed);
         let mut d = details;
         if let Some(o) = d.as_object_mut() {
             o.insert("questions".into(), json!(vals.len()));
@@ -323,7 +328,7 @@ pub fn qa(rows: &[Scored], out: &mut Out) {
                 ("f1", |r| r.f1.unwrap_or(0.0)),
             ];
             for (metric, value) in metrics {
-                let mut c = Clusters::default();
+                let mut c = Clusters::with_capacity(rs.len());
                 for r in &rs {
                     c.add(r.qid, value(r));
                 }

@@ -6,6 +6,7 @@
 
 use arrow::array::{Array, ListArray, RecordBatch, RecordBatchReader, StringArray};
 use arrow::compute::concat_batches;
+use bumpalo::Bump;
 use hashbrown::hash_table::{self, HashTable};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use ragprobe_artifact::{
@@ -66,47 +67,52 @@ pub enum OnDuplicate {
 
 /// One prediction of a predictions file: its line (row number for
 /// Parquet), id, text and model. JSONL fields are borrowed from the file's
-/// bytes when they need no unescaping, so a million predictions cost one
-/// copy of the file, not two million strings.
+/// bytes when they need no unescaping, and otherwise from an arena
+/// ([`Arenas`]), so a million predictions cost the file and 56 bytes
+/// each, not two million strings.
 #[derive(Debug, Clone, PartialEq)]
 struct Prediction<'a> {
     line: u64,
-    id: Cow<'a, str>,
-    text: Cow<'a, str>,
-    model: Cow<'a, str>,
+    id: &'a str,
+    text: &'a str,
+    model: &'a str,
 }
+
+/// Where the fields that are not the file's own bytes (unescaped, or
+/// written from other JSON values) live: one arena per piece parsed.
+type Arenas = Vec<Bump>;
 
 /// Apply the duplicate policy: the indices of the predictions kept, in
 /// file order (a `last` prediction takes the place of the first). The
 /// table holds 4-byte positions, hashed and compared through the rows: at
 /// a million predictions a map keyed by (id, model) cost 80 MB.
-fn dedup(file: &Path, rows: &[Prediction], policy: OnDuplicate) -> Result<Vec<usize>> {
-    let hash = |r: &Prediction| FxBuildHasher.hash_one((&*r.id, &*r.model));
+fn dedup(file: &Path, rows: &[Prediction], policy: OnDuplicate) -> Result<Vec<u32>> {
+    let hash = |r: &Prediction| FxBuildHasher.hash_one((r.id, r.model));
     let mut seen: HashTable<u32> = HashTable::with_capacity(rows.len());
-    let mut out: Vec<usize> = Vec::with_capacity(rows.len());
+    let mut out: Vec<u32> = Vec::with_capacity(rows.len());
     for (i, r) in rows.iter().enumerate() {
         let entry = seen.entry(
             hash(r),
             |&o| {
-                let k = &rows[out[o as usize]];
+                let k = &rows[out[o as usize] as usize];
                 k.id == r.id && k.model == r.model
             },
-            |&o| hash(&rows[out[o as usize]]),
+            |&o| hash(&rows[out[o as usize] as usize]),
         );
         match entry {
             hash_table::Entry::Vacant(v) => {
                 v.insert(position(out.len())?);
-                out.push(i);
+                out.push(position(i)?);
             }
             hash_table::Entry::Occupied(o) => match policy {
                 OnDuplicate::Error => {
                     return Err(ScoreError::Invalid(format!(
                         "{}:{}: id `{}` (model `{}`) already has a prediction on line {}; use --on-duplicate first|last to keep one",
-                        file.display(), r.line, r.id, r.model, rows[out[*o.get() as usize]].line
+                        file.display(), r.line, r.id, r.model, rows[out[*o.get() as usize] as usize].line
                     )))
                 }
                 OnDuplicate::First => {}
-                OnDuplicate::Last => out[*o.get() as usize] = i,
+                OnDuplicate::Last => out[*o.get() as usize] = position(i)?,
             },
         }
     }
@@ -181,6 +187,7 @@ fn read_file<'a>(
     path: &Path,
     bytes: &'a [u8],
     cols: &PredictionColumns,
+    arenas: &'a mut Arenas,
 ) -> Result<Vec<Prediction<'a>>> {
     let file = path.display().to_string();
     let bad = |line: u64, m: String| ScoreError::Invalid(format!("{file}:{line}: {m}"));
@@ -189,12 +196,14 @@ fn read_file<'a>(
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
     let rows = if name.ends_with(".parquet") {
-        owned_rows(parquet_records(path, &bad)?, cols, &bad)?
+        let arena = one_arena(arenas);
+        owned_rows(parquet_records(path, &bad)?, cols, &bad, arena)?
     } else if name.ends_with(".csv") || name.ends_with(".tsv") {
         let delim = if name.ends_with(".tsv") { b'\t' } else { b',' };
-        owned_rows(csv_records(path, delim, &bad)?, cols, &bad)?
+        let arena = one_arena(arenas);
+        owned_rows(csv_records(path, delim, &bad)?, cols, &bad, arena)?
     } else {
-        jsonl_predictions(bytes, cols, &bad)?
+        jsonl_predictions(bytes, cols, &bad, arenas)?
     };
     if rows.is_empty() {
         return Err(ScoreError::Invalid(format!("{file}: no predictions")));
@@ -202,12 +211,19 @@ fn read_file<'a>(
     Ok(rows)
 }
 
+/// A single arena in `arenas`.
+fn one_arena(arenas: &mut Arenas) -> &Bump {
+    arenas.push(Bump::new());
+    &arenas[arenas.len() - 1]
+}
+
 /// The predictions of whole records (CSV, Parquet).
-fn owned_rows(
+fn owned_rows<'a>(
     records: Vec<Record>,
     cols: &PredictionColumns,
     bad: &BadLine,
-) -> Result<Vec<Prediction<'static>>> {
+    arena: &'a Bump,
+) -> Result<Vec<Prediction<'a>>> {
     records
         .into_iter()
         .map(|(line, m)| {
@@ -221,6 +237,7 @@ fn owned_rows(
                 ],
                 cols,
                 bad,
+                arena,
             )
         })
         .collect()
@@ -233,7 +250,14 @@ fn prediction<'a>(
     [id, text, model]: [Option<Cow<'a, str>>; 3],
     cols: &PredictionColumns,
     bad: &BadLine,
+    arena: &'a Bump,
 ) -> Result<Prediction<'a>> {
+    let keep = |c: Cow<'a, str>| -> &'a str {
+        match c {
+            Cow::Borrowed(s) => s,
+            Cow::Owned(s) => arena.alloc_str(&s),
+        }
+    };
     let id = id.ok_or_else(|| {
         bad(
             line,
@@ -257,9 +281,9 @@ fn prediction<'a>(
     };
     Ok(Prediction {
         line,
-        id,
-        text,
-        model,
+        id: keep(id),
+        text: keep(text),
+        model: keep(model),
     })
 }
 
@@ -271,6 +295,7 @@ fn jsonl_predictions<'a>(
     bytes: &'a [u8],
     cols: &PredictionColumns,
     bad: &BadLine,
+    arenas: &'a mut Arenas,
 ) -> Result<Vec<Prediction<'a>>> {
     const PIECE: usize = 1 << 20;
     // (first line number, bytes, lines) of each piece; its lines are the
@@ -292,21 +317,31 @@ fn jsonl_predictions<'a>(
         Some(cols.prediction.as_str()),
         cols.model.as_deref(),
     ];
-    // Each piece fills the slots of its own lines (None for a blank line),
-    // so the predictions are parsed straight into one vector: a vector per
-    // piece joined afterwards held every prediction twice.
-    let mut slots: Vec<Option<Prediction<'a>>> = Vec::new();
-    slots.resize_with(pieces.iter().map(|p| p.2).sum(), || None);
+    // Each piece fills the slots of its own lines (a blank line's slot
+    // keeps line 0), so the predictions are parsed straight into one
+    // vector and the blanks dropped in place: a vector per piece joined
+    // afterwards, or a collect into a new vector, held every prediction
+    // twice.
+    let blank = || Prediction {
+        line: 0,
+        id: "",
+        text: "",
+        model: "",
+    };
+    let mut slots: Vec<Prediction<'a>> = Vec::new();
+    slots.resize_with(pieces.iter().map(|p| p.2).sum(), blank);
     let mut jobs = Vec::with_capacity(pieces.len());
     let mut rest = &mut slots[..];
-    for &(first, piece, lines) in &pieces {
+    arenas.resize_with(pieces.len(), Bump::new);
+    for (&(first, piece, lines), arena) in pieces.iter().zip(arenas.iter_mut()) {
         let (mine, others) = rest.split_at_mut(lines);
-        jobs.push((first, piece, mine));
+        jobs.push((first, piece, mine, arena));
         rest = others;
     }
     let parsed: Vec<Result<()>> = jobs
         .into_par_iter()
-        .map(|(first, piece, out)| {
+        .map(|(first, piece, out, arena)| {
+            let arena: &Bump = arena;
             for ((i, raw), slot) in piece.split(|b| *b == b'\n').enumerate().zip(out) {
                 let line = first + i as u64;
                 let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -316,16 +351,15 @@ fn jsonl_predictions<'a>(
                     continue;
                 }
                 let fields = parse_fields(text, &names).map_err(|m| bad(line, m))?;
-                *slot = Some(prediction(line, fields, cols, bad)?);
+                *slot = prediction(line, fields, cols, bad, arena)?;
             }
             Ok(())
         })
         .collect();
     // The first bad line in file order.
     parsed.into_iter().collect::<Result<()>>()?;
-    // In place: a slot is the size of a prediction.
-    const { assert!(size_of::<Option<Prediction>>() == size_of::<Prediction>()) };
-    Ok(slots.into_iter().flatten().collect())
+    slots.retain(|p| p.line != 0);
+    Ok(slots)
 }
 
 /// The fields `names` of one JSON object line, as text ([`field_text`]).
@@ -544,33 +578,42 @@ pub fn score_predictions(
         )));
     }
     let bytes = map_file(file)?;
-    // Read the targets while the file is hashed (its digest goes into the
-    // recipe) and parsed.
-    let (targets, (source, preds)) = rayon::join(
-        || {
+    // The targets are read on a thread of their own while the pool hashes
+    // the file (its digest goes into the recipe) and parses it; the
+    // decoder's scratch memory goes with the thread.
+    let mut arenas = Arenas::new();
+    let (targets, (source, preds)) = std::thread::scope(|s| {
+        let targets = s.spawn(|| {
             if kind == kinds::CASES {
                 Ok(Targets::Cases(read::<Cases>(store, &id)?))
             } else {
                 Targets::questions(store, &id)
             }
-        },
-        || rayon::join(|| sha256_hex(&bytes), || read_file(file, &bytes, cols)),
-    );
+        });
+        let parsed = rayon::join(
+            || sha256_hex(&bytes),
+            || read_file(file, &bytes, cols, &mut arenas),
+        );
+        let targets = targets
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (targets, parsed)
+    });
     let (targets, preds) = (targets?, preds?);
     let index = TargetIndex::new(&targets)?;
     let kept = dedup(file, &preds, cols.on_duplicate)?;
-    // (prediction, case) of each kept prediction whose id names a case
-    // (or, failing that, a question).
-    // (prediction, target) as 4-byte indices.
+    // (prediction, target) of each kept prediction whose id names a case
+    // (or, failing that, a question), as 4-byte indices.
     let mut matched: Vec<(u32, u32)> = Vec::with_capacity(kept.len());
     let mut unmatched = Vec::new();
     for &p in &kept {
-        let pid: &str = &preds[p].id;
+        let pid: &str = preds[p as usize].id;
         match index.get(pid) {
-            Some(c) => matched.push((position(p)?, position(c)?)),
+            Some(c) => matched.push((p, position(c)?)),
             None => unmatched.push(pid.to_string()),
         }
     }
+    let kept = kept.len();
     drop(index);
     if !unmatched.is_empty() {
         tracing::warn!(
@@ -588,7 +631,7 @@ pub fn score_predictions(
         return Err(ScoreError::Invalid(format!(
             "{}: none of the {} prediction ids matches the {kind} artifact",
             file.display(),
-            kept.len()
+            kept
         )));
     }
     let mut recipe = Recipe::new(
@@ -607,8 +650,8 @@ pub fn score_predictions(
     // request_id; one prompt here), as `write_all` would sort the rows.
     matched.par_sort_unstable_by(|&(pa, ca), &(pb, cb)| {
         let (a, b) = (&preds[pa as usize], &preds[pb as usize]);
-        (&*a.model, targets.case_id(ca as usize))
-            .cmp(&(&*b.model, targets.case_id(cb as usize)))
+        (a.model, targets.case_id(ca as usize))
+            .cmp(&(b.model, targets.case_id(cb as usize)))
             .then_with(|| request_id(a).cmp(&request_id(b)))
     });
     // Score on all cores a block at a time and stream each block into the
@@ -635,9 +678,9 @@ pub fn score_predictions(
                     crate::row::score(
                         targets.case(c as usize, scratch),
                         &prompt,
-                        &p.model,
+                        p.model,
                         &request_id(p),
-                        Some(&p.text),
+                        Some(p.text),
                         opts.parse,
                     )
                 })
@@ -655,6 +698,7 @@ pub fn score_predictions(
     })?;
     drop(matched);
     drop(preds);
+    drop(arenas);
     drop(bytes);
     if let (Some(_), Targets::Cases(cases)) = (&opts.breakdown, targets) {
         look.cases = cases.into_iter().map(|c| (c.case_id.clone(), c)).collect();
@@ -698,7 +742,7 @@ impl std::ops::Deref for Bytes {
 }
 
 /// Predictions scored (on all cores) and written per block.
-const SCORE_BLOCK: usize = 1 << 13;
+const SCORE_BLOCK: usize = 1 << 12;
 
 /// The columns of a questions artifact that scoring reads: not the
 /// question text or metadata.
@@ -723,8 +767,8 @@ const QUESTION_BATCH: usize = 8192;
 /// (as the questions kind declares them), with the lists' items.
 struct QuestionBatch {
     qid: StringArray,
-    dataset: StringArray,
-    lang: StringArray,
+    dataset: Labels,
+    lang: Labels,
     /// `list<utf8>` and its items.
     answers: ListArray,
     answer_items: StringArray,
@@ -756,8 +800,8 @@ impl QuestionBatch {
             typed(answer_parts.values().as_ref()).map_err(|m| bad("answer_parts", m))?;
         Ok(QuestionBatch {
             qid: strings("qid")?,
-            dataset: strings("dataset")?,
-            lang: strings("lang")?,
+            dataset: Labels::new(strings("dataset")?),
+            lang: Labels::new(strings("lang")?),
             answer_items: typed(answers.values().as_ref()).map_err(|m| bad("answers", m))?,
             answers,
             part_items: typed(part_lists.values().as_ref()).map_err(|m| bad("answer_parts", m))?,
@@ -798,8 +842,8 @@ impl QuestionBatch {
         let qid = self.qid.value(i);
         set(&mut case.case_id, qid);
         set(&mut case.qid, qid);
-        set(&mut case.dataset, self.dataset.value(i));
-        set(&mut case.lang, self.lang.value(i));
+        set(&mut case.dataset, self.dataset.get(i));
+        set(&mut case.lang, self.lang.get(i));
         set(&mut case.condition, "external");
         set(&mut case.derivation, "{}");
         case.expected = Expected::Answer;
@@ -817,6 +861,31 @@ impl QuestionBatch {
             for (part, l) in parts.iter_mut().zip(lists) {
                 set_items(part, &self.part_items, range(&self.part_lists, l));
             }
+        }
+    }
+}
+
+/// A column of few distinct values (dataset, language): one string when
+/// the whole batch has it, as it usually does (not 8,192 copies).
+enum Labels {
+    Same(String),
+    Each(StringArray),
+}
+
+impl Labels {
+    fn new(a: StringArray) -> Labels {
+        match a.iter().next().flatten() {
+            Some(first) if a.null_count() == 0 && a.iter().all(|v| v == Some(first)) => {
+                Labels::Same(first.to_string())
+            }
+            _ => Labels::Each(a),
+        }
+    }
+
+    fn get(&self, i: usize) -> &str {
+        match self {
+            Labels::Same(s) => s,
+            Labels::Each(a) => a.value(i),
         }
     }
 }
@@ -889,9 +958,9 @@ mod tests {
     fn rows() -> Vec<Prediction<'static>> {
         let r = |line: u64, id: &'static str, p: &'static str| Prediction {
             line,
-            id: id.into(),
-            text: p.into(),
-            model: "m".into(),
+            id,
+            text: p,
+            model: "m",
         };
         vec![r(1, "q1", "a"), r(2, "q2", "b"), r(3, "q1", "c")]
     }
@@ -956,9 +1025,9 @@ mod tests {
             e.contains("p.jsonl:3") && e.contains("`q1`") && e.contains("line 1"),
             "{e}"
         );
-        let texts = |kept: Vec<usize>| {
+        let texts = |kept: Vec<u32>| {
             kept.iter()
-                .map(|&i| rows[i].text.to_string())
+                .map(|&i| rows[i as usize].text.to_string())
                 .collect::<Vec<_>>()
         };
         let first = dedup(Path::new("p.jsonl"), &rows, OnDuplicate::First).unwrap();
@@ -967,13 +1036,18 @@ mod tests {
         assert_eq!(texts(last), ["c", "b"]);
     }
 
+    /// Arenas that live as long as the test.
+    fn arenas() -> &'static mut Arenas {
+        Box::leak(Box::default())
+    }
+
     fn parse(text: &str) -> Result<Vec<Prediction<'_>>> {
         let cols = PredictionColumns {
             model: Some("model".into()),
             ..Default::default()
         };
         let bad = |line: u64, m: String| ScoreError::Invalid(format!("p.jsonl:{line}: {m}"));
-        jsonl_predictions(text.as_bytes(), &cols, &bad)
+        jsonl_predictions(text.as_bytes(), &cols, &bad, arenas())
     }
 
     /// The JSONL reader keeps what a JSON map would: strings as they are
@@ -985,25 +1059,21 @@ mod tests {
         let rows = parse(text).unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(
-            (rows[0].line, &*rows[0].id, &*rows[0].text, &*rows[0].model),
+            (rows[0].line, rows[0].id, rows[0].text, rows[0].model),
             (1, "q1", "a \"b\"", "m")
         );
-        assert!(
-            matches!(rows[0].id, Cow::Borrowed(_)),
-            "an unescaped string is borrowed"
-        );
+        let in_file = |s: &str| text.as_bytes().as_ptr_range().contains(&s.as_ptr());
+        assert!(in_file(rows[0].id), "an unescaped string is the file's");
+        assert!(!in_file(rows[0].text), "an unescaped copy is the arena's");
         assert_eq!(
-            (rows[1].line, &*rows[1].id, &*rows[1].text, &*rows[1].model),
+            (rows[1].line, rows[1].id, rows[1].text, rows[1].model),
             (4, "2.0", "[\"x\",1.5]", "true")
         );
         // The same text through serde_json's map, as before.
         let m: serde_json::Map<String, Value> =
             serde_json::from_str(text.lines().nth(3).unwrap()).unwrap();
-        assert_eq!(field_text(&m["id"]).as_deref(), Some(&*rows[1].id));
-        assert_eq!(
-            field_text(&m["prediction"]).as_deref(),
-            Some(&*rows[1].text)
-        );
+        assert_eq!(field_text(&m["id"]).as_deref(), Some(rows[1].id));
+        assert_eq!(field_text(&m["prediction"]).as_deref(), Some(rows[1].text));
     }
 
     /// Regression: one field named for two roles fed only the first, and a
@@ -1016,9 +1086,9 @@ mod tests {
         };
         let bad = |line: u64, m: String| ScoreError::Invalid(format!("p.jsonl:{line}: {m}"));
         let text = "{\"id\": \"q1\", \"prediction\": \"a\"}\n\u{a0}\u{2028}\n";
-        let rows = jsonl_predictions(text.as_bytes(), &cols, &bad).unwrap();
+        let rows = jsonl_predictions(text.as_bytes(), &cols, &bad, arenas()).unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!((&*rows[0].id, &*rows[0].model), ("q1", "q1"));
+        assert_eq!((rows[0].id, rows[0].model), ("q1", "q1"));
     }
 
     /// Bad lines are named, in whichever piece they fall.
@@ -1058,7 +1128,7 @@ mod tests {
         bytes.extend_from_slice(b"{\"id\": \"\xff\"}\n");
         let cols = PredictionColumns::default();
         let bad = |line: u64, m: String| ScoreError::Invalid(format!("p.jsonl:{line}: {m}"));
-        let e = jsonl_predictions(&bytes, &cols, &bad)
+        let e = jsonl_predictions(&bytes, &cols, &bad, arenas())
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("p.jsonl:40001: not UTF-8"), "{e}");
