@@ -5,7 +5,7 @@ use ragprobe_matching::parse::{
     nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict_normalized,
     says_unanswerable_normalized, ParseMode,
 };
-use ragprobe_matching::{normalize_answer, normalize_tokens, squad_scores_normalized};
+use ragprobe_matching::{normalize_answer, squad_scores_normalized};
 
 use crate::PromptInfo;
 
@@ -27,12 +27,11 @@ pub fn score(
         return row;
     }
     // The response normalised once, for the SQuAD scores and the flags.
-    let tokens = normalize_tokens(text);
-    let normalized = tokens.join(" ");
+    let normalized = normalize_answer(text);
     if has_gold && matches!(case.lang.as_str(), "zh" | "ja") {
         score_cjk(&mut row, case, text);
     } else if has_gold {
-        let (acc, em, f1) = squad_scores_normalized(&tokens, &normalized, &case.answers);
+        let (acc, em, f1) = squad_scores_normalized(&normalized, &case.answers);
         row.accuracy = Some(acc);
         row.em = Some(em);
         row.f1 = Some(f1);
