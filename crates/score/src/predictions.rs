@@ -711,23 +711,31 @@ pub fn score_predictions(
 
 /// The bytes of `file`, mapped rather than copied: they are read in place
 /// and leave memory the moment scoring is done with them, where a copy's
-/// pages linger in the allocator while the metrics are computed.
+/// pages linger in the allocator while the metrics are computed. What is
+/// not a regular file (a pipe, `<(…)`) is read.
 fn map_file(file: &Path) -> Result<Bytes> {
     let bad = |e: std::io::Error| ScoreError::Invalid(format!("{}: {e}", file.display()));
     let f = std::fs::File::open(file).map_err(bad)?;
-    if f.metadata().map_err(bad)?.len() == 0 {
-        return Ok(Bytes::Empty);
+    let meta = f.metadata().map_err(bad)?;
+    if !meta.is_file() {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut &f, &mut bytes).map_err(bad)?;
+        return Ok(Bytes::Read(bytes));
     }
-    // SAFETY: the map is read only; a file changed on disk while it is
-    // scored gives wrong bytes (caught by the recorded digest when the
-    // file is next read), as with a copy read halfway through a write.
+    if meta.len() == 0 {
+        return Ok(Bytes::Read(Vec::new()));
+    }
+    // SAFETY: the map is read only. A file rewritten while it is scored
+    // gives the bytes of the moment (the recorded digest is of what was
+    // scored); one truncated meanwhile ends the process with SIGBUS, as
+    // any reader of a mapped file.
     let map = unsafe { memmap2::Mmap::map(&f) }.map_err(bad)?;
     Ok(Bytes::Mapped(map))
 }
 
 /// A predictions file's bytes.
 enum Bytes {
-    Empty,
+    Read(Vec<u8>),
     Mapped(memmap2::Mmap),
 }
 
@@ -735,7 +743,7 @@ impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            Bytes::Empty => &[],
+            Bytes::Read(v) => v,
             Bytes::Mapped(m) => m,
         }
     }
@@ -780,13 +788,19 @@ struct QuestionBatch {
 
 impl QuestionBatch {
     fn new(b: &RecordBatch, id: &str) -> Result<Self> {
-        let bad = |name: &str, m: String| {
-            ScoreError::Invalid(format!("questions {id}: column `{name}` {m}"))
+        // The questions reader's own errors.
+        let bad = |name: &str, message: String| {
+            ScoreError::Artifact(ArtifactError::Column {
+                kind: kinds::QUESTIONS.to_string(),
+                id: Some(id.to_string()),
+                column: name.to_string(),
+                message,
+            })
         };
         let col = |name: &str| {
             b.column_by_name(name)
                 .cloned()
-                .ok_or_else(|| ScoreError::Invalid(format!("questions {id}: no column `{name}`")))
+                .ok_or_else(|| bad(name, "is missing".to_string()))
         };
         fn typed<T: Array + Clone + 'static>(a: &dyn Array) -> Result<T, String> {
             column::downcast::<T>(a).cloned()
@@ -1012,6 +1026,31 @@ mod tests {
                 ("external", Expected::Answer)
             );
         }
+    }
+
+    /// Regression: a predictions "file" that is a pipe (`<(…)`, a FIFO)
+    /// reported size 0 and read as no predictions once files were mapped.
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_read_not_mapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let text = "{\"id\": \"q1\", \"prediction\": \"a\"}\n";
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
+        };
+        let bytes = map_file(&fifo).unwrap();
+        writer.join().unwrap();
+        assert_eq!(&*bytes, text.as_bytes());
+        let empty = dir.path().join("empty.jsonl");
+        std::fs::write(&empty, "").unwrap();
+        assert!(map_file(&empty).unwrap().is_empty());
     }
 
     /// Regression: 20 rows for one id were all counted (n = 21 for 2 questions).
