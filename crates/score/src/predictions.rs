@@ -134,27 +134,14 @@ struct TargetIndex<'t> {
 
 impl<'t> TargetIndex<'t> {
     fn new(targets: &'t Targets) -> Result<Self> {
-        let hash = |s: &str| FxBuildHasher.hash_one(s);
         let mut by_case: HashTable<u32> = HashTable::with_capacity(targets.len());
         let mut by_qid: HashTable<u32> = HashTable::new();
         for i in 0..targets.len() {
             let (case_id, qid) = (targets.case_id(i), targets.qid(i));
             let p = position(i)?;
-            by_case
-                .entry(
-                    hash(case_id),
-                    |&j| targets.case_id(j as usize) == case_id,
-                    |&j| hash(targets.case_id(j as usize)),
-                )
-                .insert(p);
+            put(&mut by_case, case_id, p, |j| targets.case_id(j));
             if qid != case_id {
-                by_qid
-                    .entry(
-                        hash(qid),
-                        |&j| targets.qid(j as usize) == qid,
-                        |&j| hash(targets.qid(j as usize)),
-                    )
-                    .insert(p);
+                put(&mut by_qid, qid, p, |j| targets.qid(j));
             }
         }
         Ok(TargetIndex {
@@ -166,13 +153,29 @@ impl<'t> TargetIndex<'t> {
 
     /// The target whose case id is `id`, or else whose question id is.
     fn get(&self, id: &str) -> Option<usize> {
-        let h = FxBuildHasher.hash_one(id);
         let t = self.targets;
-        self.by_case
-            .find(h, |&j| t.case_id(j as usize) == id)
-            .or_else(|| self.by_qid.find(h, |&j| t.qid(j as usize) == id))
-            .map(|&j| j as usize)
+        find(&self.by_case, id, |j| t.case_id(j)).or_else(|| find(&self.by_qid, id, |j| t.qid(j)))
     }
+}
+
+/// Target `p` under `key` in a table whose entries' keys are `key_of`
+/// (a later target replaces an earlier one).
+fn put<'t>(table: &mut HashTable<u32>, key: &str, p: u32, key_of: impl Fn(usize) -> &'t str) {
+    let hash = |s: &str| FxBuildHasher.hash_one(s);
+    table
+        .entry(
+            hash(key),
+            |&j| key_of(j as usize) == key,
+            |&j| hash(key_of(j as usize)),
+        )
+        .insert(p);
+}
+
+/// The target under `key` in a table filled by [`put`].
+fn find<'t>(table: &HashTable<u32>, key: &str, key_of: impl Fn(usize) -> &'t str) -> Option<usize> {
+    table
+        .find(FxBuildHasher.hash_one(key), |&j| key_of(j as usize) == key)
+        .map(|&j| j as usize)
 }
 
 /// One record of a predictions file: its line (row number for Parquet)
