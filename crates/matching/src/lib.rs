@@ -21,6 +21,6 @@ pub mod squad;
 
 pub use dpr::{has_answer, DprTokenizer};
 pub use squad::{
-    accuracy, exact_match, f1, normalize_answer, normalize_into, normalize_tokens, overlap_f1,
-    squad_scores, squad_scores_normalized, token_f1,
+    accuracy, exact_match, f1, normalize_answer, normalize_into, overlap_f1, squad_scores,
+    squad_scores_normalized, token_f1,
 };

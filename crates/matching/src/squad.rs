@@ -34,14 +34,6 @@ fn is_ascii_punct(c: char) -> bool {
     c.is_ascii_punctuation()
 }
 
-/// The tokens of [`normalize_answer`].
-pub fn normalize_tokens(s: &str) -> Vec<String> {
-    tokens(&normalize_answer(s))
-        .into_iter()
-        .map(String::from)
-        .collect()
-}
-
 /// The tokens of a normalised text (joined by single spaces).
 fn tokens(normalized: &str) -> Vec<&str> {
     if normalized.is_empty() {
@@ -166,7 +158,8 @@ pub fn exact_match(prediction: &str, golds: &[impl AsRef<str>]) -> bool {
 /// When either side normalises to no tokens, the SQuAD v2 convention
 /// applies: 1.0 if both are empty, else 0.0 (v1.1 would divide by zero).
 pub fn token_f1(prediction: &str, gold: &str) -> f64 {
-    overlap_f1(&normalize_tokens(prediction), &normalize_tokens(gold))
+    let (p, g) = (normalize_answer(prediction), normalize_answer(gold));
+    overlap_f1(&tokens(&p), &tokens(&g))
 }
 
 /// F1 of the bag-of-items overlap of two sequences (tokens, or characters
