@@ -79,12 +79,20 @@ pub struct EmbedArgs {
     /// Vector storage in the shards: f32, or f16 for half the disk and read time.
     #[arg(long, value_enum, default_value_t = VectorType::F32)]
     pub embed_dtype: VectorType,
-    /// Approximate search with an HNSW graph (built once per embeddings and
-    /// reused; needs unit vectors) instead of the exact scan. Its recall@10
-    /// against the exact search, on up to 200 of the questions, goes into the
-    /// contexts artifact's manifest.
-    #[arg(long)]
-    pub ann: bool,
+    /// Approximate search instead of the exact scan: `--ann` (or `--ann
+    /// ivf`) an IVF index (k-means cells, the nearest --ann-nprobe searched
+    /// exactly; any vectors), `--ann hnsw` an HNSW graph (unit vectors).
+    /// Built once per embeddings and reused; its recall@10 against the
+    /// exact search, on up to 200 of the questions, goes into the contexts
+    /// artifact's manifest.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "ivf")]
+    pub ann: Option<AnnKind>,
+    /// IVF cells (k-means centroids); default √N for N passages.
+    #[arg(long, value_parser = crate::bounds::usize_in(1, 1 << 20))]
+    pub ann_nlist: Option<usize>,
+    /// IVF cells searched per question: recall against speed.
+    #[arg(long, default_value_t = 16, value_parser = crate::bounds::usize_in(1, 1 << 20))]
+    pub ann_nprobe: usize,
     /// HNSW links per node (M).
     #[arg(long, default_value_t = 16, value_parser = crate::bounds::usize_in(2, 128))]
     pub ann_m: usize,
@@ -96,7 +104,32 @@ pub struct EmbedArgs {
     pub ann_ef_search: usize,
 }
 
+/// Which approximate index `--ann` searches.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnnKind {
+    /// Inverted file: k-means cells scored exactly (the default).
+    Ivf,
+    /// Hierarchical navigable small-world graph (`hnsw_rs`).
+    Hnsw,
+}
+
 impl EmbedArgs {
+    /// The approximate index these options name, if any.
+    pub fn ann(&self) -> Option<ragprobe_retrieve::AnnOptions> {
+        use ragprobe_retrieve::{AnnOptions, HnswOptions, IvfOptions};
+        self.ann.map(|kind| match kind {
+            AnnKind::Ivf => AnnOptions::Ivf(IvfOptions {
+                nlist: self.ann_nlist,
+                nprobe: self.ann_nprobe,
+            }),
+            AnnKind::Hnsw => AnnOptions::Hnsw(HnswOptions {
+                m: self.ann_m,
+                ef_construction: self.ann_ef_construction,
+                ef_search: self.ann_ef_search,
+            }),
+        })
+    }
+
     /// The encoder these options name.
     pub fn encoder(&self) -> Result<TextEncoder> {
         Ok(match self.embed_backend {
@@ -152,11 +185,7 @@ pub fn run(store: &Store, a: RetrieveArgs) -> Result<crate::StageOut> {
         batch: a.batch,
         shard_rows: a.embed.shard_rows,
         dtype: a.embed.embed_dtype,
-        ann: a.embed.ann.then_some(ragprobe_retrieve::AnnOptions {
-            m: a.embed.ann_m,
-            ef_construction: a.embed.ann_ef_construction,
-            ef_search: a.embed.ann_ef_search,
-        }),
+        ann: a.embed.ann(),
         progress: true,
     };
     let r = retrieve(store, &a.corpus, &a.questions, &opts, encoder.as_ref())?;
@@ -177,4 +206,45 @@ pub fn recall(store: &Store, a: RecallArgs) -> Result<crate::StageOut> {
         [(m.kind.as_str(), m.id.as_str())],
         cached,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Cli, Command};
+    use clap::Parser;
+    use ragprobe_retrieve::{AnnOptions, HnswOptions, IvfOptions};
+
+    fn ann(args: &[&str]) -> Option<AnnOptions> {
+        let base = ["ragprobe", "retrieve", "--corpus", "c", "--questions", "q"];
+        let cli = Cli::try_parse_from(base.iter().chain(args)).unwrap();
+        match cli.command {
+            Command::Retrieve(a) => a.embed.ann(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A bare `--ann` (even before another flag) is the IVF index with its
+    /// defaults; `--ann hnsw` takes the HNSW flags; no `--ann` is exact.
+    #[test]
+    fn ann_flag_names_the_index() {
+        assert_eq!(ann(&[]), None);
+        let ivf = AnnOptions::Ivf(IvfOptions::default());
+        assert_eq!(ann(&["--ann"]), Some(ivf));
+        assert_eq!(ann(&["--ann", "-k", "3"]), Some(ivf));
+        assert_eq!(ann(&["--ann", "ivf"]), Some(ivf));
+        assert_eq!(
+            ann(&["--ann", "--ann-nlist", "64", "--ann-nprobe", "4"]),
+            Some(AnnOptions::Ivf(IvfOptions {
+                nlist: Some(64),
+                nprobe: 4
+            }))
+        );
+        assert_eq!(
+            ann(&["--ann", "hnsw", "--ann-ef-search", "128"]),
+            Some(AnnOptions::Hnsw(HnswOptions {
+                ef_search: 128,
+                ..HnswOptions::default()
+            }))
+        );
+    }
 }

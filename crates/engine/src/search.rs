@@ -40,12 +40,9 @@ impl Panels {
             w.len()
         );
         self.data.clear();
-        self.data.resize(n.div_ceil(PANEL) * PANEL * k, 0.0);
+        self.data.resize(packed_len(n, k), 0.0);
         for (p, v) in w[..n * k].chunks_exact(k.max(1)).enumerate() {
-            let base = (p / PANEL) * PANEL * k + p % PANEL;
-            for (j, &x) in v.iter().enumerate() {
-                self.data[base + j * PANEL] = x;
-            }
+            write_packed(&mut self.data, p, v);
         }
         self.n = n;
         self.k = k;
@@ -56,9 +53,60 @@ impl Panels {
         self.n
     }
 
+    /// The packed vectors as a borrowed view.
+    pub fn view(&self) -> PanelsRef<'_> {
+        PanelsRef {
+            data: &self.data,
+            n: self.n,
+            k: self.k,
+        }
+    }
+
     /// No vectors packed.
     pub fn is_empty(&self) -> bool {
         self.n == 0
+    }
+}
+
+/// Packed vectors in [`Panels`]' layout held elsewhere (a memory-mapped
+/// index file, say).
+#[derive(Debug, Clone, Copy)]
+pub struct PanelsRef<'a> {
+    data: &'a [f32],
+    n: usize,
+    k: usize,
+}
+
+impl<'a> PanelsRef<'a> {
+    /// `n` vectors of `k` elements packed in `data` (as [`write_packed`]
+    /// writes them); `None` when `data` is shorter than the padded panels.
+    pub fn new(data: &'a [f32], n: usize, k: usize) -> Option<Self> {
+        (data.len() >= packed_len(n, k)).then_some(PanelsRef { data, n, k })
+    }
+
+    /// Vectors packed.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// No vectors packed.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+}
+
+/// Values that `n` packed vectors of `k` elements take, padding included.
+pub fn packed_len(n: usize, k: usize) -> usize {
+    n.div_ceil(PANEL) * PANEL * k
+}
+
+/// Writes vector `v` as vector `slot` of the packed layout in `dst`
+/// (which must hold at least `packed_len(slot + 1, v.len())` values).
+pub fn write_packed(dst: &mut [f32], slot: usize, v: &[f32]) {
+    let k = v.len();
+    let base = (slot / PANEL) * PANEL * k + slot % PANEL;
+    for (j, &x) in v.iter().enumerate() {
+        dst[base + j * PANEL] = x;
     }
 }
 
@@ -93,6 +141,21 @@ pub fn inner_products(isa: Isa, x: &[f32], t: usize, w: &Panels, out: &mut [f32]
                 unsafe { panel_products(isa, x, t, k, panel, ptr.0, n, cols) };
             }
         });
+}
+
+/// [`inner_products`] on the calling thread alone, over borrowed panels:
+/// for callers that run many small products in parallel themselves (the
+/// cells of an IVF index). The same bits as [`inner_products`].
+pub fn inner_products_serial(isa: Isa, x: &[f32], t: usize, w: PanelsRef<'_>, out: &mut [f32]) {
+    let (n, k) = (w.n, w.k);
+    assert!(x.len() >= t * k && out.len() >= t * n);
+    for p in 0..n.div_ceil(PANEL) {
+        let panel = &w.data[p * PANEL * k..(p + 1) * PANEL * k];
+        let cols = (p * PANEL, (n - p * PANEL).min(PANEL));
+        // SAFETY: bounds checked above (`PanelsRef` holds whole panels);
+        // the ISA was detected on this CPU.
+        unsafe { panel_products(isa, x, t, k, panel, out.as_mut_ptr(), n, cols) };
+    }
 }
 
 /// Every query against one panel, in tiles of queries.
@@ -297,6 +360,19 @@ mod tests {
                         assert!((got as f64 - want).abs() < 1e-4);
                     }
                 }
+                // The serial form over a view, and vectors written one by
+                // one into a borrowed buffer: the same bits.
+                let mut serial = vec![f32::NAN; t * n];
+                inner_products_serial(isa, &x, t, panels.view(), &mut serial);
+                assert_eq!(serial, out);
+                let mut buf = vec![0.0; packed_len(n, k)];
+                for (p, v) in w.chunks_exact(k).enumerate() {
+                    write_packed(&mut buf, p, v);
+                }
+                let view = PanelsRef::new(&buf, n, k).unwrap();
+                assert!(PanelsRef::new(&buf[1..], n, k).is_none());
+                inner_products_serial(isa, &x, t, view, &mut serial);
+                assert_eq!(serial, out);
                 // One query alone, and the passages from 3 on alone: the same bits.
                 let mut one = vec![0.0; n];
                 inner_products(isa, &x[(t - 1) * k..], 1, &panels, &mut one);

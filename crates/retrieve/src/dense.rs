@@ -347,14 +347,14 @@ pub(crate) fn shard_layout(store: &Store, id: &str) -> Result<(usize, VectorType
 /// back to `k`. Rows arrive in increasing order, so a later row with a
 /// score equal to the cut never outranks a kept one (ties go to the lower
 /// row) and is rightly skipped.
-struct RunningTopK {
+pub(crate) struct RunningTopK {
     k: usize,
     cut: f32,
     hits: Vec<(f32, u64)>,
 }
 
 impl RunningTopK {
-    fn new(k: usize) -> Self {
+    pub(crate) fn new(k: usize) -> Self {
         RunningTopK {
             k,
             cut: f32::NEG_INFINITY,
@@ -362,7 +362,7 @@ impl RunningTopK {
         }
     }
 
-    fn offer(&mut self, scores: &[f32], first_row: u64) {
+    pub(crate) fn offer(&mut self, scores: &[f32], first_row: u64) {
         // Once the cut has settled almost no score passes it: test 64 at a
         // time (a branch-free comparison the compiler vectorises) and look
         // at single scores only in a run that has one above the cut.
@@ -391,7 +391,7 @@ impl RunningTopK {
         }
     }
 
-    fn finish(mut self) -> Vec<Hit> {
+    pub(crate) fn finish(mut self) -> Vec<Hit> {
         self.shrink();
         let mut hits: Vec<Hit> = self
             .hits
@@ -469,16 +469,36 @@ fn read_blocks(
     full: std::sync::mpsc::SyncSender<(Panels, u64)>,
     empty: std::sync::mpsc::Receiver<Panels>,
 ) -> Result<()> {
-    let mut raw: Vec<f32> = Vec::with_capacity(DOC_BLOCK * dim);
+    for_each_block(store, shards, dim, DOC_BLOCK, |raw, rows, row| {
+        let Ok(mut block) = empty.recv() else {
+            return Ok(false);
+        };
+        block.pack(raw, rows, dim);
+        Ok(full.send((block, row)).is_ok())
+    })
+}
+
+/// Every vector of `shards` in corpus order, decoded to f32, in blocks of
+/// up to `block_rows`: `f(vectors, rows, first_row)` (row-major, `dim`
+/// wide), until `f` returns `false`. A shard of another width, or a vector
+/// of another length, is an error naming the shard and the row.
+pub(crate) fn for_each_block(
+    store: &Store,
+    shards: &[String],
+    dim: usize,
+    block_rows: usize,
+    mut f: impl FnMut(&[f32], usize, u64) -> Result<bool>,
+) -> Result<()> {
+    let mut raw: Vec<f32> = Vec::with_capacity(block_rows * dim);
     for id in shards {
         let (d, dtype, mut row) = shard_layout(store, id)?;
         if d != dim {
             return Err(RetrieveError::Invalid(format!(
                 "embeddings artifact {} holds {d}-wide vectors but the questions were embedded with {dim} values",
-                &id[..12]
+                &id[..id.len().min(12)]
             )));
         }
-        for batch in store.open_batches(id, DOC_BLOCK)? {
+        for batch in store.open_batches(id, block_rows)? {
             let batch = batch.map_err(ArtifactError::from)?;
             let v = column::<BinaryArray>(&batch, "vector")?;
             let rows = v.len();
@@ -489,20 +509,16 @@ fn read_blocks(
             if let Some(i) = (0..rows).find(|&i| v.value_length(i) as usize != want) {
                 return Err(RetrieveError::Invalid(format!(
                     "embeddings artifact {} row {}: {} bytes where {want} were expected",
-                    &id[..12],
+                    &id[..id.len().min(12)],
                     row + i as u64,
                     v.value_length(i)
                 )));
             }
-            let Ok(mut block) = empty.recv() else {
-                return Ok(());
-            };
             raw.clear();
             let offsets = v.value_offsets();
             let data = &v.value_data()[offsets[0] as usize..offsets[rows] as usize];
             dtype.decode(data, &mut raw);
-            block.pack(&raw, rows, dim);
-            if full.send((block, row)).is_err() {
+            if !f(&raw, rows, row)? {
                 return Ok(());
             }
             row += rows as u64;
@@ -512,8 +528,8 @@ fn read_blocks(
 }
 
 /// Top `n` passages by inner product for every question text: exact, or
-/// from the HNSW graph with `opts.ann` (then also what the contexts
-/// manifest records about the graph, its recall among it).
+/// from an approximate index with `opts.ann` (then also what the contexts
+/// manifest records about the index, its recall among it).
 pub fn search(
     store: &Store,
     corpus: &str,

@@ -8,7 +8,7 @@ mod bm25;
 mod dense;
 pub mod metrics;
 
-pub use ann::AnnOptions;
+pub use ann::{AnnOptions, HnswOptions, IvfOptions};
 pub use bm25::Analyzer;
 pub use dense::{exact_search, VectorType};
 pub use metrics::{recall_table, RecallRow};
@@ -95,8 +95,8 @@ pub struct RetrieveOptions {
     pub shard_rows: usize,
     /// How vectors are stored in the shards.
     pub dtype: VectorType,
-    /// Approximate dense search with an HNSW graph instead of the exact
-    /// scan (dense and hybrid).
+    /// Approximate dense search (an IVF index or an HNSW graph) instead of
+    /// the exact scan (dense and hybrid).
     pub ann: Option<AnnOptions>,
     /// Show a progress bar on the terminal.
     pub progress: bool,

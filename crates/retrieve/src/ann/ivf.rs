@@ -1,0 +1,724 @@
+//! The IVF index (`--ann ivf`, the default; "IVF-Flat" in FAISS's terms):
+//! spherical k-means splits the passage vectors into `nlist` cells, and a
+//! query scores the vectors of its `nprobe` nearest cells exactly, with the
+//! exact search's kernel, so a passage it finds has the exact search's
+//! score to the bit.
+//!
+//! * Build, in bounded memory: k-means on an evenly strided sample of at
+//!   most [`TRAIN_PER_CELL`] vectors a cell (and [`TRAIN_MAX`] in all),
+//!   seeded initial centroids, up to [`TRAIN_ROUNDS`] rounds; then two
+//!   streamed passes over the shards: assign every vector to its nearest
+//!   centroid (4 bytes a vector held), then write each into its cell of a
+//!   memory-mapped file. An empty cell takes half of the largest (FAISS's
+//!   rule), so no cell stays empty while another is crowded.
+//! * Search: queries in rounds of [`QUERY_ROUND`]; each query's `nprobe`
+//!   nearest centroids; then the cells in parallel, each scoring every query
+//!   of the round that probes it in one product (a cell is read once per
+//!   round, not once per query), with a running top-k per query and cell,
+//!   merged into the query's best by score, ties to the lower corpus row.
+//! * Any vectors: cells are angular (unit centroids) and scores are plain
+//!   inner products, so unit vectors are not required.
+//! * Deterministic: the same shards and `nlist` give the same files on any
+//!   machine and thread count, and the same results.
+//!
+//! Files (little-endian): `centroids.f32` (`nlist × dim`), `cells.u64`
+//! (`nlist + 1` slot offsets, multiples of the kernel's 32-vector panel),
+//! `rows.u32` (the corpus row of each slot, `u32::MAX` for padding),
+//! `vectors.f32` (every slot, packed in panels for the kernel) and
+//! `index.json` (what was built).
+
+use memmap2::{Mmap, MmapMut};
+use ragprobe_artifact::Store;
+use ragprobe_engine::kernels::Isa;
+use ragprobe_engine::search::{
+    inner_products_serial, packed_len, write_packed, Panels, PanelsRef, PANEL,
+};
+use rand::SeedableRng;
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use std::fs::File;
+use std::path::Path;
+use std::sync::Mutex;
+
+use super::{index_dir, io_error, publish};
+use crate::dense::{for_each_block, progress_bar, RunningTopK};
+use crate::{sort_hits, Hit, Result, RetrieveError};
+
+/// Bump when the index's construction or files change.
+const IVF_VERSION: u32 = 1;
+/// Training vectors per cell at most (FAISS samples up to 256 and warns
+/// under 39).
+const TRAIN_PER_CELL: usize = 64;
+/// Training vectors at most (384 MiB at 384 f32 values).
+const TRAIN_MAX: usize = 262_144;
+/// k-means rounds at most (it stops early when no assignment changes).
+const TRAIN_ROUNDS: usize = 12;
+/// Seed of the initial centroids.
+const SEED: u64 = 0x1f_5eed;
+/// Queries searched together: a probed cell is read once per round, so a
+/// round takes as many as a run usually has (memory: `nprobe` cells and
+/// the best `n` a query).
+const QUERY_ROUND: usize = 1 << 16;
+/// Vectors scored against the centroids per parallel task.
+const ASSIGN_CHUNK: usize = 64;
+/// Queries and cell vectors scored in one product (bounds the scores
+/// buffer at 256 × 8,192 values per thread).
+const CELL_QUERIES: usize = 256;
+const CELL_BLOCK: usize = 8192;
+/// A cell's share of the split of the largest cell (FAISS's `EPS`).
+const SPLIT_EPS: f32 = 1.0 / 1024.0;
+
+/// IVF parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IvfOptions {
+    /// Cells (k-means centroids); `None`: √N for N vectors.
+    pub nlist: Option<usize>,
+    /// Cells searched per query: recall against speed.
+    pub nprobe: usize,
+}
+
+impl Default for IvfOptions {
+    fn default() -> Self {
+        IvfOptions {
+            nlist: None,
+            nprobe: 16,
+        }
+    }
+}
+
+impl IvfOptions {
+    /// The parameters as recorded in recipes (`nlist` null: chosen from
+    /// the corpus size; the manifest records the number used).
+    pub fn to_json(self) -> Value {
+        json!({"kind": "ivf", "nlist": self.nlist, "nprobe": self.nprobe})
+    }
+
+    /// Cells for `total` vectors: `nlist` when given, else √total; never
+    /// more than the vectors nor fewer than 1. FAISS suggests 4–16·√N for
+    /// its search, which scans a query's cells one query at a time; here a
+    /// round scores every query of a cell in one product, so fewer, larger
+    /// cells batch better (measured at 1M vectors: √N cells with nprobe 16
+    /// scan the same share as 4·√N with 64, faster, at the same recall).
+    pub fn cells(self, total: u64) -> usize {
+        let auto = (total as f64).sqrt().round() as usize;
+        self.nlist.unwrap_or(auto).clamp(1, total.max(1) as usize)
+    }
+}
+
+/// Training vectors for `nlist` cells out of `total`.
+fn train_rows(total: u64, nlist: usize) -> usize {
+    let want = (TRAIN_PER_CELL * nlist).min(TRAIN_MAX).max(nlist);
+    want.min(total as usize)
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+fn normalize(v: &mut [f32]) {
+    let norm = v
+        .iter()
+        .map(|x| (*x as f64) * (*x as f64))
+        .sum::<f64>()
+        .sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x = (*x as f64 / norm) as f32);
+    }
+}
+
+/// The nearest centroid (largest inner product; ties to the lower cell)
+/// of every vector of `vectors` (row-major, `dim` wide), in parallel.
+fn nearest(isa: Isa, vectors: &[f32], dim: usize, centroids: PanelsRef<'_>) -> Vec<u32> {
+    let nlist = centroids.len();
+    vectors
+        .par_chunks(ASSIGN_CHUNK * dim)
+        .map_init(Vec::new, |scores: &mut Vec<f32>, chunk| {
+            let t = chunk.len() / dim;
+            scores.resize(t * nlist, 0.0);
+            inner_products_serial(isa, chunk, t, centroids, scores);
+            scores
+                .chunks_exact(nlist)
+                .map(|s| {
+                    let mut best = 0;
+                    for (i, x) in s.iter().enumerate() {
+                        if *x > s[best] {
+                            best = i;
+                        }
+                    }
+                    best as u32
+                })
+                .collect::<Vec<u32>>()
+        })
+        .collect::<Vec<_>>()
+        .concat()
+}
+
+/// The `nprobe` nearest cells of each query (unordered), `nprobe` apiece.
+fn probes(
+    isa: Isa,
+    queries: &[f32],
+    dim: usize,
+    centroids: PanelsRef<'_>,
+    nprobe: usize,
+) -> Vec<u32> {
+    let nlist = centroids.len();
+    queries
+        .par_chunks(ASSIGN_CHUNK * dim)
+        .map_init(
+            || (Vec::new(), Vec::new()),
+            |(scores, order): &mut (Vec<f32>, Vec<u32>), chunk| {
+                let t = chunk.len() / dim;
+                scores.resize(t * nlist, 0.0);
+                inner_products_serial(isa, chunk, t, centroids, scores);
+                let mut out = Vec::with_capacity(t * nprobe);
+                for s in scores.chunks_exact(nlist) {
+                    order.clear();
+                    order.extend(0..nlist as u32);
+                    if nprobe < nlist {
+                        order.select_nth_unstable_by(nprobe - 1, |&a, &b| {
+                            s[b as usize].total_cmp(&s[a as usize]).then(a.cmp(&b))
+                        });
+                    }
+                    out.extend_from_slice(&order[..nprobe]);
+                }
+                out
+            },
+        )
+        .collect::<Vec<_>>()
+        .concat()
+}
+
+/// Spherical k-means on the rows of `sample`: `nlist` unit centroids
+/// (row-major) and the rounds run.
+fn train(isa: Isa, sample: &[f32], dim: usize, nlist: usize, progress: bool) -> (Vec<f32>, usize) {
+    use rand::seq::index::sample as pick;
+    let s = sample.len() / dim;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(SEED);
+    let mut first = pick(&mut rng, s, nlist).into_vec();
+    first.sort_unstable();
+    let mut centroids: Vec<f32> = first
+        .iter()
+        .flat_map(|&i| sample[i * dim..(i + 1) * dim].iter().copied())
+        .collect();
+    centroids.chunks_exact_mut(dim).for_each(normalize);
+    let bar = progress_bar(progress, TRAIN_ROUNDS as u64, "ivf k-means", "rounds");
+    let mut assign: Vec<u32> = Vec::new();
+    let mut panels = Panels::default();
+    let mut rounds = 0;
+    while rounds < TRAIN_ROUNDS {
+        panels.pack(&centroids, nlist, dim);
+        let next = nearest(isa, sample, dim, panels.view());
+        rounds += 1;
+        bar.inc(1);
+        if next == assign {
+            break;
+        }
+        assign = next;
+        centroids = means(sample, dim, &assign, nlist, &centroids);
+    }
+    bar.finish_and_clear();
+    (centroids, rounds)
+}
+
+/// The k-means update: each cell's centroid becomes the normalised sum of
+/// its members (summed in f64, in sample order); an empty cell then takes
+/// half of the largest cell: both get its centroid, nudged apart by
+/// ±[`SPLIT_EPS`] on alternate elements (FAISS's rule).
+fn means(sample: &[f32], dim: usize, assign: &[u32], nlist: usize, old: &[f32]) -> Vec<f32> {
+    let mut start = vec![0usize; nlist + 1];
+    for &a in assign {
+        start[a as usize + 1] += 1;
+    }
+    for j in 0..nlist {
+        start[j + 1] += start[j];
+    }
+    let mut next = start.clone();
+    let mut members = vec![0u32; assign.len()];
+    for (i, &a) in assign.iter().enumerate() {
+        members[next[a as usize]] = i as u32;
+        next[a as usize] += 1;
+    }
+    let mut centroids = old.to_vec();
+    centroids
+        .par_chunks_mut(dim)
+        .enumerate()
+        .for_each(|(j, c)| {
+            let m = &members[start[j]..start[j + 1]];
+            if m.is_empty() {
+                return;
+            }
+            let mut acc = vec![0f64; dim];
+            for &i in m {
+                let v = &sample[i as usize * dim..(i as usize + 1) * dim];
+                acc.iter_mut().zip(v).for_each(|(a, x)| *a += *x as f64);
+            }
+            let norm = acc.iter().map(|a| a * a).sum::<f64>().sqrt();
+            if norm > 0.0 {
+                c.iter_mut()
+                    .zip(&acc)
+                    .for_each(|(c, a)| *c = (a / norm) as f32);
+            }
+        });
+    let mut size: Vec<usize> = (0..nlist).map(|j| start[j + 1] - start[j]).collect();
+    for j in 0..nlist {
+        if size[j] > 0 {
+            continue;
+        }
+        let big = (0..nlist).fold(0, |b, i| if size[i] > size[b] { i } else { b });
+        let (lo, hi) = (j.min(big), j.max(big));
+        let (head, tail) = centroids.split_at_mut(hi * dim);
+        let (a, b) = (&mut head[lo * dim..(lo + 1) * dim], &mut tail[..dim]);
+        let (empty, large) = if j < big { (a, b) } else { (b, a) };
+        empty.copy_from_slice(large);
+        for d in 0..dim {
+            let up = if d % 2 == 0 {
+                1.0 + SPLIT_EPS
+            } else {
+                1.0 - SPLIT_EPS
+            };
+            empty[d] *= up;
+            large[d] *= 2.0 - up;
+        }
+        normalize(empty);
+        normalize(large);
+        size[j] = size[big] / 2;
+        size[big] -= size[j];
+    }
+    centroids
+}
+
+/// A new file of `len` bytes under `dir`, memory-mapped for writing.
+fn mapped_file(path: &Path, len: usize) -> Result<(File, MmapMut)> {
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io_error(path, e))?;
+    file.set_len(len as u64).map_err(|e| io_error(path, e))?;
+    // SAFETY: the file is new, in this process's own temporary directory,
+    // and nothing else maps or truncates it while the map lives.
+    let map = unsafe { MmapMut::map_mut(&file) }.map_err(|e| io_error(path, e))?;
+    Ok((file, map))
+}
+
+/// Flushes a written map and its file to disk.
+fn sync(path: &Path, file: File, map: MmapMut) -> Result<()> {
+    map.flush().map_err(|e| io_error(path, e))?;
+    drop(map);
+    file.sync_all().map_err(|e| io_error(path, e))
+}
+
+/// Writes `bytes` to a new file under the temporary directory, synced.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::create(path).map_err(|e| io_error(path, e))?;
+    std::io::Write::write_all(&mut f, bytes).map_err(|e| io_error(path, e))?;
+    f.sync_all().map_err(|e| io_error(path, e))
+}
+
+/// Builds the index of every vector of `shards` and publishes it to `dir`.
+fn build(
+    store: &Store,
+    shards: &[String],
+    total: u64,
+    dim: usize,
+    nlist: usize,
+    dir: &Path,
+    progress: bool,
+) -> Result<()> {
+    if total > u32::MAX as u64 {
+        return Err(RetrieveError::Invalid(format!(
+            "--ann ivf indexes up to {} vectors; these shards hold {total}",
+            u32::MAX
+        )));
+    }
+    let isa = Isa::detect();
+    // 1. An evenly strided training sample: rows ⌊j·total/s⌋.
+    let s = train_rows(total, nlist);
+    let row_of = |j: usize| (j as u128 * total as u128 / s as u128) as u64;
+    let mut sample: Vec<f32> = Vec::with_capacity(s * dim);
+    let mut j = 0;
+    for_each_block(store, shards, dim, CELL_BLOCK, |v, rows, first| {
+        while j < s && row_of(j) < first + rows as u64 {
+            let i = (row_of(j) - first) as usize;
+            sample.extend_from_slice(&v[i * dim..(i + 1) * dim]);
+            j += 1;
+        }
+        Ok(j < s)
+    })?;
+    if j < s {
+        return Err(short(shards, total, row_of(j)));
+    }
+    let (centroids, rounds) = train(isa, &sample, dim, nlist, progress);
+    drop(sample);
+    // 2. Every vector's cell.
+    let mut panels = Panels::default();
+    panels.pack(&centroids, nlist, dim);
+    let bar = progress_bar(progress, total, "ivf assign", "vectors");
+    let mut cell: Vec<u32> = Vec::with_capacity(total as usize);
+    for_each_block(store, shards, dim, CELL_BLOCK, |v, rows, _| {
+        cell.extend(nearest(isa, v, dim, panels.view()));
+        bar.inc(rows as u64);
+        Ok(true)
+    })?;
+    bar.finish_and_clear();
+    if cell.len() as u64 != total {
+        return Err(short(shards, total, cell.len() as u64));
+    }
+    // 3. Cells as padded slot ranges; every vector written to its slot.
+    let mut offsets = vec![0u64; nlist + 1];
+    for &c in &cell {
+        offsets[c as usize + 1] += 1;
+    }
+    for j in 0..nlist {
+        offsets[j + 1] = offsets[j] + offsets[j + 1].div_ceil(PANEL as u64) * PANEL as u64;
+    }
+    let slots = offsets[nlist] as usize;
+    let tmp = store.tmp_path(".ivf");
+    std::fs::create_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
+    let (vpath, rpath) = (tmp.join("vectors.f32"), tmp.join("rows.u32"));
+    let (vfile, mut vmap) = mapped_file(&vpath, packed_len(slots, dim) * 4)?;
+    let (rfile, mut rmap) = mapped_file(&rpath, slots * 4)?;
+    {
+        let vectors: &mut [f32] =
+            bytemuck::try_cast_slice_mut(&mut vmap[..]).map_err(|e| io_error(&vpath, e))?;
+        let rows: &mut [u32] =
+            bytemuck::try_cast_slice_mut(&mut rmap[..]).map_err(|e| io_error(&rpath, e))?;
+        rows.fill(u32::MAX);
+        let mut cursor = offsets.clone();
+        let bar = progress_bar(progress, total, "ivf cells", "vectors");
+        for_each_block(store, shards, dim, CELL_BLOCK, |v, n, first| {
+            for (i, x) in v.chunks_exact(dim).enumerate() {
+                let row = first as usize + i;
+                let c = cell[row] as usize;
+                let slot = cursor[c] as usize;
+                cursor[c] += 1;
+                write_packed(vectors, slot, x);
+                rows[slot] = row as u32;
+            }
+            bar.inc(n as u64);
+            Ok(true)
+        })?;
+        bar.finish_and_clear();
+    }
+    sync(&vpath, vfile, vmap)?;
+    sync(&rpath, rfile, rmap)?;
+    write_file(&tmp.join("centroids.f32"), bytemuck::cast_slice(&centroids))?;
+    write_file(&tmp.join("cells.u64"), bytemuck::cast_slice(&offsets))?;
+    let facts = json!({
+        "version": IVF_VERSION,
+        "dim": dim,
+        "nlist": nlist,
+        "vectors": total,
+        "slots": slots,
+        "train_vectors": s,
+        "kmeans_rounds": rounds,
+    });
+    write_file(&tmp.join("index.json"), facts.to_string().as_bytes())?;
+    publish(&tmp, dir, shards, total)
+}
+
+/// The shards held fewer vectors than their manifests count.
+fn short(shards: &[String], total: u64, got: u64) -> RetrieveError {
+    RetrieveError::Invalid(format!(
+        "embeddings shards {}..: their manifests count {total} vectors but only {got} could be read",
+        &shards[0][..shards[0].len().min(12)]
+    ))
+}
+
+/// A built index, its vectors and rows mapped.
+struct Index {
+    dim: usize,
+    centroids: Panels,
+    offsets: Vec<u64>,
+    rows: Mmap,
+    vectors: Mmap,
+    facts: Value,
+}
+
+/// Reads a whole index file.
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| io_error(path, e))
+}
+
+/// Maps an index file read-only.
+fn map(path: &Path) -> Result<Mmap> {
+    let f = File::open(path).map_err(|e| io_error(path, e))?;
+    // SAFETY: index files are written once, published by renaming their
+    // directory, and never modified afterwards; a file truncated by hand
+    // while mapped would end the process (SIGBUS), as with any map.
+    unsafe { Mmap::map(&f) }.map_err(|e| io_error(path, e))
+}
+
+impl Index {
+    /// Opens the index in `dir`, checking every file's size against
+    /// `index.json` (a damaged index is an error naming the file).
+    fn open(dir: &Path, dim: usize, nlist: usize, total: u64) -> Result<Index> {
+        let bad = |file: &str, what: String| {
+            RetrieveError::Index(format!(
+                "{}: {what}; delete the directory to rebuild it",
+                dir.join(file).display()
+            ))
+        };
+        let facts: Value = serde_json::from_slice(&read(&dir.join("index.json"))?)
+            .map_err(|e| bad("index.json", e.to_string()))?;
+        let want = (json!(IVF_VERSION), json!(dim), json!(nlist), json!(total));
+        let got = (
+            &facts["version"],
+            &facts["dim"],
+            &facts["nlist"],
+            &facts["vectors"],
+        );
+        if (&want.0, &want.1, &want.2, &want.3) != got {
+            return Err(bad(
+                "index.json",
+                format!("built for version, dim, nlist, vectors {got:?}, not {want:?}"),
+            ));
+        }
+        let centroid_bytes = read(&dir.join("centroids.f32"))?;
+        let cells = read(&dir.join("cells.u64"))?;
+        if centroid_bytes.len() != nlist * dim * 4 {
+            return Err(bad(
+                "centroids.f32",
+                format!("{} bytes, not {}", centroid_bytes.len(), nlist * dim * 4),
+            ));
+        }
+        if cells.len() != (nlist + 1) * 8 {
+            return Err(bad(
+                "cells.u64",
+                format!("{} bytes, not {}", cells.len(), (nlist + 1) * 8),
+            ));
+        }
+        let centroids: Vec<f32> = bytemuck::pod_collect_to_vec(&centroid_bytes);
+        let offsets: Vec<u64> = bytemuck::pod_collect_to_vec(&cells);
+        let slots = offsets[nlist] as usize;
+        if offsets
+            .windows(2)
+            .any(|w| w[0] > w[1] || w[0] % PANEL as u64 != 0)
+            || offsets[0] != 0
+        {
+            return Err(bad("cells.u64", "offsets out of order".into()));
+        }
+        let rows = map(&dir.join("rows.u32"))?;
+        let vectors = map(&dir.join("vectors.f32"))?;
+        if rows.len() != slots * 4 {
+            return Err(bad(
+                "rows.u32",
+                format!("{} bytes, not {}", rows.len(), slots * 4),
+            ));
+        }
+        if vectors.len() != packed_len(slots, dim) * 4 {
+            return Err(bad(
+                "vectors.f32",
+                format!(
+                    "{} bytes, not {}",
+                    vectors.len(),
+                    packed_len(slots, dim) * 4
+                ),
+            ));
+        }
+        let mut panels = Panels::default();
+        panels.pack(&centroids, nlist, dim);
+        Ok(Index {
+            dim,
+            centroids: panels,
+            offsets,
+            rows,
+            vectors,
+            facts,
+        })
+    }
+
+    /// Cell `c`: its packed vectors and their corpus rows (padding left out).
+    fn cell(&self, c: usize) -> (&[f32], &[u32]) {
+        let rows: &[u32] = bytemuck::cast_slice(&self.rows[..]);
+        let vectors: &[f32] = bytemuck::cast_slice(&self.vectors[..]);
+        let (a, b) = (self.offsets[c] as usize, self.offsets[c + 1] as usize);
+        let rows = &rows[a..b];
+        let n = rows
+            .iter()
+            .rposition(|&r| r != u32::MAX)
+            .map_or(0, |i| i + 1);
+        (&vectors[a * self.dim..b * self.dim], &rows[..n])
+    }
+
+    /// Top `n` of each query (row-major) over its `nprobe` nearest cells.
+    fn search(&self, isa: Isa, queries: &[f32], n: usize, nprobe: usize) -> Vec<Vec<Hit>> {
+        let dim = self.dim;
+        let t = queries.len() / dim;
+        let nlist = self.centroids.len();
+        let probe = probes(isa, queries, dim, self.centroids.view(), nprobe);
+        // The queries of each cell, in query order.
+        let mut start = vec![0usize; nlist + 1];
+        for &c in &probe {
+            start[c as usize + 1] += 1;
+        }
+        for j in 0..nlist {
+            start[j + 1] += start[j];
+        }
+        let mut next = start.clone();
+        let mut asked = vec![0u32; probe.len()];
+        for (i, &c) in probe.iter().enumerate() {
+            asked[next[c as usize]] = (i / nprobe) as u32;
+            next[c as usize] += 1;
+        }
+        let busy: Vec<usize> = (0..nlist).filter(|&c| start[c + 1] > start[c]).collect();
+        // Each query's best so far, merged into as its cells finish (cut
+        // back to `n` when twice as many pile up).
+        let best: Vec<Mutex<Vec<Hit>>> = (0..t).map(|_| Mutex::new(Vec::new())).collect();
+        busy.par_iter().for_each_init(
+            || (Vec::new(), Vec::new()),
+            |(x, scores): &mut (Vec<f32>, Vec<f32>), &c| {
+                let (packed, rows) = self.cell(c);
+                for qs in asked[start[c]..start[c + 1]].chunks(CELL_QUERIES) {
+                    x.clear();
+                    for &q in qs {
+                        x.extend_from_slice(&queries[q as usize * dim..(q as usize + 1) * dim]);
+                    }
+                    let mut tops: Vec<RunningTopK> =
+                        qs.iter().map(|_| RunningTopK::new(n)).collect();
+                    for b in (0..rows.len()).step_by(CELL_BLOCK) {
+                        let m = (rows.len() - b).min(CELL_BLOCK);
+                        let view = PanelsRef::new(&packed[b * dim..], m, dim)
+                            .expect("a cell holds whole panels");
+                        scores.resize(qs.len() * m, 0.0);
+                        inner_products_serial(isa, x, qs.len(), view, scores);
+                        for (top, s) in tops.iter_mut().zip(scores.chunks_exact(m)) {
+                            top.offer(s, b as u64);
+                        }
+                    }
+                    for (&q, top) in qs.iter().zip(tops) {
+                        let mut kept = best[q as usize].lock().unwrap_or_else(|p| p.into_inner());
+                        kept.extend(top.finish().into_iter().map(|h| Hit {
+                            row: rows[h.row as usize] as u64,
+                            score: h.score,
+                        }));
+                        if kept.len() >= 2 * n {
+                            sort_hits(&mut kept);
+                            kept.truncate(n);
+                        }
+                    }
+                }
+            },
+        );
+        best.into_par_iter()
+            .map(|m| {
+                let mut h = m.into_inner().unwrap_or_else(|p| p.into_inner());
+                sort_hits(&mut h);
+                h.truncate(n);
+                h
+            })
+            .collect()
+    }
+}
+
+/// Top `n` passages per query from the index (built first if needed), and
+/// the index's facts for the manifest.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn search(
+    store: &Store,
+    shards: &[String],
+    total: u64,
+    queries: &[f32],
+    dim: usize,
+    n: usize,
+    opts: IvfOptions,
+    progress: bool,
+) -> Result<(Vec<Vec<Hit>>, Value)> {
+    if cfg!(target_endian = "big") {
+        return Err(RetrieveError::Invalid(
+            "--ann ivf writes little-endian index files; use exact search on this machine".into(),
+        ));
+    }
+    let nlist = opts.cells(total);
+    let key = format!("ivf|v{IVF_VERSION}|{}|{nlist}", shards.join(","));
+    let dir = index_dir(store, "ivf", &key);
+    let started = std::time::Instant::now();
+    if !dir.join(".complete").is_file() {
+        build(store, shards, total, dim, nlist, &dir, progress)?;
+        store.log_run(json!({"stage": "ivf-build", "index": dir.file_name().map(|f| f.to_string_lossy().to_string()), "seconds": started.elapsed().as_secs_f64()}));
+    } else {
+        tracing::info!("ivf: reusing index {}", dir.display());
+    }
+    let searched = std::time::Instant::now();
+    let index = Index::open(&dir, dim, nlist, total)?;
+    let nprobe = opts.nprobe.clamp(1, nlist);
+    let isa = Isa::detect();
+    let nq = queries.len() / dim;
+    let bar = progress_bar(progress, nq as u64, "ivf search", "questions");
+    let mut results = Vec::with_capacity(nq);
+    for round in queries.chunks(QUERY_ROUND * dim) {
+        results.extend(index.search(isa, round, n, nprobe));
+        bar.inc((round.len() / dim) as u64);
+    }
+    bar.finish_and_clear();
+    store.log_run(
+        json!({"stage": "ivf-search", "queries": nq, "seconds": searched.elapsed().as_secs_f64()}),
+    );
+    let facts = json!({
+        "nlist": nlist,
+        "nprobe": nprobe,
+        "train_vectors": index.facts["train_vectors"],
+        "kmeans_rounds": index.facts["kmeans_rounds"],
+    });
+    Ok((results, facts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Worked example of the update: members are summed and normalised;
+    /// the empty cell takes half of the largest, nudged apart.
+    #[test]
+    fn means_average_members_and_split_the_largest_cell_into_an_empty_one() {
+        let sample = [1.0, 0.0, 1.0, 0.2, 0.0, 1.0, 1.0, -0.2];
+        let old = [1.0, 0.0, 0.0, 1.0, 0.6, 0.8];
+        // Vectors 0, 1, 3 in cell 0; vector 2 in cell 1; cell 2 empty.
+        let c = means(&sample, 2, &[0, 0, 1, 0], 3, &old);
+        // Cell 1: (0, 1). Cell 0 sums to (3, 0) -> (1, 0), then is split
+        // with cell 2: (1·(1−ε), 0) and (1·(1+ε), 0), both normalised to (1, 0).
+        assert_eq!(&c[2..4], &[0.0, 1.0]);
+        assert_eq!(&c[0..2], &[1.0, 0.0]);
+        assert_eq!(&c[4..6], &[1.0, 0.0]);
+        // A two-element vector not on an axis is nudged apart.
+        let c = means(&[0.6, 0.8], 2, &[0], 2, &[0.6, 0.8, 0.0, 1.0]);
+        assert!(c[0] != c[2] && c[1] != c[3], "{c:?}");
+        let dot = c[0] * c[2] + c[1] * c[3];
+        assert!(dot > 0.999 && dot < 1.0, "{dot}");
+    }
+
+    /// nlist: given, else √N, clamped to 1..=N.
+    #[test]
+    fn cells_follow_the_corpus_size() {
+        let auto = IvfOptions::default();
+        assert_eq!(auto.cells(1_000_000), 1000);
+        assert_eq!(auto.cells(21_000_000), 4583);
+        assert_eq!(auto.cells(10), 3);
+        assert_eq!(auto.cells(1), 1);
+        assert_eq!(auto.cells(0), 1);
+        let given = IvfOptions {
+            nlist: Some(64),
+            nprobe: 8,
+        };
+        assert_eq!(given.cells(1000), 64);
+        assert_eq!(given.cells(10), 10);
+        assert_eq!(train_rows(1_000_000, 1000), 64_000);
+        assert_eq!(train_rows(1_000_000, 10_000), TRAIN_MAX);
+        assert_eq!(train_rows(100, 40), 100);
+    }
+
+    /// The nearest centroid, ties to the lower cell; probes pick the
+    /// `nprobe` best cells, ties to the lower cell.
+    #[test]
+    fn nearest_and_probes_break_ties_to_the_lower_cell() {
+        let isa = Isa::detect();
+        let c = [1.0, 0.0, 0.0, 1.0, 1.0, 0.0];
+        let mut p = Panels::default();
+        p.pack(&c, 3, 2);
+        assert_eq!(
+            nearest(isa, &[1.0, 0.1, 0.1, 1.0, 1.0, 0.0], 2, p.view()),
+            vec![0, 1, 0]
+        );
+        let mut got = probes(isa, &[0.9, 0.1], 2, p.view(), 2);
+        got.sort();
+        assert_eq!(got, vec![0, 2]);
+    }
+}
