@@ -7,14 +7,19 @@
 #  2. exact search (streamed over the shards, running top-10) against FAISS
 #     `IndexFlatIP` on the same vectors and queries: queries/s as a ratio, and
 #     the share of FAISS's top-10 that ragprobe returns;
-#  3. approximate search: ragprobe `--ann` (HNSW) against FAISS
-#     `IndexHNSWFlat` (M = 32): build time, queries/s and recall@10 against
-#     the exact top-10.
+#  3. approximate search: ragprobe `--ann` (the IVF index, default nlist
+#     and nprobe unless ANN_NLIST / ANN_NPROBE are set) against FAISS
+#     `IndexHNSWFlat` (M = 32, efSearch 64 and 256) and FAISS
+#     `IndexIVFFlat` with ragprobe's nlist and nprobe: build time, queries/s
+#     and recall@10 against the exact top-10 (FAISS `IndexFlatIP`'s).
 #   N_PASSAGES=1000000 N_QUERIES=1000 bash scripts/bench-dense.sh
-# ANN=0 leaves out part 3 (the HNSW builds take minutes at 1M).
+# ANN=0 leaves out part 3 (FAISS's HNSW build takes minutes at 1M).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${N_PASSAGES:-1000000}"; Q="${N_QUERIES:-1000}"; ANN="${ANN:-1}"
+ANN_ARGS=(--ann)
+[ -n "${ANN_NLIST:-}" ] && ANN_ARGS+=(--ann-nlist "$ANN_NLIST")
+[ -n "${ANN_NPROBE:-}" ] && ANN_ARGS+=(--ann-nprobe "$ANN_NPROBE")
 WORK="${BENCH_DIR:-${TMPDIR:-/tmp}/ragprobe-bench-dense}"
 mkdir -p "$WORK"
 source scripts/bench-lib.sh
@@ -52,25 +57,25 @@ EMB=(--method dense --embed-backend openai --embed-base-url "$URL" --embed-model
 /usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --extra 1 "${EMB[@]}" > /dev/null 2> "$WORK/t2.txt"
 EXACT_SEARCH=$(tail -1 "$S/log/runs.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["search_seconds"])')
 EXACT_CTX=$(awk -F'\t' '$1=="contexts"{print $2}' "$WORK/exact.out")
-# ANN: run 3 builds the HNSW index, run 4 reuses it.
-ANN_BUILD_SEARCH=0; ANN_SEARCH=0; ANN_CTX=-; echo "Maximum resident set size (kbytes): 0" > "$WORK/t3.txt"
+# ANN: run 3 builds the IVF index, run 4 reuses it.
+ANN_BUILD=0; ANN_SEARCH=0; ANN_CTX=-; echo "Maximum resident set size (kbytes): 0" > "$WORK/t3.txt"
 if [ "$ANN" = 1 ]; then
-  /usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --ann "${EMB[@]}" > "$WORK/ann.out" 2> "$WORK/t3.txt"
-  ANN_BUILD_SEARCH=$(tail -1 "$S/log/runs.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["search_seconds"])')
-  "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --extra 1 --ann "${EMB[@]}" > /dev/null 2> "$WORK/t4.txt"
-  # The graph's own search (loading it included; the recall check and the question embedding not).
-  ANN_SEARCH=$(grep '"stage":"hnsw-search"' "$S/log/runs.jsonl" | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')
+  /usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 "${ANN_ARGS[@]}" "${EMB[@]}" > "$WORK/ann.out" 2> "$WORK/t3.txt"
+  ANN_BUILD=$(grep '"stage":"ivf-build"' "$S/log/runs.jsonl" | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')
+  "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --extra 1 "${ANN_ARGS[@]}" "${EMB[@]}" > /dev/null 2> "$WORK/t4.txt"
+  # The index's own search (opening it included; the recall check and the question embedding not).
+  ANN_SEARCH=$(grep '"stage":"ivf-search"' "$S/log/runs.jsonl" | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')
   ANN_CTX=$(awk -F'\t' '$1=="contexts"{print $2}' "$WORK/ann.out")
 fi
 kill $MOCK 2>/dev/null || true
 
 "$VENV/bin/python" - "$S" "$C" "$QC" "$EXACT_CTX" "$ANN_CTX" "$N" "$Q" \
   "$(secs "$WORK/t1.txt")" "$(secs "$WORK/t2.txt")" "$EXACT_SEARCH" "$(rss_kb "$WORK/t2.txt")" \
-  "$ANN_BUILD_SEARCH" "$ANN_SEARCH" "$(rss_kb "$WORK/t3.txt")" <<'PY'
+  "$ANN_BUILD" "$ANN_SEARCH" "$(rss_kb "$WORK/t3.txt")" <<'PY'
 import glob, json, resource, sys, time
 import numpy as np, pyarrow.parquet as pq, faiss
 store, corpus, qcorpus, exact_ctx, ann_ctx, n, q = sys.argv[1:8]
-t1, t2, exact_search, exact_rss, ann_build_search, ann_search, ann_rss = map(float, sys.argv[8:])
+t1, t2, exact_search, exact_rss, ann_build, ann_search, ann_rss = map(float, sys.argv[8:])
 n, q = int(n), int(q)
 def vectors(corpus_id):
     shards = []
@@ -103,12 +108,24 @@ print(f"exact: ragprobe {q / exact_search:,.1f} queries/s (search {exact_search:
       f"FAISS IndexFlatIP {q / flat_s:,.1f} queries/s ({flat_s:.1f} s, vectors in memory); ratio {flat_s / exact_search:.2f}x; top-10 agreement {agree:.4f}")
 if ann_ctx == "-":
     sys.exit(0)
-hnsw = faiss.IndexHNSWFlat(xb.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
-t = time.perf_counter(); hnsw.add(xb); hnsw_build = time.perf_counter() - t
-hnsw.hnsw.efSearch = 64
-t = time.perf_counter(); _, hres = hnsw.search(xq, 10); hnsw_s = time.perf_counter() - t
 recall = lambda res: np.mean([len(set(a) & set(b)) / 10 for a, b in zip(res, truth.tolist())])
 ann = ranked(ann_ctx)
-print(f"ANN: ragprobe HNSW build + search {ann_build_search:.1f} s, search {q / ann_search:,.1f} queries/s, recall@10 {recall(ann):.4f} (peak RSS {ann_rss/1024:,.0f} MiB); "
-      f"FAISS IndexHNSWFlat(M=32, efSearch=64) build {hnsw_build:.1f} s, {q / hnsw_s:,.1f} queries/s, recall@10 {recall(hres.tolist()):.4f}; queries/s ratio {hnsw_s / ann_search:.2f}x")
+info = json.loads(pq.ParquetFile(f"{store}/objects/{ann_ctx}.parquet").metadata.metadata[b"ragprobe.manifest"])["details"]["ann"]
+nlist, nprobe = info["nlist"], info["nprobe"]
+ours_qps = q / ann_search
+print(f"ANN: ragprobe IVF (nlist {nlist}, nprobe {nprobe}): build {ann_build:.1f} s, {ours_qps:,.1f} queries/s, "
+      f"recall@10 {recall(ann):.4f} (manifest, 200 queries: {info['recall_at_10']:.4f}; peak RSS {ann_rss/1024:,.0f} MiB, the mapped index included)")
+hnsw = faiss.IndexHNSWFlat(xb.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+t = time.perf_counter(); hnsw.add(xb); hnsw_build = time.perf_counter() - t
+for ef in (64, 256):
+    hnsw.hnsw.efSearch = ef
+    t = time.perf_counter(); _, hres = hnsw.search(xq, 10); hnsw_s = time.perf_counter() - t
+    print(f"  FAISS IndexHNSWFlat(M=32, efSearch={ef}): build {hnsw_build:.1f} s, {q / hnsw_s:,.1f} queries/s, recall@10 {recall(hres.tolist()):.4f}; "
+          f"ragprobe IVF / FAISS HNSW queries/s: {ours_qps / (q / hnsw_s):.2f}x")
+ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(xb.shape[1]), xb.shape[1], nlist, faiss.METRIC_INNER_PRODUCT)
+t = time.perf_counter(); ivf.train(xb); ivf.add(xb); ivf_build = time.perf_counter() - t
+ivf.nprobe = nprobe
+t = time.perf_counter(); _, ires = ivf.search(xq, 10); ivf_s = time.perf_counter() - t
+print(f"  FAISS IndexIVFFlat(nlist={nlist}, nprobe={nprobe}): build {ivf_build:.1f} s, {q / ivf_s:,.1f} queries/s, recall@10 {recall(ires.tolist()):.4f}; "
+      f"ragprobe IVF / FAISS IVF queries/s: {ours_qps / (q / ivf_s):.2f}x")
 PY

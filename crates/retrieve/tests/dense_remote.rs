@@ -487,3 +487,42 @@ fn ivf_probing_some_cells_records_the_recall_it_reaches() {
     // when written): the search is approximate, and its recall is counted.
     assert!(found < 36, "{found}");
 }
+
+/// A damaged IVF index (a file cut short) is an error that names the file
+/// and says how to rebuild, not a panic or wrong results.
+#[test]
+fn a_damaged_ivf_index_is_an_error_naming_the_file() {
+    let s = server(MockConfig {
+        embed_dim: DIM,
+        ..Default::default()
+    });
+    let enc = encoder(&s, true);
+    let d = tempfile::tempdir().unwrap();
+    let (store, corpus, questions) = setup(d.path());
+    let ivf = RetrieveOptions {
+        ann: Some(ragprobe_retrieve::AnnOptions::default()),
+        ..opts(VectorType::F32)
+    };
+    retrieve(&store, &corpus, &questions, &ivf, Some(&enc)).unwrap();
+    let dir = std::fs::read_dir(d.path().join("indexes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ivf-"))
+        .unwrap();
+    let rows = dir.join("rows.u32");
+    let len = std::fs::metadata(&rows).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&rows)
+        .unwrap()
+        .set_len(len - 4)
+        .unwrap();
+    let k3 = RetrieveOptions { k: 3, ..ivf };
+    let err = retrieve(&store, &corpus, &questions, &k3, Some(&enc))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("rows.u32") && err.contains("delete the directory"),
+        "{err}"
+    );
+}
