@@ -27,6 +27,8 @@ need_gnu_time
 bench_venv "faiss, numpy, pyarrow" faiss-cpu numpy pyarrow
 cargo build --release --workspace -q
 BIN="${CARGO_TARGET_DIR:-target}/release/ragprobe"
+# Both tools on the same 2 threads (FAISS: omp_set_num_threads(2) below).
+export RAYON_NUM_THREADS=2
 DATA="$WORK/data-$N-$Q"
 [ -s "$DATA/queries.jsonl" ] || python3 scripts/gen-corpus-bench.py "$DATA" "$N" "$Q" 30
 S="$WORK/store"; rm -rf "$S"
@@ -60,10 +62,11 @@ EXACT_CTX=$(awk -F'\t' '$1=="contexts"{print $2}' "$WORK/exact.out")
 # ANN: run 3 builds the IVF index, run 4 reuses it.
 ANN_BUILD=0; ANN_SEARCH=0; ANN_CTX=-; echo "Maximum resident set size (kbytes): 0" > "$WORK/t3.txt"
 if [ "$ANN" = 1 ]; then
-  /usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 "${ANN_ARGS[@]}" "${EMB[@]}" > "$WORK/ann.out" 2> "$WORK/t3.txt"
+  /usr/bin/time -v "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 "${ANN_ARGS[@]}" "${EMB[@]}" > /dev/null 2> "$WORK/t3.txt"
   ANN_BUILD=$(grep '"stage":"ivf-build"' "$S/log/runs.jsonl" | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')
-  "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --extra 1 "${ANN_ARGS[@]}" "${EMB[@]}" > /dev/null 2> "$WORK/t4.txt"
-  # The index's own search (opening it included; the recall check and the question embedding not).
+  "$BIN" -q --store "$S" retrieve --corpus "$C" --questions "$QS" -k 10 --extra 1 "${ANN_ARGS[@]}" "${EMB[@]}" > "$WORK/ann.out" 2> "$WORK/t4.txt"
+  # Run 4's search, on the index run 3 built (opening it included; the
+  # recall check and the question embedding not); its top 10 are scored.
   ANN_SEARCH=$(grep '"stage":"ivf-search"' "$S/log/runs.jsonl" | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')
   ANN_CTX=$(awk -F'\t' '$1=="contexts"{print $2}' "$WORK/ann.out")
 fi
@@ -123,9 +126,10 @@ for ef in (64, 256):
     print(f"  FAISS IndexHNSWFlat(M=32, efSearch={ef}): build {hnsw_build:.1f} s, {q / hnsw_s:,.1f} queries/s, recall@10 {recall(hres.tolist()):.4f}; "
           f"ragprobe IVF / FAISS HNSW queries/s: {ours_qps / (q / hnsw_s):.2f}x")
 ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(xb.shape[1]), xb.shape[1], nlist, faiss.METRIC_INNER_PRODUCT)
+ivf.cp.spherical = True  # unit centroids, as ragprobe's k-means
 t = time.perf_counter(); ivf.train(xb); ivf.add(xb); ivf_build = time.perf_counter() - t
 ivf.nprobe = nprobe
 t = time.perf_counter(); _, ires = ivf.search(xq, 10); ivf_s = time.perf_counter() - t
-print(f"  FAISS IndexIVFFlat(nlist={nlist}, nprobe={nprobe}): build {ivf_build:.1f} s, {q / ivf_s:,.1f} queries/s, recall@10 {recall(ires.tolist()):.4f}; "
+print(f"  FAISS IndexIVFFlat(nlist={nlist}, nprobe={nprobe}, spherical k-means): build {ivf_build:.1f} s, {q / ivf_s:,.1f} queries/s, recall@10 {recall(ires.tolist()):.4f}; "
       f"ragprobe IVF / FAISS IVF queries/s: {ours_qps / (q / ivf_s):.2f}x")
 PY

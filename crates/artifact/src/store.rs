@@ -769,21 +769,40 @@ impl Store {
         let now = std::time::SystemTime::now();
         for entry in std::fs::read_dir(&tmp).map_err(io_err(&tmp))? {
             let p = entry.map_err(io_err(&tmp))?.path();
-            let age = std::fs::metadata(&p)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| now.duration_since(t).ok());
+            let age = last_modified(&p).and_then(|t| now.duration_since(t).ok());
             if age.is_none_or(|a| a < stale_after) {
                 report.kept_tmp += 1;
                 continue;
             }
             report.removed_tmp += 1;
             if !dry_run {
-                let _ = std::fs::remove_file(&p);
+                // A directory is an index a build left unfinished.
+                let _ = if p.is_dir() {
+                    std::fs::remove_dir_all(&p)
+                } else {
+                    std::fs::remove_file(&p)
+                };
             }
         }
         Ok(report)
     }
+}
+
+/// When `path` last changed: a file's mtime; for a directory (an index
+/// being built), the newest mtime of the directory and the files in it,
+/// since a build that writes through a memory map leaves the directory's
+/// own mtime alone.
+fn last_modified(path: &Path) -> Option<std::time::SystemTime> {
+    let meta = std::fs::metadata(path).ok()?;
+    let own = meta.modified().ok()?;
+    if !meta.is_dir() {
+        return Some(own);
+    }
+    let newest = std::fs::read_dir(path)
+        .ok()?
+        .filter_map(|e| e.ok()?.metadata().ok()?.modified().ok())
+        .max();
+    Some(newest.map_or(own, |n| n.max(own)))
 }
 
 /// A temp file untouched this long belongs to no running writer.

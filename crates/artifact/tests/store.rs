@@ -370,6 +370,36 @@ fn gc_leaves_a_fresh_temp_file_alone() {
     assert!(!d.path().join("tmp/left-over.tmp").exists());
 }
 
+/// Regression: an index build that stopped left its temporary directory
+/// (as large as the corpus's vectors), and gc counted it as removed while
+/// `remove_file` failed on it. Now a stale directory goes; a directory
+/// whose files are still being written stays, however old the directory.
+#[test]
+fn gc_removes_a_stale_temp_directory_and_keeps_one_being_written() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    let left = d.path().join("tmp/123-1-0.ivf");
+    std::fs::create_dir_all(&left).unwrap();
+    std::fs::write(left.join("vectors.f32"), vec![0u8; 64]).unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    let age = |p: &std::path::Path| {
+        std::fs::File::open(p)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap()
+    };
+    age(&left);
+    // Its file was written just now: a running build.
+    let r = s.gc(false).unwrap();
+    assert_eq!((r.removed_tmp, r.kept_tmp), (0, 1));
+    assert!(left.exists());
+    age(&left.join("vectors.f32"));
+    age(&left);
+    let r = s.gc(false).unwrap();
+    assert_eq!((r.removed_tmp, r.kept_tmp), (1, 0));
+    assert!(!left.exists());
+}
+
 /// Regression (reliability #16): export into a missing directory left a
 /// temp file behind; onto a FIFO replaced it; onto a file overwrote it
 /// silently.

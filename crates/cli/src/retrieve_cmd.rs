@@ -87,21 +87,21 @@ pub struct EmbedArgs {
     /// artifact's manifest.
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "ivf")]
     pub ann: Option<AnnKind>,
-    /// IVF cells (k-means centroids); default √N for N passages.
-    #[arg(long, value_parser = crate::bounds::usize_in(1, 1 << 20))]
+    /// IVF cells (k-means centroids) [default: √N for N passages].
+    #[arg(long, value_parser = crate::bounds::usize_in(1, 65_536))]
     pub ann_nlist: Option<usize>,
-    /// IVF cells searched per question: recall against speed.
-    #[arg(long, default_value_t = 16, value_parser = crate::bounds::usize_in(1, 1 << 20))]
-    pub ann_nprobe: usize,
-    /// HNSW links per node (M).
-    #[arg(long, default_value_t = 16, value_parser = crate::bounds::usize_in(2, 128))]
-    pub ann_m: usize,
-    /// HNSW candidates explored per insertion.
-    #[arg(long, default_value_t = 100, value_parser = crate::bounds::usize_in(1, 10_000))]
-    pub ann_ef_construction: usize,
-    /// HNSW candidates explored per query (raised to k when lower).
-    #[arg(long, default_value_t = 64, value_parser = crate::bounds::usize_in(1, 100_000))]
-    pub ann_ef_search: usize,
+    /// IVF cells searched per question: recall against speed [default: 16].
+    #[arg(long, value_parser = crate::bounds::usize_in(1, 65_536))]
+    pub ann_nprobe: Option<usize>,
+    /// HNSW links per node (M) [default: 16].
+    #[arg(long, value_parser = crate::bounds::usize_in(2, 128))]
+    pub ann_m: Option<usize>,
+    /// HNSW candidates explored per insertion [default: 100].
+    #[arg(long, value_parser = crate::bounds::usize_in(1, 10_000))]
+    pub ann_ef_construction: Option<usize>,
+    /// HNSW candidates explored per query, raised to k when lower [default: 64].
+    #[arg(long, value_parser = crate::bounds::usize_in(1, 100_000))]
+    pub ann_ef_search: Option<usize>,
 }
 
 /// Which approximate index `--ann` searches.
@@ -114,19 +114,54 @@ pub enum AnnKind {
 }
 
 impl EmbedArgs {
-    /// The approximate index these options name, if any.
-    pub fn ann(&self) -> Option<ragprobe_retrieve::AnnOptions> {
+    /// The approximate index these options name, if any. A flag of the
+    /// other index (or any index flag without `--ann`) is an error rather
+    /// than silently ignored: a bare `--ann` meant HNSW before IVF became
+    /// the default.
+    pub fn ann(&self) -> Result<Option<ragprobe_retrieve::AnnOptions>> {
         use ragprobe_retrieve::{AnnOptions, HnswOptions, IvfOptions};
-        self.ann.map(|kind| match kind {
-            AnnKind::Ivf => AnnOptions::Ivf(IvfOptions {
-                nlist: self.ann_nlist,
-                nprobe: self.ann_nprobe,
-            }),
-            AnnKind::Hnsw => AnnOptions::Hnsw(HnswOptions {
-                m: self.ann_m,
-                ef_construction: self.ann_ef_construction,
-                ef_search: self.ann_ef_search,
-            }),
+        let ivf_flags = [
+            ("--ann-nlist", self.ann_nlist),
+            ("--ann-nprobe", self.ann_nprobe),
+        ];
+        let hnsw_flags = [
+            ("--ann-m", self.ann_m),
+            ("--ann-ef-construction", self.ann_ef_construction),
+            ("--ann-ef-search", self.ann_ef_search),
+        ];
+        let stray = |flags: &[(&'static str, Option<usize>)], what: &str| match flags
+            .iter()
+            .find(|f| f.1.is_some())
+        {
+            Some((flag, _)) => anyhow::bail!("{flag} {what}"),
+            None => Ok(()),
+        };
+        Ok(match self.ann {
+            None => {
+                stray(&ivf_flags, "needs --ann (the IVF index)")?;
+                stray(&hnsw_flags, "needs --ann hnsw")?;
+                None
+            }
+            Some(AnnKind::Ivf) => {
+                stray(
+                    &hnsw_flags,
+                    "applies to --ann hnsw; a bare --ann is the IVF index",
+                )?;
+                let d = IvfOptions::default();
+                Some(AnnOptions::Ivf(IvfOptions {
+                    nlist: self.ann_nlist.or(d.nlist),
+                    nprobe: self.ann_nprobe.unwrap_or(d.nprobe),
+                }))
+            }
+            Some(AnnKind::Hnsw) => {
+                stray(&ivf_flags, "applies to --ann ivf, not --ann hnsw")?;
+                let d = HnswOptions::default();
+                Some(AnnOptions::Hnsw(HnswOptions {
+                    m: self.ann_m.unwrap_or(d.m),
+                    ef_construction: self.ann_ef_construction.unwrap_or(d.ef_construction),
+                    ef_search: self.ann_ef_search.unwrap_or(d.ef_search),
+                }))
+            }
         })
     }
 
@@ -185,7 +220,7 @@ pub fn run(store: &Store, a: RetrieveArgs) -> Result<crate::StageOut> {
         batch: a.batch,
         shard_rows: a.embed.shard_rows,
         dtype: a.embed.embed_dtype,
-        ann: a.embed.ann(),
+        ann: a.embed.ann()?,
         progress: true,
     };
     let r = retrieve(store, &a.corpus, &a.questions, &opts, encoder.as_ref())?;
@@ -214,13 +249,17 @@ mod tests {
     use clap::Parser;
     use ragprobe_retrieve::{AnnOptions, HnswOptions, IvfOptions};
 
-    fn ann(args: &[&str]) -> Option<AnnOptions> {
+    fn parse(args: &[&str]) -> anyhow::Result<Option<AnnOptions>> {
         let base = ["ragprobe", "retrieve", "--corpus", "c", "--questions", "q"];
         let cli = Cli::try_parse_from(base.iter().chain(args)).unwrap();
         match cli.command {
             Command::Retrieve(a) => a.embed.ann(),
             other => panic!("{other:?}"),
         }
+    }
+
+    fn ann(args: &[&str]) -> Option<AnnOptions> {
+        parse(args).unwrap()
     }
 
     /// A bare `--ann` (even before another flag) is the IVF index with its
@@ -246,5 +285,26 @@ mod tests {
                 ..HnswOptions::default()
             }))
         );
+    }
+
+    /// Regression: a bare `--ann` with HNSW flags (HNSW's form before IVF
+    /// became the default) silently ran IVF and ignored them; a flag of
+    /// either index without `--ann` ran the exact search. Now each is an
+    /// error naming the flag.
+    #[test]
+    fn an_index_flag_that_would_be_ignored_is_an_error() {
+        for (args, flag) in [
+            (&["--ann", "--ann-ef-search", "128"][..], "--ann-ef-search"),
+            (&["--ann", "ivf", "--ann-m", "8"][..], "--ann-m"),
+            (&["--ann", "hnsw", "--ann-nprobe", "4"][..], "--ann-nprobe"),
+            (&["--ann-nlist", "64"][..], "--ann-nlist"),
+            (
+                &["--ann-ef-construction", "50"][..],
+                "--ann-ef-construction",
+            ),
+        ] {
+            let err = parse(args).unwrap_err().to_string();
+            assert!(err.starts_with(flag), "{args:?}: {err}");
+        }
     }
 }

@@ -488,8 +488,9 @@ fn ivf_probing_some_cells_records_the_recall_it_reaches() {
     assert!(found < 36, "{found}");
 }
 
-/// A damaged IVF index (a file cut short) is an error that names the file
-/// and says how to rebuild, not a panic or wrong results.
+/// A damaged IVF index (a row number out of place, a file cut short) is
+/// an error that names the file and says how to rebuild, not a panic or
+/// wrong results.
 #[test]
 fn a_damaged_ivf_index_is_an_error_naming_the_file() {
     let s = server(MockConfig {
@@ -510,6 +511,24 @@ fn a_damaged_ivf_index_is_an_error_naming_the_file() {
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ivf-"))
         .unwrap();
     let rows = dir.join("rows.u32");
+    let k3 = RetrieveOptions {
+        k: 3,
+        ..ivf.clone()
+    };
+    // A row number past the corpus, the file's size intact.
+    let good = std::fs::read(&rows).unwrap();
+    let mut bad = good.clone();
+    bad[..4].copy_from_slice(&1000u32.to_le_bytes());
+    std::fs::write(&rows, &bad).unwrap();
+    let err = retrieve(&store, &corpus, &questions, &k3, Some(&enc))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("rows.u32") && err.contains("out of order"),
+        "{err}"
+    );
+    // Cut short.
+    std::fs::write(&rows, &good).unwrap();
     let len = std::fs::metadata(&rows).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)
@@ -517,7 +536,6 @@ fn a_damaged_ivf_index_is_an_error_naming_the_file() {
         .unwrap()
         .set_len(len - 4)
         .unwrap();
-    let k3 = RetrieveOptions { k: 3, ..ivf };
     let err = retrieve(&store, &corpus, &questions, &k3, Some(&enc))
         .unwrap_err()
         .to_string();

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-use super::{index_dir, io_error, publish};
+use super::{index_dir, io_error, publish, BuildDir};
 use crate::dense::{for_each_block, progress_bar};
 use crate::{sort_hits, Hit, Result, RetrieveError};
 
@@ -122,12 +122,18 @@ fn build(
         Ok(true)
     })?;
     bar.finish_and_clear();
-    let tmp = store.tmp_path(".hnsw");
-    std::fs::create_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
+    let tmp = BuildDir::create(store, ".hnsw")?;
     graph
-        .file_dump(&tmp, BASENAME)
-        .map_err(|e| io_error(&tmp, e))?;
-    publish(&tmp, dir, shards, total)
+        .file_dump(tmp.path(), BASENAME)
+        .map_err(|e| io_error(tmp.path(), e))?;
+    // The crate writes without syncing: sync its files before the marker.
+    for entry in std::fs::read_dir(tmp.path()).map_err(|e| io_error(tmp.path(), e))? {
+        let path = entry.map_err(|e| io_error(tmp.path(), e))?.path();
+        std::fs::File::open(&path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| io_error(&path, e))?;
+    }
+    publish(tmp, dir, shards, total)
 }
 
 /// Top `n` passages per query from the graph (built first if needed).

@@ -4,18 +4,20 @@
 //! exact search's kernel, so a passage it finds has the exact search's
 //! score to the bit.
 //!
-//! * Build, in bounded memory: k-means on an evenly strided sample of at
-//!   most [`TRAIN_PER_CELL`] vectors a cell (and [`TRAIN_MAX`] in all),
-//!   seeded initial centroids, up to [`TRAIN_ROUNDS`] rounds; then two
-//!   streamed passes over the shards: assign every vector to its nearest
-//!   centroid (4 bytes a vector held), then write each into its cell of a
-//!   memory-mapped file. An empty cell takes half of the largest (FAISS's
+//! * Build, in bounded memory, in three streamed passes over the shards:
+//!   an evenly strided sample of at most [`TRAIN_PER_CELL`] vectors a cell
+//!   (and [`TRAIN_MAX`] in all, or one a cell when there are more cells)
+//!   for k-means (seeded initial centroids, up to [`TRAIN_ROUNDS`] rounds);
+//!   every vector's nearest centroid (4 bytes a vector held); every vector
+//!   written into its cell of a memory-mapped file whose blocks were
+//!   reserved first (a full disk is an error, not a crash). An empty cell takes half of the largest (FAISS's
 //!   rule), so no cell stays empty while another is crowded.
 //! * Search: queries in rounds of [`QUERY_ROUND`]; each query's `nprobe`
-//!   nearest centroids; then the cells in parallel, each scoring every query
-//!   of the round that probes it in one product (a cell is read once per
-//!   round, not once per query), with a running top-k per query and cell,
-//!   merged into the query's best by score, ties to the lower corpus row.
+//!   nearest centroids; then the cells in parallel, each scoring the
+//!   queries of the round that probe it [`CELL_QUERIES`] at a time in one
+//!   product (a cell is read once per that many of its queries, not once
+//!   per query), with a running top-k per query and cell, merged into the
+//!   query's best by score, ties to the lower corpus row.
 //! * Any vectors: cells are angular (unit centroids) and scores are plain
 //!   inner products, so unit vectors are not required.
 //! * Deterministic: the same shards and `nlist` give the same files on any
@@ -40,7 +42,7 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::{index_dir, io_error, publish};
+use super::{index_dir, io_error, publish, BuildDir};
 use crate::dense::{for_each_block, progress_bar, RunningTopK};
 use crate::{sort_hits, Hit, Result, RetrieveError};
 
@@ -284,7 +286,9 @@ fn means(sample: &[f32], dim: usize, assign: &[u32], nlist: usize, old: &[f32]) 
     centroids
 }
 
-/// A new file of `len` bytes under `dir`, memory-mapped for writing.
+/// A new file of `len` bytes, its blocks reserved (so that a full disk is
+/// an error here rather than SIGBUS on a write through the map), mapped
+/// for writing.
 fn mapped_file(path: &Path, len: usize) -> Result<(File, MmapMut)> {
     let file = File::options()
         .read(true)
@@ -293,6 +297,17 @@ fn mapped_file(path: &Path, len: usize) -> Result<(File, MmapMut)> {
         .open(path)
         .map_err(|e| io_error(path, e))?;
     file.set_len(len as u64).map_err(|e| io_error(path, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid open descriptor; the range is the file's length.
+        let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
+        // EINVAL/EOPNOTSUPP: the file system cannot reserve; writes then
+        // allocate as they go.
+        if rc != 0 && rc != libc::EINVAL && rc != libc::EOPNOTSUPP {
+            return Err(io_error(path, std::io::Error::from_raw_os_error(rc)));
+        }
+    }
     // SAFETY: the file is new, in this process's own temporary directory,
     // and nothing else maps or truncates it while the map lives.
     let map = unsafe { MmapMut::map_mut(&file) }.map_err(|e| io_error(path, e))?;
@@ -371,8 +386,8 @@ fn build(
         offsets[j + 1] = offsets[j] + offsets[j + 1].div_ceil(PANEL as u64) * PANEL as u64;
     }
     let slots = offsets[nlist] as usize;
-    let tmp = store.tmp_path(".ivf");
-    std::fs::create_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
+    let build_dir = BuildDir::create(store, ".ivf")?;
+    let tmp = build_dir.path();
     let (vpath, rpath) = (tmp.join("vectors.f32"), tmp.join("rows.u32"));
     let (vfile, mut vmap) = mapped_file(&vpath, packed_len(slots, dim) * 4)?;
     let (rfile, mut rmap) = mapped_file(&rpath, slots * 4)?;
@@ -412,7 +427,7 @@ fn build(
         "kmeans_rounds": rounds,
     });
     write_file(&tmp.join("index.json"), facts.to_string().as_bytes())?;
-    publish(&tmp, dir, shards, total)
+    publish(build_dir, dir, shards, total)
 }
 
 /// The shards held fewer vectors than their manifests count.
@@ -428,19 +443,29 @@ struct Index {
     dim: usize,
     centroids: Panels,
     offsets: Vec<u64>,
+    counts: Vec<usize>,
     rows: Mmap,
     vectors: Mmap,
     facts: Value,
 }
 
+/// An index file that cannot be used: the error names it and says how to
+/// rebuild.
+fn damaged(path: &Path, what: impl std::fmt::Display) -> RetrieveError {
+    RetrieveError::Index(format!(
+        "{}: {what}; delete the directory to rebuild it",
+        path.display()
+    ))
+}
+
 /// Reads a whole index file.
 fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| io_error(path, e))
+    std::fs::read(path).map_err(|e| damaged(path, e))
 }
 
 /// Maps an index file read-only.
 fn map(path: &Path) -> Result<Mmap> {
-    let f = File::open(path).map_err(|e| io_error(path, e))?;
+    let f = File::open(path).map_err(|e| damaged(path, e))?;
     // SAFETY: index files are written once, published by renaming their
     // directory, and never modified afterwards; a file truncated by hand
     // while mapped would end the process (SIGBUS), as with any map.
@@ -451,12 +476,7 @@ impl Index {
     /// Opens the index in `dir`, checking every file's size against
     /// `index.json` (a damaged index is an error naming the file).
     fn open(dir: &Path, dim: usize, nlist: usize, total: u64) -> Result<Index> {
-        let bad = |file: &str, what: String| {
-            RetrieveError::Index(format!(
-                "{}: {what}; delete the directory to rebuild it",
-                dir.join(file).display()
-            ))
-        };
+        let bad = |file: &str, what: String| damaged(&dir.join(file), what);
         let facts: Value = serde_json::from_slice(&read(&dir.join("index.json"))?)
             .map_err(|e| bad("index.json", e.to_string()))?;
         let want = (json!(IVF_VERSION), json!(dim), json!(nlist), json!(total));
@@ -488,14 +508,17 @@ impl Index {
         }
         let centroids: Vec<f32> = bytemuck::pod_collect_to_vec(&centroid_bytes);
         let offsets: Vec<u64> = bytemuck::pod_collect_to_vec(&cells);
-        let slots = offsets[nlist] as usize;
-        if offsets
-            .windows(2)
-            .any(|w| w[0] > w[1] || w[0] % PANEL as u64 != 0)
-            || offsets[0] != 0
+        // Offsets: from 0, in order, whole panels, no more padding than a
+        // panel a cell.
+        let slots = offsets[nlist];
+        if offsets[0] != 0
+            || offsets.windows(2).any(|w| w[0] > w[1])
+            || offsets.iter().any(|o| o % PANEL as u64 != 0)
+            || slots > total + (PANEL * nlist) as u64
         {
-            return Err(bad("cells.u64", "offsets out of order".into()));
+            return Err(bad("cells.u64", "cell offsets out of order".into()));
         }
+        let slots = slots as usize;
         let rows = map(&dir.join("rows.u32"))?;
         let vectors = map(&dir.join("vectors.f32"))?;
         if rows.len() != slots * 4 {
@@ -514,12 +537,44 @@ impl Index {
                 ),
             ));
         }
+        // Rows: each cell's corpus rows increasing (ties in a cell go to
+        // the lower row through this order) and below `total`, then
+        // padding only; every vector once.
+        let all: &[u32] =
+            bytemuck::try_cast_slice(&rows[..]).map_err(|e| bad("rows.u32", e.to_string()))?;
+        let mut counts = Vec::with_capacity(nlist);
+        for c in 0..nlist {
+            let cell = &all[offsets[c] as usize..offsets[c + 1] as usize];
+            let n = cell
+                .iter()
+                .position(|&r| r == u32::MAX)
+                .unwrap_or(cell.len());
+            let ordered = cell[..n].windows(2).all(|w| w[0] < w[1]);
+            if !ordered
+                || cell[..n].last().is_some_and(|&r| r as u64 >= total)
+                || cell[n..].iter().any(|&r| r != u32::MAX)
+                || cell.len() != n.div_ceil(PANEL) * PANEL
+            {
+                return Err(bad(
+                    "rows.u32",
+                    format!("cell {c} holds rows out of order or past the corpus"),
+                ));
+            }
+            counts.push(n);
+        }
+        if counts.iter().sum::<usize>() as u64 != total {
+            return Err(bad(
+                "rows.u32",
+                format!("the cells do not hold {total} rows"),
+            ));
+        }
         let mut panels = Panels::default();
         panels.pack(&centroids, nlist, dim);
         Ok(Index {
             dim,
             centroids: panels,
             offsets,
+            counts,
             rows,
             vectors,
             facts,
@@ -531,12 +586,10 @@ impl Index {
         let rows: &[u32] = bytemuck::cast_slice(&self.rows[..]);
         let vectors: &[f32] = bytemuck::cast_slice(&self.vectors[..]);
         let (a, b) = (self.offsets[c] as usize, self.offsets[c + 1] as usize);
-        let rows = &rows[a..b];
-        let n = rows
-            .iter()
-            .rposition(|&r| r != u32::MAX)
-            .map_or(0, |i| i + 1);
-        (&vectors[a * self.dim..b * self.dim], &rows[..n])
+        (
+            &vectors[a * self.dim..b * self.dim],
+            &rows[a..a + self.counts[c]],
+        )
     }
 
     /// Top `n` of each query (row-major) over its `nprobe` nearest cells.
@@ -559,41 +612,48 @@ impl Index {
             asked[next[c as usize]] = (i / nprobe) as u32;
             next[c as usize] += 1;
         }
-        let busy: Vec<usize> = (0..nlist).filter(|&c| start[c + 1] > start[c]).collect();
+        // Tasks: a cell and up to CELL_QUERIES of its queries, so that a
+        // cell many queries probe is shared among the threads.
+        let tasks: Vec<(usize, usize, usize)> = (0..nlist)
+            .flat_map(|c| {
+                let end = start[c + 1];
+                (start[c]..end)
+                    .step_by(CELL_QUERIES)
+                    .map(move |a| (c, a, (a + CELL_QUERIES).min(end)))
+            })
+            .collect();
         // Each query's best so far, merged into as its cells finish (cut
         // back to `n` when twice as many pile up).
         let best: Vec<Mutex<Vec<Hit>>> = (0..t).map(|_| Mutex::new(Vec::new())).collect();
-        busy.par_iter().for_each_init(
+        tasks.par_iter().for_each_init(
             || (Vec::new(), Vec::new()),
-            |(x, scores): &mut (Vec<f32>, Vec<f32>), &c| {
+            |(x, scores): &mut (Vec<f32>, Vec<f32>), &(c, a, b)| {
                 let (packed, rows) = self.cell(c);
-                for qs in asked[start[c]..start[c + 1]].chunks(CELL_QUERIES) {
-                    x.clear();
-                    for &q in qs {
-                        x.extend_from_slice(&queries[q as usize * dim..(q as usize + 1) * dim]);
+                let qs = &asked[a..b];
+                x.clear();
+                for &q in qs {
+                    x.extend_from_slice(&queries[q as usize * dim..(q as usize + 1) * dim]);
+                }
+                let mut tops: Vec<RunningTopK> = qs.iter().map(|_| RunningTopK::new(n)).collect();
+                for first in (0..rows.len()).step_by(CELL_BLOCK) {
+                    let m = (rows.len() - first).min(CELL_BLOCK);
+                    let view = PanelsRef::new(&packed[first * dim..], m, dim)
+                        .expect("a cell holds whole panels (checked when opened)");
+                    scores.resize(qs.len() * m, 0.0);
+                    inner_products_serial(isa, x, qs.len(), view, scores);
+                    for (top, s) in tops.iter_mut().zip(scores.chunks_exact(m)) {
+                        top.offer(s, first as u64);
                     }
-                    let mut tops: Vec<RunningTopK> =
-                        qs.iter().map(|_| RunningTopK::new(n)).collect();
-                    for b in (0..rows.len()).step_by(CELL_BLOCK) {
-                        let m = (rows.len() - b).min(CELL_BLOCK);
-                        let view = PanelsRef::new(&packed[b * dim..], m, dim)
-                            .expect("a cell holds whole panels");
-                        scores.resize(qs.len() * m, 0.0);
-                        inner_products_serial(isa, x, qs.len(), view, scores);
-                        for (top, s) in tops.iter_mut().zip(scores.chunks_exact(m)) {
-                            top.offer(s, b as u64);
-                        }
-                    }
-                    for (&q, top) in qs.iter().zip(tops) {
-                        let mut kept = best[q as usize].lock().unwrap_or_else(|p| p.into_inner());
-                        kept.extend(top.finish().into_iter().map(|h| Hit {
-                            row: rows[h.row as usize] as u64,
-                            score: h.score,
-                        }));
-                        if kept.len() >= 2 * n {
-                            sort_hits(&mut kept);
-                            kept.truncate(n);
-                        }
+                }
+                for (&q, top) in qs.iter().zip(tops) {
+                    let mut kept = best[q as usize].lock().unwrap_or_else(|p| p.into_inner());
+                    kept.extend(top.finish().into_iter().map(|h| Hit {
+                        row: rows[h.row as usize] as u64,
+                        score: h.score,
+                    }));
+                    if kept.len() >= 2 * n {
+                        sort_hits(&mut kept);
+                        kept.truncate(n);
                     }
                 }
             },

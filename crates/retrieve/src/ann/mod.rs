@@ -62,12 +62,45 @@ fn io_error(path: &Path, e: impl std::fmt::Display) -> RetrieveError {
     RetrieveError::Index(format!("{}: {e}", path.display()))
 }
 
+/// A temporary directory an index is built in: removed when dropped
+/// unless [`publish`] moved it into place, so a failed build leaves no
+/// corpus-sized leftovers (a killed one is left to `artifacts gc`).
+struct BuildDir(PathBuf);
+
+impl BuildDir {
+    fn create(store: &Store, suffix: &str) -> Result<BuildDir> {
+        let tmp = store.tmp_path(suffix);
+        std::fs::create_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
+        Ok(BuildDir(tmp))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for BuildDir {
+    fn drop(&mut self) {
+        if self.0.exists() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// fsyncs a directory (its entries: new files, a rename into it).
+fn sync_dir(path: &Path) -> Result<()> {
+    std::fs::File::open(path)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_error(path, e))
+}
+
 /// Publishes the finished index in `tmp` as `dir`: writes the `.complete`
-/// marker (the shards and the row count), fsyncs it, and renames the
-/// directory into place. Another process that published the same index
-/// first wins; this copy is then removed.
-fn publish(tmp: &Path, dir: &Path, shards: &[String], total: u64) -> Result<()> {
-    let marker = tmp.join(".complete");
+/// marker (the shards and the row count), fsyncs it and the directory,
+/// renames the directory into place and fsyncs its parent. Another
+/// process that published the same index first wins; this copy is then
+/// removed.
+fn publish(tmp: BuildDir, dir: &Path, shards: &[String], total: u64) -> Result<()> {
+    let marker = tmp.path().join(".complete");
     let text = format!("{}\n{total}\n", shards.join("\n"));
     std::fs::File::create(&marker)
         .and_then(|mut f| {
@@ -75,15 +108,12 @@ fn publish(tmp: &Path, dir: &Path, shards: &[String], total: u64) -> Result<()> 
             f.sync_all()
         })
         .map_err(|e| io_error(&marker, e))?;
-    if let Some(parent) = dir.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
-    }
-    match std::fs::rename(tmp, dir) {
-        Ok(()) => Ok(()),
-        Err(_) if dir.join(".complete").is_file() => {
-            let _ = std::fs::remove_dir_all(tmp);
-            Ok(())
-        }
+    sync_dir(tmp.path())?;
+    let parent = dir.parent().unwrap_or(dir);
+    std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
+    match std::fs::rename(tmp.path(), dir) {
+        Ok(()) => sync_dir(parent),
+        Err(_) if dir.join(".complete").is_file() => Ok(()),
         Err(e) => Err(io_error(dir, e)),
     }
 }
