@@ -68,19 +68,51 @@ impl Panels {
     }
 }
 
+/// What packed panels store: `f32`, or IEEE half floats (`half::f16`: half
+/// the memory and reads). A half is widened to f32 exactly before its FMA,
+/// so half panels give the outputs of f32 panels holding the same values.
+pub trait Element: Copy + Send + Sync + sealed::Sealed + 'static {
+    /// Stored as IEEE half bits.
+    const HALF: bool;
+    /// The value as f32 (exact).
+    fn widen(self) -> f32;
+}
+
+impl Element for f32 {
+    const HALF: bool = false;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self
+    }
+}
+
+impl Element for half::f16 {
+    const HALF: bool = true;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self.to_f32()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for half::f16 {}
+}
+
 /// Packed vectors in [`Panels`]' layout held elsewhere (a memory-mapped
-/// index file, say).
+/// index file, say), as f32 or f16.
 #[derive(Debug, Clone, Copy)]
-pub struct PanelsRef<'a> {
-    data: &'a [f32],
+pub struct PanelsRef<'a, T: Element = f32> {
+    data: &'a [T],
     n: usize,
     k: usize,
 }
 
-impl<'a> PanelsRef<'a> {
+impl<'a, T: Element> PanelsRef<'a, T> {
     /// `n` vectors of `k` elements packed in `data` (as [`write_packed`]
     /// writes them); `None` when `data` is shorter than the padded panels.
-    pub fn new(data: &'a [f32], n: usize, k: usize) -> Option<Self> {
+    pub fn new(data: &'a [T], n: usize, k: usize) -> Option<Self> {
         (data.len() >= packed_len(n, k)).then_some(PanelsRef { data, n, k })
     }
 
@@ -102,7 +134,7 @@ pub fn packed_len(n: usize, k: usize) -> usize {
 
 /// Writes vector `v` as vector `slot` of the packed layout in `dst`
 /// (which must hold at least `packed_len(slot + 1, v.len())` values).
-pub fn write_packed(dst: &mut [f32], slot: usize, v: &[f32]) {
+pub fn write_packed<T: Copy>(dst: &mut [T], slot: usize, v: &[T]) {
     let k = v.len();
     let base = (slot / PANEL) * PANEL * k + slot % PANEL;
     for (j, &x) in v.iter().enumerate() {
@@ -145,8 +177,15 @@ pub fn inner_products(isa: Isa, x: &[f32], t: usize, w: &Panels, out: &mut [f32]
 
 /// [`inner_products`] on the calling thread alone, over borrowed panels:
 /// for callers that run many small products in parallel themselves (the
-/// cells of an IVF index). The same bits as [`inner_products`].
-pub fn inner_products_serial(isa: Isa, x: &[f32], t: usize, w: PanelsRef<'_>, out: &mut [f32]) {
+/// cells of an IVF index). The same bits as [`inner_products`] over f32
+/// panels holding the same values.
+pub fn inner_products_serial<T: Element>(
+    isa: Isa,
+    x: &[f32],
+    t: usize,
+    w: PanelsRef<'_, T>,
+    out: &mut [f32],
+) {
     let (n, k) = (w.n, w.k);
     assert!(x.len() >= t * k && out.len() >= t * n);
     for p in 0..n.div_ceil(PANEL) {
@@ -163,12 +202,12 @@ pub fn inner_products_serial(isa: Isa, x: &[f32], t: usize, w: PanelsRef<'_>, ou
 /// # Safety
 /// `out` must hold `t × ldo` values; the ISA must be this CPU's.
 #[allow(clippy::too_many_arguments)]
-unsafe fn panel_products(
+unsafe fn panel_products<T: Element>(
     isa: Isa,
     x: &[f32],
     t: usize,
     k: usize,
-    panel: &[f32],
+    panel: &[T],
     out: *mut f32,
     ldo: usize,
     cols: (usize, usize),
@@ -178,22 +217,22 @@ unsafe fn panel_products(
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
             while q + 8 <= t {
-                x86::tile512::<8>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
+                x86::tile512::<8, T>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
                 q += 8;
             }
             while q < t {
-                x86::tile512::<1>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
+                x86::tile512::<1, T>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
                 q += 1;
             }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
             while q + 2 <= t {
-                x86::tile256::<2>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
+                x86::tile256::<2, T>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
                 q += 2;
             }
             while q < t {
-                x86::tile256::<1>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
+                x86::tile256::<1, T>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
                 q += 1;
             }
         }
@@ -210,12 +249,18 @@ unsafe fn panel_products(
 ///
 /// # Safety
 /// `out` must have room for the panel's columns.
-unsafe fn tile_portable(x: &[f32], k: usize, panel: &[f32], out: *mut f32, cols: (usize, usize)) {
+unsafe fn tile_portable<T: Element>(
+    x: &[f32],
+    k: usize,
+    panel: &[T],
+    out: *mut f32,
+    cols: (usize, usize),
+) {
     let mut acc = [0f32; PANEL];
     for j in 0..k {
         let xj = x[j];
         for (l, a) in acc.iter_mut().enumerate() {
-            *a = xj.mul_add(panel[j * PANEL + l], *a);
+            *a = xj.mul_add(panel[j * PANEL + l].widen(), *a);
         }
     }
     for (l, a) in acc.iter().take(cols.1).enumerate() {
@@ -227,18 +272,38 @@ unsafe fn tile_portable(x: &[f32], k: usize, panel: &[f32], out: *mut f32, cols:
 mod x86 {
     //! The portable chains in SIMD: lane `l` of the registers of a panel is
     //! passage `l` of the panel.
-    use super::PANEL;
+    use super::{Element, PANEL};
     use std::arch::x86_64::*;
+
+    /// 16 panel values from `p` as f32: loaded, or widened from halves.
+    #[inline(always)]
+    unsafe fn load16<T: Element>(p: *const T) -> __m512 {
+        if T::HALF {
+            _mm512_cvtph_ps(_mm256_loadu_si256(p.cast()))
+        } else {
+            _mm512_loadu_ps(p.cast())
+        }
+    }
+
+    /// 8 panel values from `p` as f32 (AVX2; halves through F16C).
+    #[inline(always)]
+    unsafe fn load8<T: Element>(p: *const T) -> __m256 {
+        if T::HALF {
+            _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
+        } else {
+            _mm256_loadu_ps(p.cast())
+        }
+    }
 
     /// `TQ` queries against one panel with AVX-512.
     ///
     /// # Safety
     /// As [`super::panel_products`]; `x` holds `TQ` rows of `k`.
     #[target_feature(enable = "avx512f,fma")]
-    pub unsafe fn tile512<const TQ: usize>(
+    pub unsafe fn tile512<const TQ: usize, T: Element>(
         x: &[f32],
         k: usize,
-        panel: &[f32],
+        panel: &[T],
         out: *mut f32,
         ldo: usize,
         (c0, cn): (usize, usize),
@@ -246,8 +311,8 @@ mod x86 {
         let (xp, wp) = (x.as_ptr(), panel.as_ptr());
         let mut acc = [[_mm512_setzero_ps(); 2]; TQ];
         for j in 0..k {
-            let w0 = _mm512_loadu_ps(wp.add(j * PANEL));
-            let w1 = _mm512_loadu_ps(wp.add(j * PANEL + 16));
+            let w0 = load16(wp.add(j * PANEL));
+            let w1 = load16(wp.add(j * PANEL + 16));
             for (q, a) in acc.iter_mut().enumerate() {
                 let xb = _mm512_set1_ps(*xp.add(q * k + j));
                 a[0] = _mm512_fmadd_ps(xb, w0, a[0]);
@@ -272,11 +337,11 @@ mod x86 {
     ///
     /// # Safety
     /// As [`tile512`].
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn tile256<const TQ: usize>(
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn tile256<const TQ: usize, T: Element>(
         x: &[f32],
         k: usize,
-        panel: &[f32],
+        panel: &[T],
         out: *mut f32,
         ldo: usize,
         (c0, cn): (usize, usize),
@@ -285,10 +350,10 @@ mod x86 {
         let mut acc = [[_mm256_setzero_ps(); 4]; TQ];
         for j in 0..k {
             let w = [
-                _mm256_loadu_ps(wp.add(j * PANEL)),
-                _mm256_loadu_ps(wp.add(j * PANEL + 8)),
-                _mm256_loadu_ps(wp.add(j * PANEL + 16)),
-                _mm256_loadu_ps(wp.add(j * PANEL + 24)),
+                load8(wp.add(j * PANEL)),
+                load8(wp.add(j * PANEL + 8)),
+                load8(wp.add(j * PANEL + 16)),
+                load8(wp.add(j * PANEL + 24)),
             ];
             for (q, a) in acc.iter_mut().enumerate() {
                 let xb = _mm256_set1_ps(*xp.add(q * k + j));
@@ -373,6 +438,31 @@ mod tests {
                 assert!(PanelsRef::new(&buf[1..], n, k).is_none());
                 inner_products_serial(isa, &x, t, view, &mut serial);
                 assert_eq!(serial, out);
+                // Half panels: the bits of f32 panels holding the same
+                // (half-rounded) values.
+                let halves: Vec<half::f16> = w.iter().map(|&v| half::f16::from_f32(v)).collect();
+                let rounded: Vec<f32> = halves.iter().map(|h| h.to_f32()).collect();
+                let mut f32_panels = Panels::default();
+                f32_panels.pack(&rounded, n, k);
+                let mut want16 = vec![f32::NAN; t * n];
+                inner_products(isa, &x, t, &f32_panels, &mut want16);
+                let mut buf16 = vec![half::f16::ZERO; packed_len(n, k)];
+                for (p, v) in halves.chunks_exact(k).enumerate() {
+                    write_packed(&mut buf16, p, v);
+                }
+                let mut got16 = vec![f32::NAN; t * n];
+                inner_products_serial(
+                    isa,
+                    &x,
+                    t,
+                    PanelsRef::new(&buf16, n, k).unwrap(),
+                    &mut got16,
+                );
+                assert_eq!(
+                    got16.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    want16.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    "{isa:?} half panels t={t} n={n} k={k}"
+                );
                 // One query alone, and the passages from 3 on alone: the same bits.
                 let mut one = vec![0.0; n];
                 inner_products(isa, &x[(t - 1) * k..], 1, &panels, &mut one);

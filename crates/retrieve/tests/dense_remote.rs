@@ -544,3 +544,58 @@ fn a_damaged_ivf_index_is_an_error_naming_the_file() {
         "{err}"
     );
 }
+
+/// f16 shards give an f16 IVF index (half the size): it holds the shards'
+/// values exactly, so probing every cell is still the exact search over
+/// the same shards, score for score.
+#[test]
+fn ivf_over_f16_shards_stores_halves_and_stays_exact() {
+    let s = server(MockConfig {
+        embed_dim: DIM,
+        ..Default::default()
+    });
+    let enc = encoder(&s, true);
+    let d = tempfile::tempdir().unwrap();
+    let (store, corpus, questions) = setup(d.path());
+    let exact = retrieve(
+        &store,
+        &corpus,
+        &questions,
+        &opts(VectorType::F16),
+        Some(&enc),
+    )
+    .unwrap();
+    let ivf = RetrieveOptions {
+        ann: Some(ragprobe_retrieve::AnnOptions::Ivf(
+            ragprobe_retrieve::IvfOptions {
+                nlist: Some(4),
+                nprobe: 4,
+            },
+        )),
+        ..opts(VectorType::F16)
+    };
+    let r = retrieve(&store, &corpus, &questions, &ivf, Some(&enc)).unwrap();
+    assert_eq!(
+        ranked(&store, &r.contexts.id),
+        ranked(&store, &exact.contexts.id)
+    );
+    let dir = std::fs::read_dir(d.path().join("indexes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ivf-"))
+        .unwrap();
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        dir.join("vectors.f16").is_file() && !dir.join("vectors.f32").exists(),
+        "{files:?}"
+    );
+    // 23 passages in 4 cells: at most 23 + 4·31 padded slots of 24 halves.
+    let len = std::fs::metadata(dir.join("vectors.f16")).unwrap().len();
+    assert!(
+        len % (2 * 32 * DIM as u64) == 0 && len <= (23 + 4 * 31) * 2 * DIM as u64,
+        "{len}"
+    );
+}

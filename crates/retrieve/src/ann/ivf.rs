@@ -26,14 +26,16 @@
 //! Files (little-endian): `centroids.f32` (`nlist × dim`), `cells.u64`
 //! (`nlist + 1` slot offsets, multiples of the kernel's 32-vector panel),
 //! `rows.u32` (the corpus row of each slot, `u32::MAX` for padding),
-//! `vectors.f32` (every slot, packed in panels for the kernel) and
+//! `vectors.f32` or `vectors.f16` (every slot, packed in panels for the
+//! kernel; f16 when every shard is f16, so the index holds the shards'
+//! values exactly at half the size and the scores stay the exact search's) and
 //! `index.json` (what was built).
 
 use memmap2::{Mmap, MmapMut};
 use ragprobe_artifact::Store;
 use ragprobe_engine::kernels::Isa;
 use ragprobe_engine::search::{
-    inner_products_serial, packed_len, write_packed, Panels, PanelsRef, PANEL,
+    inner_products_serial, packed_len, write_packed, Element, Panels, PanelsRef, PANEL,
 };
 use rand::SeedableRng;
 use rayon::prelude::*;
@@ -43,7 +45,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::{index_dir, io_error, publish, BuildDir};
-use crate::dense::{for_each_block, progress_bar, RunningTopK};
+use crate::dense::{for_each_block, progress_bar, shard_layout, RunningTopK, VectorType};
 use crate::{sort_hits, Hit, Result, RetrieveError};
 
 /// Bump when the index's construction or files change.
@@ -386,14 +388,17 @@ fn build(
         offsets[j + 1] = offsets[j] + offsets[j + 1].div_ceil(PANEL as u64) * PANEL as u64;
     }
     let slots = offsets[nlist] as usize;
+    let stored = Stored::of(store, shards)?;
     let build_dir = BuildDir::create(store, ".ivf")?;
     let tmp = build_dir.path();
-    let (vpath, rpath) = (tmp.join("vectors.f32"), tmp.join("rows.u32"));
-    let (vfile, mut vmap) = mapped_file(&vpath, packed_len(slots, dim) * 4)?;
+    let (vpath, rpath) = (tmp.join(stored.file()), tmp.join("rows.u32"));
+    let (vfile, mut vmap) = mapped_file(&vpath, packed_len(slots, dim) * stored.width())?;
     let (rfile, mut rmap) = mapped_file(&rpath, slots * 4)?;
     {
-        let vectors: &mut [f32] =
-            bytemuck::try_cast_slice_mut(&mut vmap[..]).map_err(|e| io_error(&vpath, e))?;
+        let mut vectors = stored
+            .cast_mut(&mut vmap[..])
+            .map_err(|e| io_error(&vpath, e))?;
+        let mut half = vec![half::f16::ZERO; dim];
         let rows: &mut [u32] =
             bytemuck::try_cast_slice_mut(&mut rmap[..]).map_err(|e| io_error(&rpath, e))?;
         rows.fill(u32::MAX);
@@ -405,7 +410,16 @@ fn build(
                 let c = cell[row] as usize;
                 let slot = cursor[c] as usize;
                 cursor[c] += 1;
-                write_packed(vectors, slot, x);
+                match &mut vectors {
+                    StoredMut::F32(v) => write_packed(v, slot, x),
+                    StoredMut::F16(v) => {
+                        // Exact: the values came from f16 shards.
+                        half.iter_mut()
+                            .zip(x)
+                            .for_each(|(h, x)| *h = half::f16::from_f32(*x));
+                        write_packed(v, slot, &half);
+                    }
+                }
                 rows[slot] = row as u32;
             }
             bar.inc(n as u64);
@@ -420,6 +434,7 @@ fn build(
     let facts = json!({
         "version": IVF_VERSION,
         "dim": dim,
+        "dtype": stored.name(),
         "nlist": nlist,
         "vectors": total,
         "slots": slots,
@@ -428,6 +443,106 @@ fn build(
     });
     write_file(&tmp.join("index.json"), facts.to_string().as_bytes())?;
     publish(build_dir, dir, shards, total)
+}
+
+/// How the index stores its vectors: f32, or f16 when every shard is f16.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    F32,
+    F16,
+}
+
+/// An index's vectors, borrowed.
+enum StoredRef<'a> {
+    F32(&'a [f32]),
+    F16(&'a [half::f16]),
+}
+
+/// An index's vectors, being written.
+enum StoredMut<'a> {
+    F32(&'a mut [f32]),
+    F16(&'a mut [half::f16]),
+}
+
+impl Stored {
+    /// f16 when every shard stores f16 (the index then holds their values
+    /// exactly), else f32.
+    fn of(store: &Store, shards: &[String]) -> Result<Stored> {
+        for id in shards {
+            if shard_layout(store, id)?.1 != VectorType::F16 {
+                return Ok(Stored::F32);
+            }
+        }
+        Ok(Stored::F16)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Stored::F32 => "f32",
+            Stored::F16 => "f16",
+        }
+    }
+
+    fn file(self) -> &'static str {
+        match self {
+            Stored::F32 => "vectors.f32",
+            Stored::F16 => "vectors.f16",
+        }
+    }
+
+    fn width(self) -> usize {
+        match self {
+            Stored::F32 => 4,
+            Stored::F16 => 2,
+        }
+    }
+
+    fn cast(self, bytes: &[u8]) -> std::result::Result<StoredRef<'_>, bytemuck::PodCastError> {
+        use half::slice::HalfBitsSliceExt;
+        Ok(match self {
+            Stored::F32 => StoredRef::F32(bytemuck::try_cast_slice(bytes)?),
+            Stored::F16 => {
+                StoredRef::F16(bytemuck::try_cast_slice::<u8, u16>(bytes)?.reinterpret_cast())
+            }
+        })
+    }
+
+    fn cast_mut(
+        self,
+        bytes: &mut [u8],
+    ) -> std::result::Result<StoredMut<'_>, bytemuck::PodCastError> {
+        use half::slice::HalfBitsSliceExt;
+        Ok(match self {
+            Stored::F32 => StoredMut::F32(bytemuck::try_cast_slice_mut(bytes)?),
+            Stored::F16 => StoredMut::F16(
+                bytemuck::try_cast_slice_mut::<u8, u16>(bytes)?.reinterpret_cast_mut(),
+            ),
+        })
+    }
+}
+
+/// The `rows` vectors of one cell (`packed`, whole panels) against the
+/// queries `x`, [`CELL_BLOCK`] at a time, offered to the queries' running
+/// tops by position in the cell.
+fn score_cell<T: Element>(
+    isa: Isa,
+    x: &[f32],
+    packed: &[T],
+    rows: usize,
+    dim: usize,
+    scores: &mut Vec<f32>,
+    tops: &mut [RunningTopK],
+) {
+    for first in (0..rows).step_by(CELL_BLOCK) {
+        let m = (rows - first).min(CELL_BLOCK);
+        let view = PanelsRef::new(&packed[first * dim..], m, dim)
+            .expect("a cell holds whole panels (checked when opened)");
+        scores.resize(tops.len() * m, 0.0);
+        inner_products_serial(isa, x, tops.len(), view, scores);
+        for (top, s) in tops.iter_mut().zip(scores.chunks_exact(m)) {
+            top.offer(s, first as u64);
+        }
+    }
 }
 
 /// The shards held fewer vectors than their manifests count.
@@ -444,6 +559,7 @@ struct Index {
     centroids: Panels,
     offsets: Vec<u64>,
     counts: Vec<usize>,
+    stored: Stored,
     rows: Mmap,
     vectors: Mmap,
     facts: Value,
@@ -520,21 +636,23 @@ impl Index {
         }
         let slots = slots as usize;
         let rows = map(&dir.join("rows.u32"))?;
-        let vectors = map(&dir.join("vectors.f32"))?;
+        let stored = match facts["dtype"].as_str() {
+            None | Some("f32") => Stored::F32,
+            Some("f16") => Stored::F16,
+            Some(other) => return Err(bad("index.json", format!("unknown dtype {other:?}"))),
+        };
+        let vectors = map(&dir.join(stored.file()))?;
         if rows.len() != slots * 4 {
             return Err(bad(
                 "rows.u32",
                 format!("{} bytes, not {}", rows.len(), slots * 4),
             ));
         }
-        if vectors.len() != packed_len(slots, dim) * 4 {
+        let want = packed_len(slots, dim) * stored.width();
+        if vectors.len() != want || stored.cast(&vectors[..]).is_err() {
             return Err(bad(
-                "vectors.f32",
-                format!(
-                    "{} bytes, not {}",
-                    vectors.len(),
-                    packed_len(slots, dim) * 4
-                ),
+                stored.file(),
+                format!("{} bytes, not {want}", vectors.len()),
             ));
         }
         // Rows: each cell's corpus rows increasing (ties in a cell go to
@@ -575,6 +693,7 @@ impl Index {
             centroids: panels,
             offsets,
             counts,
+            stored,
             rows,
             vectors,
             facts,
@@ -582,14 +701,20 @@ impl Index {
     }
 
     /// Cell `c`: its packed vectors and their corpus rows (padding left out).
-    fn cell(&self, c: usize) -> (&[f32], &[u32]) {
+    fn cell(&self, c: usize) -> (StoredRef<'_>, &[u32]) {
         let rows: &[u32] = bytemuck::cast_slice(&self.rows[..]);
-        let vectors: &[f32] = bytemuck::cast_slice(&self.vectors[..]);
         let (a, b) = (self.offsets[c] as usize, self.offsets[c + 1] as usize);
-        (
-            &vectors[a * self.dim..b * self.dim],
-            &rows[a..a + self.counts[c]],
-        )
+        let (a, b) = (a * self.dim, b * self.dim);
+        let vectors = match self
+            .stored
+            .cast(&self.vectors[..])
+            .expect("checked when opened")
+        {
+            StoredRef::F32(v) => StoredRef::F32(&v[a..b]),
+            StoredRef::F16(v) => StoredRef::F16(&v[a..b]),
+        };
+        let (a, n) = (self.offsets[c] as usize, self.counts[c]);
+        (vectors, &rows[a..a + n])
     }
 
     /// Top `n` of each query (row-major) over its `nprobe` nearest cells.
@@ -635,15 +760,9 @@ impl Index {
                     x.extend_from_slice(&queries[q as usize * dim..(q as usize + 1) * dim]);
                 }
                 let mut tops: Vec<RunningTopK> = qs.iter().map(|_| RunningTopK::new(n)).collect();
-                for first in (0..rows.len()).step_by(CELL_BLOCK) {
-                    let m = (rows.len() - first).min(CELL_BLOCK);
-                    let view = PanelsRef::new(&packed[first * dim..], m, dim)
-                        .expect("a cell holds whole panels (checked when opened)");
-                    scores.resize(qs.len() * m, 0.0);
-                    inner_products_serial(isa, x, qs.len(), view, scores);
-                    for (top, s) in tops.iter_mut().zip(scores.chunks_exact(m)) {
-                        top.offer(s, first as u64);
-                    }
+                match packed {
+                    StoredRef::F32(p) => score_cell(isa, x, p, rows.len(), dim, scores, &mut tops),
+                    StoredRef::F16(p) => score_cell(isa, x, p, rows.len(), dim, scores, &mut tops),
                 }
                 for (&q, top) in qs.iter().zip(tops) {
                     let mut kept = best[q as usize].lock().unwrap_or_else(|p| p.into_inner());
