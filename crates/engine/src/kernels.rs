@@ -207,8 +207,7 @@ pub struct Attend {
 pub enum Isa {
     /// AVX-512F with FMA: 16 lanes in one register, 4 × 4 tiles.
     Avx512,
-    /// AVX2 with FMA (and F16C, which every AVX2 CPU has, for half
-    /// panels): 16 lanes in two registers, 2 × 2 tiles.
+    /// AVX2 with FMA: 16 lanes in two registers, 2 × 2 tiles.
     Avx2,
     /// Anything else (the FMAs may be calls into libm: slow, same results).
     Portable,
@@ -222,10 +221,7 @@ impl Isa {
             if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
                 return Isa::Avx512;
             }
-            if std::is_x86_feature_detected!("avx2")
-                && std::is_x86_feature_detected!("fma")
-                && std::is_x86_feature_detected!("f16c")
-            {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
                 return Isa::Avx2;
             }
         }
@@ -237,10 +233,7 @@ impl Isa {
         let mut v = vec![Isa::Portable];
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx2")
-                && std::is_x86_feature_detected!("fma")
-                && std::is_x86_feature_detected!("f16c")
-            {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
                 v.push(Isa::Avx2);
             }
             if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {

@@ -76,6 +76,10 @@ pub trait Element: Copy + Send + Sync + sealed::Sealed + 'static {
     const HALF: bool;
     /// The value as f32 (exact).
     fn widen(self) -> f32;
+    /// [`inner_products_serial`] for panels of this type, compiled in this
+    /// crate (which the dev profile optimises) rather than in the caller's.
+    #[doc(hidden)]
+    fn products_serial(isa: Isa, x: &[f32], t: usize, w: PanelsRef<'_, Self>, out: &mut [f32]);
 }
 
 impl Element for f32 {
@@ -84,13 +88,19 @@ impl Element for f32 {
     fn widen(self) -> f32 {
         self
     }
+    fn products_serial(isa: Isa, x: &[f32], t: usize, w: PanelsRef<'_, f32>, out: &mut [f32]) {
+        products_serial(isa, x, t, w, out)
+    }
 }
 
 impl Element for half::f16 {
     const HALF: bool = true;
     #[inline(always)]
     fn widen(self) -> f32 {
-        self.to_f32()
+        self.to_f32_const()
+    }
+    fn products_serial(isa: Isa, x: &[f32], t: usize, w: PanelsRef<'_, Self>, out: &mut [f32]) {
+        products_serial(isa, x, t, w, out)
     }
 }
 
@@ -186,6 +196,18 @@ pub fn inner_products_serial<T: Element>(
     w: PanelsRef<'_, T>,
     out: &mut [f32],
 ) {
+    T::products_serial(isa, x, t, w, out)
+}
+
+/// The body of [`inner_products_serial`], instantiated here for each
+/// [`Element`].
+fn products_serial<T: Element>(
+    isa: Isa,
+    x: &[f32],
+    t: usize,
+    w: PanelsRef<'_, T>,
+    out: &mut [f32],
+) {
     let (n, k) = (w.n, w.k);
     assert!(x.len() >= t * k && out.len() >= t * n);
     for p in 0..n.div_ceil(PANEL) {
@@ -225,8 +247,10 @@ unsafe fn panel_products<T: Element>(
                 q += 1;
             }
         }
+        // Half panels need F16C too (every AVX2 CPU has it; without it
+        // they take the portable path, same bits).
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => {
+        Isa::Avx2 if !T::HALF || std::is_x86_feature_detected!("f16c") => {
             while q + 2 <= t {
                 x86::tile256::<2, T>(&x[q * k..], k, panel, out.add(q * ldo), ldo, cols);
                 q += 2;

@@ -511,6 +511,19 @@ fn a_damaged_ivf_index_is_an_error_naming_the_file() {
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ivf-"))
         .unwrap();
     let rows = dir.join("rows.u32");
+    // An index from before f16 indexes (no `dtype` in index.json) is an
+    // f32 index, still read.
+    let facts_path = dir.join("index.json");
+    let mut facts: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&facts_path).unwrap()).unwrap();
+    assert_eq!(facts["dtype"], json!("f32"));
+    facts.as_object_mut().unwrap().remove("dtype");
+    std::fs::write(&facts_path, facts.to_string()).unwrap();
+    let k2 = RetrieveOptions {
+        k: 2,
+        ..ivf.clone()
+    };
+    retrieve(&store, &corpus, &questions, &k2, Some(&enc)).unwrap();
     let k3 = RetrieveOptions {
         k: 3,
         ..ivf.clone()

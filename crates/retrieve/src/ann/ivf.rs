@@ -331,12 +331,14 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Builds the index of every vector of `shards` and publishes it to `dir`.
+#[allow(clippy::too_many_arguments)]
 fn build(
     store: &Store,
     shards: &[String],
     total: u64,
     dim: usize,
     nlist: usize,
+    stored: Stored,
     dir: &Path,
     progress: bool,
 ) -> Result<()> {
@@ -388,7 +390,6 @@ fn build(
         offsets[j + 1] = offsets[j] + offsets[j + 1].div_ceil(PANEL as u64) * PANEL as u64;
     }
     let slots = offsets[nlist] as usize;
-    let stored = Stored::of(store, shards)?;
     let build_dir = BuildDir::create(store, ".ivf")?;
     let tmp = build_dir.path();
     let (vpath, rpath) = (tmp.join(stored.file()), tmp.join("rows.u32"));
@@ -807,11 +808,15 @@ pub(super) fn search(
         ));
     }
     let nlist = opts.cells(total);
-    let key = format!("ivf|v{IVF_VERSION}|{}|{nlist}", shards.join(","));
+    let stored = Stored::of(store, shards)?;
+    // f16 indexes get their own key, so that a binary from before them
+    // never meets one and an older f32 index over f16 shards is rebuilt.
+    let half = if stored == Stored::F16 { "|f16" } else { "" };
+    let key = format!("ivf|v{IVF_VERSION}|{}|{nlist}{half}", shards.join(","));
     let dir = index_dir(store, "ivf", &key);
     let started = std::time::Instant::now();
     if !dir.join(".complete").is_file() {
-        build(store, shards, total, dim, nlist, &dir, progress)?;
+        build(store, shards, total, dim, nlist, stored, &dir, progress)?;
         store.log_run(json!({"stage": "ivf-build", "index": dir.file_name().map(|f| f.to_string_lossy().to_string()), "seconds": started.elapsed().as_secs_f64()}));
     } else {
         tracing::info!("ivf: reusing index {}", dir.display());
