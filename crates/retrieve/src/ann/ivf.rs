@@ -10,8 +10,9 @@
 //!   for k-means (seeded initial centroids, up to [`TRAIN_ROUNDS`] rounds);
 //!   every vector's nearest centroid (4 bytes a vector held); every vector
 //!   written into its cell of a memory-mapped file whose blocks were
-//!   reserved first (a full disk is an error, not a crash). An empty cell takes half of the largest (FAISS's
-//!   rule), so no cell stays empty while another is crowded.
+//!   reserved first (a full disk is an error, not a crash). An empty cell
+//!   takes half of the largest (FAISS's rule), so no cell stays empty
+//!   while another is crowded.
 //! * Search: queries in rounds of [`QUERY_ROUND`]; each query's `nprobe`
 //!   nearest centroids; then the cells in parallel, each scoring the
 //!   queries of the round that probe it [`CELL_QUERIES`] at a time in one
@@ -28,8 +29,8 @@
 //! `rows.u32` (the corpus row of each slot, `u32::MAX` for padding),
 //! `vectors.f32` or `vectors.f16` (every slot, packed in panels for the
 //! kernel; f16 when every shard is f16, so the index holds the shards'
-//! values exactly at half the size and the scores stay the exact search's) and
-//! `index.json` (what was built).
+//! values exactly at half the size and the scores stay the exact
+//! search's) and `index.json` (what was built).
 
 use memmap2::{Mmap, MmapMut};
 use ragprobe_artifact::Store;
