@@ -101,6 +101,36 @@ fn opts(dtype: VectorType) -> RetrieveOptions {
     }
 }
 
+/// The mock server with `DIM`-wide embeddings.
+fn mock() -> Server {
+    server(MockConfig {
+        embed_dim: DIM,
+        ..Default::default()
+    })
+}
+
+/// Dense retrieval options with an IVF index of `nlist` cells, `nprobe` probed.
+fn ivf_opts(nlist: usize, nprobe: usize, dtype: VectorType) -> RetrieveOptions {
+    RetrieveOptions {
+        ann: Some(ragprobe_retrieve::AnnOptions::Ivf(
+            ragprobe_retrieve::IvfOptions {
+                nlist: Some(nlist),
+                nprobe,
+            },
+        )),
+        ..opts(dtype)
+    }
+}
+
+/// The IVF index directory of the store at `root`.
+fn ivf_dir(root: &std::path::Path) -> std::path::PathBuf {
+    std::fs::read_dir(root.join("indexes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ivf-"))
+        .unwrap()
+}
+
 /// Top 4 (doc_id, score) per question, by brute force over the mock's vectors.
 fn brute_force() -> Vec<Vec<(String, f64)>> {
     let passages: Vec<(String, Vec<f32>)> = corpus_rows()
@@ -155,10 +185,7 @@ fn ranked(store: &Store, contexts: &str) -> Vec<Vec<(String, f64)>> {
 
 #[test]
 fn served_embeddings_are_sharded_and_searched_exactly() {
-    let s = server(MockConfig {
-        embed_dim: DIM,
-        ..Default::default()
-    });
+    let s = mock();
     let d = tempfile::tempdir().unwrap();
     let (store, corpus, questions) = setup(d.path());
     // Both encodings carry the same vectors, in input order over 4 requests.
@@ -261,10 +288,7 @@ fn an_interrupted_embedding_run_resumes_at_the_first_missing_shard() {
     let done = embedding_shards(&store).len();
     assert!((1..5).contains(&done), "{done} shards done");
 
-    let healthy = server(MockConfig {
-        embed_dim: DIM,
-        ..Default::default()
-    });
+    let healthy = mock();
     let enc = encoder(&healthy, false);
     let r = retrieve(
         &store,
@@ -300,10 +324,7 @@ fn an_interrupted_embedding_run_resumes_at_the_first_missing_shard() {
 /// graph and writes the same contexts artifact.
 #[test]
 fn ann_search_records_its_recall_and_is_deterministic() {
-    let s = server(MockConfig {
-        embed_dim: DIM,
-        ..Default::default()
-    });
+    let s = mock();
     let enc = encoder(&s, true);
     let ann = RetrieveOptions {
         ann: Some(ragprobe_retrieve::AnnOptions::Hnsw(Default::default())),
@@ -372,20 +393,9 @@ fn index_dirs(root: &std::path::Path, kind: &str) -> usize {
 /// once, reused for another k, and the same on a second store.
 #[test]
 fn ivf_probing_every_cell_is_the_exact_search() {
-    let s = server(MockConfig {
-        embed_dim: DIM,
-        ..Default::default()
-    });
+    let s = mock();
     let enc = encoder(&s, true);
-    let ivf = RetrieveOptions {
-        ann: Some(ragprobe_retrieve::AnnOptions::Ivf(
-            ragprobe_retrieve::IvfOptions {
-                nlist: Some(5),
-                nprobe: 5,
-            },
-        )),
-        ..opts(VectorType::F32)
-    };
+    let ivf = ivf_opts(5, 5, VectorType::F32);
     let mut ids = Vec::new();
     for _ in 0..2 {
         let d = tempfile::tempdir().unwrap();
@@ -427,22 +437,11 @@ fn ivf_probing_every_cell_is_the_exact_search() {
 /// brute-force top 4 that it returns, counted here.
 #[test]
 fn ivf_probing_some_cells_records_the_recall_it_reaches() {
-    let s = server(MockConfig {
-        embed_dim: DIM,
-        ..Default::default()
-    });
+    let s = mock();
     let enc = encoder(&s, false);
     let d = tempfile::tempdir().unwrap();
     let (store, corpus, questions) = setup(d.path());
-    let ivf = RetrieveOptions {
-        ann: Some(ragprobe_retrieve::AnnOptions::Ivf(
-            ragprobe_retrieve::IvfOptions {
-                nlist: Some(6),
-                nprobe: 2,
-            },
-        )),
-        ..opts(VectorType::F32)
-    };
+    let ivf = ivf_opts(6, 2, VectorType::F32);
     let r = retrieve(&store, &corpus, &questions, &ivf, Some(&enc)).unwrap();
     let got = ranked(&store, &r.contexts.id);
     let want = brute_force();
@@ -493,10 +492,7 @@ fn ivf_probing_some_cells_records_the_recall_it_reaches() {
 /// wrong results.
 #[test]
 fn a_damaged_ivf_index_is_an_error_naming_the_file() {
-    let s = server(MockConfig {
-        embed_dim: DIM,
-        ..Default::default()
-    });
+    let s = mock();
     let enc = encoder(&s, true);
     let d = tempfile::tempdir().unwrap();
     let (store, corpus, questions) = setup(d.path());
@@ -505,11 +501,7 @@ fn a_damaged_ivf_index_is_an_error_naming_the_file() {
         ..opts(VectorType::F32)
     };
     retrieve(&store, &corpus, &questions, &ivf, Some(&enc)).unwrap();
-    let dir = std::fs::read_dir(d.path().join("indexes"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ivf-"))
-        .unwrap();
+    let dir = ivf_dir(d.path());
     let rows = dir.join("rows.u32");
     // An index from before f16 indexes (no `dtype` in index.json) is an
     // f32 index, still read.
@@ -563,10 +555,7 @@ fn a_damaged_ivf_index_is_an_error_naming_the_file() {
 /// the same shards, score for score.
 #[test]
 fn ivf_over_f16_shards_stores_halves_and_stays_exact() {
-    let s = server(MockConfig {
-        embed_dim: DIM,
-        ..Default::default()
-    });
+    let s = mock();
     let enc = encoder(&s, true);
     let d = tempfile::tempdir().unwrap();
     let (store, corpus, questions) = setup(d.path());
@@ -578,25 +567,13 @@ fn ivf_over_f16_shards_stores_halves_and_stays_exact() {
         Some(&enc),
     )
     .unwrap();
-    let ivf = RetrieveOptions {
-        ann: Some(ragprobe_retrieve::AnnOptions::Ivf(
-            ragprobe_retrieve::IvfOptions {
-                nlist: Some(4),
-                nprobe: 4,
-            },
-        )),
-        ..opts(VectorType::F16)
-    };
+    let ivf = ivf_opts(4, 4, VectorType::F16);
     let r = retrieve(&store, &corpus, &questions, &ivf, Some(&enc)).unwrap();
     assert_eq!(
         ranked(&store, &r.contexts.id),
         ranked(&store, &exact.contexts.id)
     );
-    let dir = std::fs::read_dir(d.path().join("indexes"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ivf-"))
-        .unwrap();
+    let dir = ivf_dir(d.path());
     let files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -608,7 +585,7 @@ fn ivf_over_f16_shards_stores_halves_and_stays_exact() {
     // 23 passages in 4 cells: at most 23 + 4·31 padded slots of 24 halves.
     let len = std::fs::metadata(dir.join("vectors.f16")).unwrap().len();
     assert!(
-        len % (2 * 32 * DIM as u64) == 0 && len <= (23 + 4 * 31) * 2 * DIM as u64,
+        len.is_multiple_of(2 * 32 * DIM as u64) && len <= (23 + 4 * 31) * 2 * DIM as u64,
         "{len}"
     );
 }
