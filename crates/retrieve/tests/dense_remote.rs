@@ -131,9 +131,9 @@ fn ivf_dir(root: &std::path::Path) -> std::path::PathBuf {
         .unwrap()
 }
 
-/// Top 4 (doc_id, score) per question, by brute force over the mock's vectors.
-fn brute_force() -> Vec<Vec<(String, f64)>> {
-    let passages: Vec<(String, Vec<f32>)> = corpus_rows()
+/// Each passage's id and the mock's vector of its embedded text.
+fn passage_vectors() -> Vec<(String, Vec<f32>)> {
+    corpus_rows()
         .iter()
         .map(|c| {
             let text = match &c.title {
@@ -142,7 +142,12 @@ fn brute_force() -> Vec<Vec<(String, f64)>> {
             };
             (c.doc_id.clone(), mock_embedding(&text, DIM))
         })
-        .collect();
+        .collect()
+}
+
+/// Top 4 (doc_id, score) per question, by brute force over the mock's vectors.
+fn brute_force() -> Vec<Vec<(String, f64)>> {
+    let passages = passage_vectors();
     questions()
         .iter()
         .map(|q| {
@@ -445,16 +450,8 @@ fn ivf_probing_some_cells_records_the_recall_it_reaches() {
     let r = retrieve(&store, &corpus, &questions, &ivf, Some(&enc)).unwrap();
     let got = ranked(&store, &r.contexts.id);
     let want = brute_force();
-    let passages: std::collections::HashMap<String, Vec<f32>> = corpus_rows()
-        .iter()
-        .map(|c| {
-            let text = match &c.title {
-                Some(t) => format!("{t}\n{}", c.text),
-                None => c.text.clone(),
-            };
-            (c.doc_id.clone(), mock_embedding(&text, DIM))
-        })
-        .collect();
+    let passages: std::collections::HashMap<String, Vec<f32>> =
+        passage_vectors().into_iter().collect();
     let mut found = 0;
     for (q, (g, w)) in got.iter().zip(&want).enumerate() {
         assert!(!g.is_empty() && g.len() <= 4, "question {q}: {g:?}");
