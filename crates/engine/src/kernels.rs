@@ -203,11 +203,24 @@ pub struct Attend {
 
 /// The instruction set the kernels are compiled for, picked once per
 /// process from what the CPU has. Outputs are the same for every variant.
+///
+/// The SIMD variants come only from [`Isa::detect`] and [`Isa::available`]:
+/// the kernels are safe functions, and handing one an instruction set the
+/// CPU lacks would be undefined behaviour, so other crates cannot name them.
+///
+/// ```compile_fail
+/// let _ = ragprobe_engine::kernels::Isa::Avx512;
+/// ```
+/// ```
+/// let _ = ragprobe_engine::kernels::Isa::Portable;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isa {
     /// AVX-512F with FMA: 16 lanes in one register, 4 × 4 tiles.
+    #[non_exhaustive]
     Avx512,
     /// AVX2 with FMA: 16 lanes in two registers, 2 × 2 tiles.
+    #[non_exhaustive]
     Avx2,
     /// Anything else (the FMAs may be calls into libm: slow, same results).
     Portable,
