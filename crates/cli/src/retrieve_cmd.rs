@@ -93,6 +93,11 @@ pub struct EmbedArgs {
     /// IVF cells searched per question: recall against speed [default: 16].
     #[arg(long, value_parser = crate::bounds::usize_in(1, 65_536))]
     pub ann_nprobe: Option<usize>,
+    /// IVF: pick nprobe instead, the smallest whose recall@10 on up to 200
+    /// of the questions (against the exact search the run does anyway)
+    /// reaches this (0–1]; the nprobes tried go into the manifest.
+    #[arg(long, value_parser = crate::bounds::f64_in(0.0, 1.0, true), conflicts_with = "ann_nprobe")]
+    pub ann_recall: Option<f64>,
     /// HNSW links per node (M) [default: 16].
     #[arg(long, value_parser = crate::bounds::usize_in(2, 128))]
     pub ann_m: Option<usize>,
@@ -123,6 +128,7 @@ impl EmbedArgs {
         let ivf_flags = [
             ("--ann-nlist", self.ann_nlist),
             ("--ann-nprobe", self.ann_nprobe),
+            ("--ann-recall", self.ann_recall.map(|_| 0)),
         ];
         let hnsw_flags = [
             ("--ann-m", self.ann_m),
@@ -151,6 +157,7 @@ impl EmbedArgs {
                 Some(AnnOptions::Ivf(IvfOptions {
                     nlist: self.ann_nlist.or(d.nlist),
                     nprobe: self.ann_nprobe.unwrap_or(d.nprobe),
+                    recall: self.ann_recall,
                 }))
             }
             Some(AnnKind::Hnsw) => {
@@ -275,7 +282,15 @@ mod tests {
             ann(&["--ann", "--ann-nlist", "64", "--ann-nprobe", "4"]),
             Some(AnnOptions::Ivf(IvfOptions {
                 nlist: Some(64),
-                nprobe: 4
+                nprobe: 4,
+                recall: None,
+            }))
+        );
+        assert_eq!(
+            ann(&["--ann", "--ann-recall", "0.95"]),
+            Some(AnnOptions::Ivf(IvfOptions {
+                recall: Some(0.95),
+                ..IvfOptions::default()
             }))
         );
         assert_eq!(
@@ -297,6 +312,10 @@ mod tests {
             (&["--ann", "--ann-ef-search", "128"][..], "--ann-ef-search"),
             (&["--ann", "ivf", "--ann-m", "8"][..], "--ann-m"),
             (&["--ann", "hnsw", "--ann-nprobe", "4"][..], "--ann-nprobe"),
+            (
+                &["--ann", "hnsw", "--ann-recall", "0.9"][..],
+                "--ann-recall",
+            ),
             (&["--ann-nlist", "64"][..], "--ann-nlist"),
             (
                 &["--ann-ef-construction", "50"][..],

@@ -116,6 +116,7 @@ fn ivf_opts(nlist: usize, nprobe: usize, dtype: VectorType) -> RetrieveOptions {
             ragprobe_retrieve::IvfOptions {
                 nlist: Some(nlist),
                 nprobe,
+                recall: None,
             },
         )),
         ..opts(dtype)
@@ -585,4 +586,39 @@ fn ivf_over_f16_shards_stores_halves_and_stays_exact() {
         len.is_multiple_of(2 * 32 * DIM as u64) && len <= (23 + 4 * 31) * 2 * DIM as u64,
         "{len}"
     );
+}
+
+/// `--ann-recall`: nprobe is the smallest whose recall@4 on the questions
+/// reaches the target; the manifest lists each nprobe tried with its
+/// recall, and the run's recall is the chosen one's. Worked on 6 cells:
+/// recall never falls as nprobe grows, and the one before the chosen
+/// (when tried) misses the target.
+#[test]
+fn ivf_calibrates_nprobe_to_a_target_recall() {
+    let s = mock();
+    let enc = encoder(&s, true);
+    let d = tempfile::tempdir().unwrap();
+    let (store, corpus, questions) = setup(d.path());
+    for target in [0.5, 0.8, 1.0] {
+        let mut opts = ivf_opts(6, 1, VectorType::F32);
+        if let Some(ragprobe_retrieve::AnnOptions::Ivf(o)) = &mut opts.ann {
+            o.recall = Some(target);
+        }
+        let r = retrieve(&store, &corpus, &questions, &opts, Some(&enc)).unwrap();
+        let info = &store.manifest(&r.contexts.id).unwrap().details["ann"];
+        let chosen = info["nprobe"].as_u64().unwrap() as usize;
+        let recall = info["recall_at_4"].as_f64().unwrap();
+        assert!(recall >= target, "target {target}: {info}");
+        let tried: Vec<(usize, f64)> =
+            serde_json::from_value(info["nprobe_calibration"].clone()).unwrap();
+        assert!(tried.contains(&(chosen, recall)), "{info}");
+        let mut sorted = tried.clone();
+        sorted.sort_by_key(|t| t.0);
+        assert!(sorted.windows(2).all(|w| w[0].1 <= w[1].1), "{tried:?}");
+        if let Some(below) = sorted.iter().find(|t| t.0 == chosen - 1) {
+            assert!(below.1 < target, "{tried:?}");
+        }
+        assert_eq!(info["recall_target"], json!(target));
+        assert!((1..=6).contains(&chosen));
+    }
 }

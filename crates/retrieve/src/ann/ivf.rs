@@ -74,12 +74,15 @@ const CELL_BLOCK: usize = 8192;
 const SPLIT_EPS: f32 = 1.0 / 1024.0;
 
 /// IVF parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IvfOptions {
     /// Cells (k-means centroids); `None`: √N for N vectors.
     pub nlist: Option<usize>,
     /// Cells searched per query: recall against speed.
     pub nprobe: usize,
+    /// Pick nprobe instead: the smallest that reaches this recall@10 on
+    /// the sample of questions whose exact top-k the run computes anyway.
+    pub recall: Option<f64>,
 }
 
 impl Default for IvfOptions {
@@ -87,6 +90,7 @@ impl Default for IvfOptions {
         IvfOptions {
             nlist: None,
             nprobe: 16,
+            recall: None,
         }
     }
 }
@@ -95,7 +99,11 @@ impl IvfOptions {
     /// The parameters as recorded in recipes (`nlist` null: chosen from
     /// the corpus size; the manifest records the number used).
     pub fn to_json(self) -> Value {
-        json!({"kind": "ivf", "nlist": self.nlist, "nprobe": self.nprobe})
+        let mut v = json!({"kind": "ivf", "nlist": self.nlist, "nprobe": self.nprobe});
+        if let Some(r) = self.recall {
+            v["recall_target"] = json!(r);
+        }
+        v
     }
 
     /// Cells for `total` vectors: `nlist` when given, else √total; never
@@ -790,6 +798,53 @@ impl Index {
     }
 }
 
+/// The exact top-`at` of the first questions (a sample), for calibrating
+/// nprobe.
+pub(super) struct Truth<'a> {
+    pub exact: &'a [Vec<Hit>],
+    pub at: usize,
+}
+
+/// The smallest nprobe whose recall@`at` on the sample reaches `target`
+/// (nlist when none does), and each nprobe tried with its recall: doubling
+/// from 1, then bisecting (recall never falls as nprobe grows: more cells
+/// are searched, ties broken the same way).
+fn calibrate(
+    index: &Index,
+    isa: Isa,
+    queries: &[f32],
+    truth: &Truth<'_>,
+    target: f64,
+) -> (usize, Vec<(usize, f64)>) {
+    let nlist = index.centroids.len();
+    let sample = &queries[..truth.exact.len() * index.dim];
+    let mut tried: Vec<(usize, f64)> = Vec::new();
+    let mut recall_of = |p: usize| {
+        let got = index.search(isa, sample, truth.at, p);
+        let r = super::recall_at(truth.exact, &got, truth.at);
+        tried.push((p, r));
+        r >= target
+    };
+    let (mut lo, mut hi) = (0, 1);
+    while !recall_of(hi) {
+        if hi == nlist {
+            return (nlist, tried);
+        }
+        lo = hi;
+        hi = (hi * 2).min(nlist);
+    }
+    // recall(lo) < target <= recall(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if recall_of(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    (hi, tried)
+}
+
 /// Top `n` passages per query from the index (built first if needed), and
 /// the index's facts for the manifest.
 #[allow(clippy::too_many_arguments)]
@@ -801,6 +856,7 @@ pub(super) fn search(
     dim: usize,
     n: usize,
     opts: IvfOptions,
+    truth: Truth<'_>,
     progress: bool,
 ) -> Result<(Vec<Vec<Hit>>, Value)> {
     if cfg!(target_endian = "big") {
@@ -824,8 +880,11 @@ pub(super) fn search(
     }
     let searched = std::time::Instant::now();
     let index = Index::open(&dir, dim, nlist, total)?;
-    let nprobe = opts.nprobe.clamp(1, nlist);
     let isa = Isa::detect();
+    let (nprobe, tried) = match opts.recall {
+        Some(target) if !truth.exact.is_empty() => calibrate(&index, isa, queries, &truth, target),
+        _ => (opts.nprobe.clamp(1, nlist), Vec::new()),
+    };
     let nq = queries.len() / dim;
     let bar = progress_bar(progress, nq as u64, "ivf search", "questions");
     let mut results = Vec::with_capacity(nq);
@@ -837,12 +896,15 @@ pub(super) fn search(
     store.log_run(
         json!({"stage": "ivf-search", "queries": nq, "seconds": searched.elapsed().as_secs_f64()}),
     );
-    let facts = json!({
+    let mut facts = json!({
         "nlist": nlist,
         "nprobe": nprobe,
         "train_vectors": index.facts["train_vectors"],
         "kmeans_rounds": index.facts["kmeans_rounds"],
     });
+    if !tried.is_empty() {
+        facts["nprobe_calibration"] = json!(tried);
+    }
     Ok((results, facts))
 }
 
@@ -882,6 +944,7 @@ mod tests {
         let given = IvfOptions {
             nlist: Some(64),
             nprobe: 8,
+            recall: None,
         };
         assert_eq!(given.cells(1000), 64);
         assert_eq!(given.cells(10), 10);

@@ -25,7 +25,7 @@ use crate::{Hit, Result, RetrieveError};
 const RECALL_SAMPLE: usize = 200;
 
 /// Which approximate index, with its parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AnnOptions {
     /// Inverted file: k-means cells, the nearest `nprobe` searched exactly.
     Ivf(IvfOptions),
@@ -147,18 +147,22 @@ pub fn search(
     if total == 0 || n == 0 {
         return Ok((vec![Vec::new(); nq], info));
     }
+    // The exact top-10 (or top-n when n < 10) of a sample: what recall is
+    // measured against, and what `--ann-recall` calibrates nprobe on.
+    let sample = nq.min(RECALL_SAMPLE);
+    let at = n.min(10);
+    let exact = exact_search(store, shards, &queries[..sample * dim], dim, at)?;
     let (results, facts) = match opts {
-        AnnOptions::Ivf(o) => ivf::search(store, shards, total, queries, dim, n, o, progress)?,
+        AnnOptions::Ivf(o) => {
+            let truth = ivf::Truth { exact: &exact, at };
+            ivf::search(store, shards, total, queries, dim, n, o, truth, progress)?
+        }
         AnnOptions::Hnsw(o) => hnsw::search(store, shards, total, queries, dim, n, o, progress)?,
     };
     if let (Value::Object(info), Value::Object(facts)) = (&mut info, facts) {
         info.extend(facts);
     }
-    // Recall@10 (or @n when n < 10) of a sample against the exact search.
-    let sample = nq.min(RECALL_SAMPLE);
-    let at = n.min(10);
-    let recall = if sample > 0 && at > 0 {
-        let exact = exact_search(store, shards, &queries[..sample * dim], dim, at)?;
+    let recall = if sample > 0 {
         recall_at(&exact, &results, at)
     } else {
         f64::NAN
