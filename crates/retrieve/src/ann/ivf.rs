@@ -882,7 +882,11 @@ pub(super) fn search(
     let index = Index::open(&dir, dim, nlist, total)?;
     let isa = Isa::detect();
     let (nprobe, tried) = match opts.recall {
-        Some(target) if !truth.exact.is_empty() => calibrate(&index, isa, queries, &truth, target),
+        // Without exact hits to find (no sample, or no scores), recall is
+        // undefined: keep the given nprobe.
+        Some(target) if truth.exact.iter().any(|e| !e.is_empty()) => {
+            calibrate(&index, isa, queries, &truth, target)
+        }
         _ => (opts.nprobe.clamp(1, nlist), Vec::new()),
     };
     let nq = queries.len() / dim;
