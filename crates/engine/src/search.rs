@@ -170,19 +170,38 @@ pub fn inner_products(isa: Isa, x: &[f32], t: usize, w: &Panels, out: &mut [f32]
     }
     let ptr = OutPtr(out.as_mut_ptr());
     let panels = n.div_ceil(PANEL);
+    let w = w.view();
     (0..panels.div_ceil(PANELS_PER_TASK))
         .into_par_iter()
         .for_each(move |task| {
             let ptr = ptr;
-            for p in task * PANELS_PER_TASK..((task + 1) * PANELS_PER_TASK).min(panels) {
-                let panel = &w.data[p * PANEL * k..(p + 1) * PANEL * k];
-                let cols = (p * PANEL, (n - p * PANEL).min(PANEL));
-                // SAFETY: the slices cover the tiles; this task alone
-                // writes columns cols.0 .. cols.0 + cols.1; the ISA was
-                // detected on this CPU.
-                unsafe { panel_products(isa, x, t, k, panel, ptr.0, n, cols) };
-            }
+            let range = task * PANELS_PER_TASK..((task + 1) * PANELS_PER_TASK).min(panels);
+            // SAFETY: bounds checked above; this task alone writes the
+            // columns of its panels; the ISA was detected on this CPU.
+            unsafe { panel_range(isa, x, t, w, range, ptr.0) };
         });
+}
+
+/// Every query against panels `range` of `w`, into their columns of `out`
+/// (`t × n` values).
+///
+/// # Safety
+/// `x` and `out` must hold `t` rows; the ISA must be this CPU's; no one
+/// else may write these columns meanwhile.
+unsafe fn panel_range<T: Element>(
+    isa: Isa,
+    x: &[f32],
+    t: usize,
+    w: PanelsRef<'_, T>,
+    range: std::ops::Range<usize>,
+    out: *mut f32,
+) {
+    let (n, k) = (w.n, w.k);
+    for p in range {
+        let panel = &w.data[p * PANEL * k..(p + 1) * PANEL * k];
+        let cols = (p * PANEL, (n - p * PANEL).min(PANEL));
+        panel_products(isa, x, t, k, panel, out, n, cols);
+    }
 }
 
 /// [`inner_products`] on the calling thread alone, over borrowed panels:
@@ -210,13 +229,9 @@ fn products_serial<T: Element>(
 ) {
     let (n, k) = (w.n, w.k);
     assert!(x.len() >= t * k && out.len() >= t * n);
-    for p in 0..n.div_ceil(PANEL) {
-        let panel = &w.data[p * PANEL * k..(p + 1) * PANEL * k];
-        let cols = (p * PANEL, (n - p * PANEL).min(PANEL));
-        // SAFETY: bounds checked above (`PanelsRef` holds whole panels);
-        // the ISA was detected on this CPU.
-        unsafe { panel_products(isa, x, t, k, panel, out.as_mut_ptr(), n, cols) };
-    }
+    // SAFETY: bounds checked above (`PanelsRef` holds whole panels); the
+    // ISA was detected on this CPU; `out` is borrowed mutably here.
+    unsafe { panel_range(isa, x, t, w, 0..n.div_ceil(PANEL), out.as_mut_ptr()) };
 }
 
 /// Every query against one panel, in tiles of queries.
