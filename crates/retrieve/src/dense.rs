@@ -478,6 +478,15 @@ fn read_blocks(
     })
 }
 
+/// The error for a shard whose vectors are `d` wide where the questions'
+/// are `dim`.
+pub(crate) fn width_mismatch(id: &str, d: usize, dim: usize) -> RetrieveError {
+    RetrieveError::Invalid(format!(
+        "embeddings artifact {} holds {d}-wide vectors but the questions were embedded with {dim} values",
+        &id[..id.len().min(12)]
+    ))
+}
+
 /// Every vector of `shards` in corpus order, decoded to f32, in blocks of
 /// up to `block_rows`: `f(vectors, rows, first_row)` (row-major, `dim`
 /// wide), until `f` returns `false`. A shard of another width, or a vector
@@ -493,10 +502,7 @@ pub(crate) fn for_each_block(
     for id in shards {
         let (d, dtype, mut row) = shard_layout(store, id)?;
         if d != dim {
-            return Err(RetrieveError::Invalid(format!(
-                "embeddings artifact {} holds {d}-wide vectors but the questions were embedded with {dim} values",
-                &id[..id.len().min(12)]
-            )));
+            return Err(width_mismatch(id, d, dim));
         }
         for batch in store.open_batches(id, block_rows)? {
             let batch = batch.map_err(ArtifactError::from)?;

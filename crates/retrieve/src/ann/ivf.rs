@@ -34,7 +34,7 @@
 
 use memmap2::{Mmap, MmapMut};
 use ragprobe_artifact::Store;
-use ragprobe_engine::kernels::Isa;
+use ragprobe_engine::kernels::{argmax, Isa};
 use ragprobe_engine::search::{
     inner_products_serial, packed_len, write_packed, Element, Panels, PanelsRef, PANEL,
 };
@@ -45,7 +45,7 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::{index_dir, io_error, publish, BuildDir};
+use super::{index_dir, io_error, publish, write_synced, BuildDir};
 use crate::dense::{for_each_block, progress_bar, shard_layout, RunningTopK, VectorType};
 use crate::{sort_hits, Hit, Result, RetrieveError};
 
@@ -136,31 +136,49 @@ fn normalize(v: &mut [f32]) {
     }
 }
 
-/// The nearest centroid (largest inner product; ties to the lower cell)
-/// of every vector of `vectors` (row-major, `dim` wide), in parallel.
-fn nearest(isa: Isa, vectors: &[f32], dim: usize, centroids: PanelsRef<'_>) -> Vec<u32> {
+/// For every vector of `vectors` (row-major, `dim` wide), in parallel
+/// chunks: its inner products with every centroid, handed to `pick` (with
+/// a per-thread scratch from `scratch`), which appends that vector's
+/// cells to the output; outputs in vector order.
+fn by_centroid_scores<S>(
+    isa: Isa,
+    vectors: &[f32],
+    dim: usize,
+    centroids: PanelsRef<'_>,
+    scratch: impl Fn() -> S + Sync + Send,
+    pick: impl Fn(&mut S, &[f32], &mut Vec<u32>) + Sync + Send,
+) -> Vec<u32> {
     let nlist = centroids.len();
     vectors
         .par_chunks(ASSIGN_CHUNK * dim)
-        .map_init(Vec::new, |scores: &mut Vec<f32>, chunk| {
-            let t = chunk.len() / dim;
-            scores.resize(t * nlist, 0.0);
-            inner_products_serial(isa, chunk, t, centroids, scores);
-            scores
-                .chunks_exact(nlist)
-                .map(|s| {
-                    let mut best = 0;
-                    for (i, x) in s.iter().enumerate() {
-                        if *x > s[best] {
-                            best = i;
-                        }
-                    }
-                    best as u32
-                })
-                .collect::<Vec<u32>>()
-        })
+        .map_init(
+            || (Vec::new(), scratch()),
+            |(scores, s): &mut (Vec<f32>, S), chunk| {
+                let t = chunk.len() / dim;
+                scores.resize(t * nlist, 0.0);
+                inner_products_serial(isa, chunk, t, centroids, scores);
+                let mut out = Vec::with_capacity(t);
+                for row in scores.chunks_exact(nlist) {
+                    pick(s, row, &mut out);
+                }
+                out
+            },
+        )
         .collect::<Vec<_>>()
         .concat()
+}
+
+/// The nearest centroid (largest inner product; ties to the lower cell)
+/// of every vector of `vectors` (row-major, `dim` wide), in parallel.
+fn nearest(isa: Isa, vectors: &[f32], dim: usize, centroids: PanelsRef<'_>) -> Vec<u32> {
+    by_centroid_scores(
+        isa,
+        vectors,
+        dim,
+        centroids,
+        || (),
+        |_, s, out| out.push(argmax(s)),
+    )
 }
 
 /// The `nprobe` nearest cells of each query (unordered), `nprobe` apiece.
@@ -172,30 +190,16 @@ fn probes(
     nprobe: usize,
 ) -> Vec<u32> {
     let nlist = centroids.len();
-    queries
-        .par_chunks(ASSIGN_CHUNK * dim)
-        .map_init(
-            || (Vec::new(), Vec::new()),
-            |(scores, order): &mut (Vec<f32>, Vec<u32>), chunk| {
-                let t = chunk.len() / dim;
-                scores.resize(t * nlist, 0.0);
-                inner_products_serial(isa, chunk, t, centroids, scores);
-                let mut out = Vec::with_capacity(t * nprobe);
-                for s in scores.chunks_exact(nlist) {
-                    order.clear();
-                    order.extend(0..nlist as u32);
-                    if nprobe < nlist {
-                        order.select_nth_unstable_by(nprobe - 1, |&a, &b| {
-                            s[b as usize].total_cmp(&s[a as usize]).then(a.cmp(&b))
-                        });
-                    }
-                    out.extend_from_slice(&order[..nprobe]);
-                }
-                out
-            },
-        )
-        .collect::<Vec<_>>()
-        .concat()
+    by_centroid_scores(isa, queries, dim, centroids, Vec::new, |order, s, out| {
+        order.clear();
+        order.extend(0..nlist as u32);
+        if nprobe < nlist {
+            order.select_nth_unstable_by(nprobe - 1, |&a, &b| {
+                s[b as usize].total_cmp(&s[a as usize]).then(a.cmp(&b))
+            });
+        }
+        out.extend_from_slice(&order[..nprobe]);
+    })
 }
 
 /// Spherical k-means on the rows of `sample`: `nlist` unit centroids
@@ -230,24 +234,32 @@ fn train(isa: Isa, sample: &[f32], dim: usize, nlist: usize, progress: bool) -> 
     (centroids, rounds)
 }
 
-/// The k-means update: each cell's centroid becomes the normalised sum of
-/// its members (summed in f64, in sample order); an empty cell then takes
-/// half of the largest cell: both get its centroid, nudged apart by
-/// ±[`SPLIT_EPS`] on alternate elements (FAISS's rule).
-fn means(sample: &[f32], dim: usize, assign: &[u32], nlist: usize, old: &[f32]) -> Vec<f32> {
+/// The indices of `cells` (each below `nlist`) grouped by cell, in order
+/// within a cell (a counting sort): cell `c`'s are
+/// `members[start[c]..start[c + 1]]`.
+fn group(cells: &[u32], nlist: usize) -> (Vec<usize>, Vec<u32>) {
     let mut start = vec![0usize; nlist + 1];
-    for &a in assign {
-        start[a as usize + 1] += 1;
+    for &c in cells {
+        start[c as usize + 1] += 1;
     }
     for j in 0..nlist {
         start[j + 1] += start[j];
     }
     let mut next = start.clone();
-    let mut members = vec![0u32; assign.len()];
-    for (i, &a) in assign.iter().enumerate() {
-        members[next[a as usize]] = i as u32;
-        next[a as usize] += 1;
+    let mut members = vec![0u32; cells.len()];
+    for (i, &c) in cells.iter().enumerate() {
+        members[next[c as usize]] = i as u32;
+        next[c as usize] += 1;
     }
+    (start, members)
+}
+
+/// The k-means update: each cell's centroid becomes the normalised sum of
+/// its members (summed in f64, in sample order); an empty cell then takes
+/// half of the largest cell: both get its centroid, nudged apart by
+/// ±[`SPLIT_EPS`] on alternate elements (FAISS's rule).
+fn means(sample: &[f32], dim: usize, assign: &[u32], nlist: usize, old: &[f32]) -> Vec<f32> {
+    let (start, members) = group(assign, nlist);
     let mut centroids = old.to_vec();
     centroids
         .par_chunks_mut(dim)
@@ -330,13 +342,6 @@ fn sync(path: &Path, file: File, map: MmapMut) -> Result<()> {
     map.flush().map_err(|e| io_error(path, e))?;
     drop(map);
     file.sync_all().map_err(|e| io_error(path, e))
-}
-
-/// Writes `bytes` to a new file under the temporary directory, synced.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = File::create(path).map_err(|e| io_error(path, e))?;
-    std::io::Write::write_all(&mut f, bytes).map_err(|e| io_error(path, e))?;
-    f.sync_all().map_err(|e| io_error(path, e))
 }
 
 /// Builds the index of every vector of `shards` and publishes it to `dir`.
@@ -439,8 +444,8 @@ fn build(
     }
     sync(&vpath, vfile, vmap)?;
     sync(&rpath, rfile, rmap)?;
-    write_file(&tmp.join("centroids.f32"), bytemuck::cast_slice(&centroids))?;
-    write_file(&tmp.join("cells.u64"), bytemuck::cast_slice(&offsets))?;
+    write_synced(&tmp.join("centroids.f32"), bytemuck::cast_slice(&centroids))?;
+    write_synced(&tmp.join("cells.u64"), bytemuck::cast_slice(&offsets))?;
     let facts = json!({
         "version": IVF_VERSION,
         "dim": dim,
@@ -451,7 +456,7 @@ fn build(
         "train_vectors": s,
         "kmeans_rounds": rounds,
     });
-    write_file(&tmp.join("index.json"), facts.to_string().as_bytes())?;
+    write_synced(&tmp.join("index.json"), facts.to_string().as_bytes())?;
     publish(build_dir, dir, shards, total)
 }
 
@@ -733,20 +738,10 @@ impl Index {
         let t = queries.len() / dim;
         let nlist = self.centroids.len();
         let probe = probes(isa, queries, dim, self.centroids.view(), nprobe);
-        // The queries of each cell, in query order.
-        let mut start = vec![0usize; nlist + 1];
-        for &c in &probe {
-            start[c as usize + 1] += 1;
-        }
-        for j in 0..nlist {
-            start[j + 1] += start[j];
-        }
-        let mut next = start.clone();
-        let mut asked = vec![0u32; probe.len()];
-        for (i, &c) in probe.iter().enumerate() {
-            asked[next[c as usize]] = (i / nprobe) as u32;
-            next[c as usize] += 1;
-        }
+        // The queries of each cell, in query order (probe i is query
+        // i / nprobe's).
+        let (start, mut asked) = group(&probe, nlist);
+        asked.iter_mut().for_each(|i| *i /= nprobe as u32);
         // Tasks: a cell and up to CELL_QUERIES of its queries, so that a
         // cell many queries probe is shared among the threads.
         let tasks: Vec<(usize, usize, usize)> = (0..nlist)
@@ -934,6 +929,15 @@ mod tests {
         assert!(c[0] != c[2] && c[1] != c[3], "{c:?}");
         let dot = c[0] * c[2] + c[1] * c[3];
         assert!(dot > 0.999 && dot < 1.0, "{dot}");
+    }
+
+    /// Worked example: cells [2, 0, 2, 1, 0] group as cell 0: 1, 4;
+    /// cell 1: 3; cell 2: 0, 2; cell 3: none.
+    #[test]
+    fn group_lists_each_cells_members_in_order() {
+        let (start, members) = group(&[2, 0, 2, 1, 0], 4);
+        assert_eq!(start, vec![0, 2, 3, 5, 5]);
+        assert_eq!(members, vec![1, 4, 3, 0, 2]);
     }
 
     /// nlist: given, else √N, clamped to 1..=N.

@@ -18,7 +18,7 @@ use ragprobe_artifact::{sha256_hex, Store};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-use crate::dense::{exact_search, shard_layout};
+use crate::dense::{exact_search, shard_layout, width_mismatch};
 use crate::{Hit, Result, RetrieveError};
 
 /// Questions whose exact top-k is computed to measure recall.
@@ -87,6 +87,17 @@ impl Drop for BuildDir {
     }
 }
 
+/// Writes `bytes` to a new file in a build directory and fsyncs it (the
+/// directory is published whole, so the file needs no rename of its own).
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::File::create(path)
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, bytes)?;
+            f.sync_all()
+        })
+        .map_err(|e| io_error(path, e))
+}
+
 /// fsyncs a directory (its entries: new files, a rename into it).
 fn sync_dir(path: &Path) -> Result<()> {
     std::fs::File::open(path)
@@ -100,14 +111,8 @@ fn sync_dir(path: &Path) -> Result<()> {
 /// process that published the same index first wins; this copy is then
 /// removed.
 fn publish(tmp: BuildDir, dir: &Path, shards: &[String], total: u64) -> Result<()> {
-    let marker = tmp.path().join(".complete");
     let text = format!("{}\n{total}\n", shards.join("\n"));
-    std::fs::File::create(&marker)
-        .and_then(|mut f| {
-            std::io::Write::write_all(&mut f, text.as_bytes())?;
-            f.sync_all()
-        })
-        .map_err(|e| io_error(&marker, e))?;
+    write_synced(&tmp.path().join(".complete"), text.as_bytes())?;
     sync_dir(tmp.path())?;
     let parent = dir.parent().unwrap_or(dir);
     std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
@@ -136,10 +141,7 @@ pub fn search(
     for id in shards {
         let (d, _, _) = shard_layout(store, id)?;
         if d != dim {
-            return Err(RetrieveError::Invalid(format!(
-                "embeddings artifact {} holds {d}-wide vectors but the questions were embedded with {dim} values",
-                &id[..id.len().min(12)]
-            )));
+            return Err(width_mismatch(id, d, dim));
         }
         total += store.manifest(id)?.rows;
     }
