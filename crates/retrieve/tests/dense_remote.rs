@@ -355,18 +355,7 @@ fn ann_search_records_its_recall_and_is_deterministic() {
             .filter(|(g, w)| g[0].0 == w[0].0)
             .count();
         assert!(top1 >= 8, "{top1} of 9 top-1 hits agree");
-        let indexes = || {
-            std::fs::read_dir(d.path().join("indexes"))
-                .unwrap()
-                .filter(|e| {
-                    e.as_ref()
-                        .unwrap()
-                        .file_name()
-                        .to_string_lossy()
-                        .starts_with("hnsw-")
-                })
-                .count()
-        };
+        let indexes = || index_dirs(d.path(), "hnsw");
         assert_eq!(indexes(), 1);
         // Another k reuses the graph.
         let k6 = RetrieveOptions { k: 6, ..ann };
