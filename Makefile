@@ -64,7 +64,7 @@ bench-ingest:
 bench-retrieve:
 	bash scripts/bench-retrieve.sh
 
-## bench-dense: embeddings via /v1/embeddings, exact and HNSW search at 1M vectors, against FAISS
+## bench-dense: embeddings via /v1/embeddings, exact and IVF (--ann) search at 1M vectors, against FAISS flat, HNSW and IVF
 bench-dense:
 	bash scripts/bench-dense.sh
 
