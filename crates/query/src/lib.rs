@@ -13,9 +13,11 @@
 //! 3. a quoted id or id prefix (`FROM '3f2a…'`) means that artifact.
 //!
 //! Names a query defines itself (`WITH x AS (…)`) are left to SQL. Only one
-//! read-only `SELECT` statement runs; polars' file-reading table functions
-//! (`read_parquet(…)` and the like) are refused, so a query reads only the
-//! tables bound here. Every store artifact's hash is verified before it is
+//! read-only `SELECT` statement runs. Every table reference is resolved
+//! after parsing, by walking the syntax tree: table functions
+//! (`read_parquet(…)` and any other, however named, quoted or qualified) and
+//! other table expressions are refused, so a query reads only the tables
+//! bound here. Every store artifact's hash is verified before it is
 //! read.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -157,9 +159,6 @@ impl Plan {
     }
 }
 
-/// Table functions of polars-sql that read files: never allowed.
-const FILE_FUNCTIONS: [&str; 4] = ["read_csv", "read_parquet", "read_ipc", "read_json"];
-
 /// 1-based (line, column) of byte offset `at` in `text`.
 fn line_col(text: &str, at: usize) -> (usize, usize) {
     let before = &text[..at.min(text.len())];
@@ -223,10 +222,103 @@ fn locate_named(sql: &str, message: &str) -> Option<(usize, usize)> {
     found
 }
 
-/// Parses `sql`: exactly one SELECT (or WITH … SELECT). Returns the names
-/// of the CTEs it defines and whether it orders its rows.
-fn check_statement(sql: &str) -> Result<(BTreeSet<String>, bool)> {
-    use sqlparser::ast::Statement;
+/// What a query reads, found by walking its syntax tree.
+#[derive(Debug, Default)]
+struct Relations {
+    /// Every name a query of the statement defines with `WITH name AS (…)`,
+    /// at any depth.
+    ctes: BTreeSet<String>,
+    /// Every plain table reference (`FROM name`), in order of appearance,
+    /// as polars will look it up (quotes removed, case kept).
+    tables: Vec<String>,
+}
+
+/// Walks every table factor of a statement, at every depth (subqueries in
+/// FROM, WHERE, SELECT lists, CTE bodies, joins, set operations).
+///
+/// This is the whole defence against reading outside the store: polars-sql
+/// reads a file for any table factor with arguments (`read_csv('/etc/…')`,
+/// and also `read_csv.x('/etc/…')`, since it looks at the first name part
+/// only), so every such factor is refused whatever its name, quoting or
+/// case; only bare one-part names, subqueries, nested joins and `UNNEST`
+/// (which reads only its literal arrays) pass. Each bare name is then bound
+/// by [`plan`] or left to a CTE; polars' context holds nothing else.
+struct RelationWalker<'a> {
+    sql: &'a str,
+    found: Relations,
+}
+
+/// A parser span's start as (line, column), when the parser knows it.
+fn position(span: sqlparser::tokenizer::Span) -> Option<(usize, usize)> {
+    (span.start.line > 0).then_some((span.start.line as usize, span.start.column as usize))
+}
+
+impl RelationWalker<'_> {
+    fn refuse(&self, what: &str, span: sqlparser::tokenizer::Span) -> QueryError {
+        let at = position(span);
+        QueryError::Sql {
+            message: format!(
+                "{what} is not allowed: queries read the tables ragprobe binds (kinds, ids, --table NAME=FILE)"
+            ),
+            at: at.or_else(|| find_word(self.sql, what)),
+        }
+    }
+}
+
+impl sqlparser::ast::Visitor for RelationWalker<'_> {
+    type Break = QueryError;
+
+    fn pre_visit_query(&mut self, q: &sqlparser::ast::Query) -> std::ops::ControlFlow<QueryError> {
+        for cte in q.with.iter().flat_map(|w| w.cte_tables.iter()) {
+            self.found.ctes.insert(cte.alias.name.value.clone());
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(
+        &mut self,
+        factor: &sqlparser::ast::TableFactor,
+    ) -> std::ops::ControlFlow<QueryError> {
+        use sqlparser::ast::{Spanned, TableFactor};
+        use std::ops::ControlFlow::{Break, Continue};
+        match factor {
+            TableFactor::Table { name, args, .. } => {
+                if args.is_some() {
+                    return Break(self.refuse(&format!("table function `{name}(…)`"), name.span()));
+                }
+                match name.0.as_slice() {
+                    [part] => match part.as_ident() {
+                        Some(ident) => {
+                            self.found.tables.push(ident.value.clone());
+                            Continue(())
+                        }
+                        None => Break(self.refuse(&format!("table `{name}`"), name.span())),
+                    },
+                    _ => Break(QueryError::Sql {
+                        message: format!(
+                            "`{name}`: a table name has one part (a kind, a quoted id or a --table name), not a schema-qualified name"
+                        ),
+                        at: position(name.span()),
+                    }),
+                }
+            }
+            TableFactor::Derived { .. }
+            | TableFactor::NestedJoin { .. }
+            | TableFactor::UNNEST { .. } => Continue(()),
+            other => {
+                let text = other.to_string();
+                let head: String = text.chars().take(40).collect();
+                Break(self.refuse(&format!("table expression `{head}`"), other.span()))
+            }
+        }
+    }
+}
+
+/// Parses `sql`: exactly one SELECT (or WITH … SELECT), parsed as polars
+/// parses it (generic dialect, trailing commas). Returns what it reads and
+/// whether it orders its rows.
+fn check_statement(sql: &str) -> Result<(Relations, bool)> {
+    use sqlparser::ast::{Statement, Visit};
     let dialect = sqlparser::dialect::GenericDialect {};
     let parsed = sqlparser::parser::Parser::new(&dialect)
         .with_options(sqlparser::parser::ParserOptions::new().with_trailing_commas(true))
@@ -241,7 +333,7 @@ fn check_statement(sql: &str) -> Result<(BTreeSet<String>, bool)> {
             at: at.or_else(|| Some(line_col(sql, sql.trim_end().len()))),
         }
     })?;
-    let [Statement::Query(q)] = statements.as_slice() else {
+    let [statement @ Statement::Query(q)] = statements.as_slice() else {
         return Err(QueryError::Sql {
             message: format!(
                 "expected one SELECT statement, found {}",
@@ -253,12 +345,14 @@ fn check_statement(sql: &str) -> Result<(BTreeSet<String>, bool)> {
             at: None,
         });
     };
-    let ctes = q
-        .with
-        .iter()
-        .flat_map(|w| w.cte_tables.iter().map(|c| c.alias.name.value.clone()))
-        .collect();
-    Ok((ctes, q.order_by.is_some()))
+    let mut walker = RelationWalker {
+        sql,
+        found: Relations::default(),
+    };
+    if let std::ops::ControlFlow::Break(e) = statement.visit(&mut walker) {
+        return Err(e);
+    }
+    Ok((walker.found, q.order_by.is_some()))
 }
 
 /// Is `s` hex digits only?
@@ -282,24 +376,19 @@ fn of_kind(store: &Store, kind: &str) -> Result<Vec<String>> {
 }
 
 /// Binds every table `sql` reads (see the crate docs for the rules).
+///
+/// Every table reference is resolved here, after parsing, against what
+/// ragprobe binds (an allow-list): a name is a CTE the query defines, or a
+/// binding, a kind or an id; a table function or any other table expression
+/// is refused before polars sees the query.
 pub fn plan(store: &Store, sql: &str, bindings: &[Binding], scope: &Scope) -> Result<Plan> {
-    let (ctes, ordered) = check_statement(sql)?;
-    let names = polars::sql::extract_table_identifiers(sql, false, true).map_err(|e| {
-        let (message, at) = polars_message(&e);
-        QueryError::Sql { message, at }
-    })?;
+    let (relations, ordered) = check_statement(sql)?;
     let mut tables = BTreeMap::new();
-    for name in names {
-        if ctes.contains(&name) {
+    for name in relations.tables {
+        if relations.ctes.contains(&name) || tables.contains_key(&name) {
             continue;
         }
         let at = find_word(sql, &name);
-        if FILE_FUNCTIONS.contains(&name.to_ascii_lowercase().as_str()) {
-            return Err(QueryError::Sql {
-                message: format!("`{name}(…)` is not allowed: queries read the tables ragprobe binds (kinds, ids, --table NAME=FILE)"),
-                at,
-            });
-        }
         let source = bind(store, &name, bindings, scope, at)?;
         tables.insert(name, source);
     }
@@ -536,26 +625,131 @@ pub fn write(df: &mut DataFrame, format: Format, path: &Path) -> Result<()> {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).map_err(|e| io(std::io::Error::from(e.kind())))?;
+    let mut out = Unnamed::create(path).map_err(io)?;
     {
-        let f = tmp.as_file_mut();
+        let f = out.file();
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut *f);
         match format {
-            Format::Csv => CsvWriter::new(&mut *f).finish(df).map_err(out_err)?,
-            Format::Json => write_json(df, &mut *f).map_err(io)?,
+            Format::Csv => CsvWriter::new(&mut w).finish(df).map_err(out_err)?,
+            Format::Json => write_json(df, &mut w).map_err(io)?,
             Format::Parquet => {
-                parquet_bytes(df, &mut *f, ParquetCompression::Zstd(None))?;
+                parquet_bytes(df, &mut w, ParquetCompression::Zstd(None))?;
             }
         }
-        f.flush().map_err(io)?;
-        f.sync_all().map_err(io)?;
+        w.flush().map_err(io)?;
     }
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    out.finish().map_err(io)
+}
+
+/// A result file being written: it appears at its path, whole, only when
+/// finished. On Linux it is an unnamed file in the target's directory
+/// (`O_TMPFILE`), linked into place at the end, so a process killed while
+/// writing leaves nothing behind (a named temporary would stay, as large
+/// as what was written). Elsewhere, or on a file system without
+/// `O_TMPFILE`, a named temporary file beside the target, removed on
+/// error and renamed into place.
+enum Unnamed {
+    #[cfg(target_os = "linux")]
+    Anonymous {
+        file: std::fs::File,
+        dir: PathBuf,
+        path: PathBuf,
+    },
+    Named {
+        tmp: tempfile::NamedTempFile,
+        path: PathBuf,
+    },
+}
+
+impl Unnamed {
+    fn create(path: &Path) -> std::io::Result<Unnamed> {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let anonymous = std::fs::OpenOptions::new()
+                .write(true)
+                .mode(0o644)
+                .custom_flags(libc::O_TMPFILE)
+                .open(&dir);
+            match anonymous {
+                Ok(file) => {
+                    return Ok(Unnamed::Anonymous {
+                        file,
+                        dir,
+                        path: path.to_path_buf(),
+                    })
+                }
+                // Not supported here: fall back to a named file.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Unnamed::Named {
+            tmp: tempfile::NamedTempFile::new_in(&dir)?,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn file(&mut self) -> &mut std::fs::File {
+        match self {
+            #[cfg(target_os = "linux")]
+            Unnamed::Anonymous { file, .. } => file,
+            Unnamed::Named { tmp, .. } => tmp.as_file_mut(),
+        }
+    }
+
+    /// Syncs the file and gives it its name (replacing what was there).
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Unnamed::Anonymous { file, dir, path } => {
+                use std::os::fd::AsRawFd;
+                use std::os::unix::ffi::OsStrExt;
+                file.sync_all()?;
+                // linkat cannot replace a file: link under a fresh name in
+                // the same directory, then rename over the target.
+                let name = dir.join(format!(
+                    ".{}.{}.part",
+                    path.file_name()
+                        .map(|n| n.to_string_lossy())
+                        .unwrap_or_default(),
+                    std::process::id()
+                ));
+                let _ = std::fs::remove_file(&name);
+                let from = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+                let to = std::ffi::CString::new(name.as_os_str().as_bytes())?;
+                // SAFETY: two NUL-terminated paths; the descriptor is open.
+                let rc = unsafe {
+                    libc::linkat(
+                        libc::AT_FDCWD,
+                        from.as_ptr(),
+                        libc::AT_FDCWD,
+                        to.as_ptr(),
+                        libc::AT_SYMLINK_FOLLOW,
+                    )
+                };
+                if rc != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                std::fs::rename(&name, &path).inspect_err(|_| {
+                    let _ = std::fs::remove_file(&name);
+                })
+            }
+            Unnamed::Named { tmp, path } => {
+                tmp.as_file().sync_all()?;
+                tmp.persist(&path).map(|_| ()).map_err(|e| e.error)
+            }
+        }
+    }
 }
 
 /// A cell as JSON: numbers, strings, booleans and null as themselves,
@@ -672,10 +866,8 @@ pub fn save(store: &Store, plan: &Plan, df: &mut DataFrame) -> Result<Written> {
         serde_json::json!({"sql": plan.sql, "tables": tables}),
     );
     recipe.inputs = plan.input_ids();
-    if let Some(rec) = store.cached(&recipe)? {
-        if let Some(o) = rec.outputs.first() {
-            return Ok(o.into());
-        }
+    if let Some(rec) = store.cached(&recipe, &["table"])? {
+        return Ok(rec.output("table")?);
     }
     // Handed to the store's (arrow-rs) writer, which re-encodes it.
     let mut bytes = Vec::new();
@@ -730,9 +922,9 @@ mod tests {
     #[test]
     fn only_one_select_is_accepted() {
         assert!(check_statement("SELECT 1").is_ok());
-        let (ctes, ordered) =
+        let (found, ordered) =
             check_statement("WITH a AS (SELECT 1 AS x) SELECT * FROM a ORDER BY x").unwrap();
-        assert!(ctes.contains("a") && ordered);
+        assert!(found.ctes.contains("a") && ordered);
         for bad in [
             "DROP TABLE scores",
             "SELECT 1; SELECT 2",
@@ -755,5 +947,33 @@ mod tests {
         assert_eq!((b.name.as_str(), b.spec.as_str()), ("s", "ab12"));
         assert!("noequals".parse::<Binding>().is_err());
         assert!("=x".parse::<Binding>().is_err());
+    }
+
+    /// Hardening II, L6: a `--json FILE` killed mid-write left a 7.2 GB
+    /// temporary file beside the output. While a result is written the
+    /// directory holds no file for it (a kill leaves nothing); finishing
+    /// gives the file its name, replacing what was there.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_result_file_has_no_name_until_it_is_finished() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("out.json");
+        std::fs::write(&path, "old").unwrap();
+        let entries = || std::fs::read_dir(d.path()).unwrap().count();
+        let mut w = Unnamed::create(&path).unwrap();
+        assert!(
+            matches!(w, Unnamed::Anonymous { .. }),
+            "O_TMPFILE on this file system"
+        );
+        w.file().write_all(&vec![b'x'; 1 << 20]).unwrap();
+        assert_eq!(entries(), 1, "only the old output while writing");
+        drop(w);
+        assert_eq!(entries(), 1, "an unfinished write leaves nothing");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        let mut w = Unnamed::create(&path).unwrap();
+        w.file().write_all(b"new").unwrap();
+        w.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(entries(), 1);
     }
 }

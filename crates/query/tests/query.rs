@@ -378,3 +378,58 @@ fn mutated_queries_fail_cleanly() {
         "the mutations should break most queries ({failures} of {iters})"
     );
 }
+
+/// Hardening II, H1: no query reads a file ragprobe did not bind. Each shape
+/// below printed `/etc/os-release` (or read a store object unverified)
+/// while the ban was a check of names: a CTE of the same name skipped it.
+#[test]
+fn no_query_reads_a_file_it_was_not_given() {
+    let (d, store, scores, _) = store();
+    let outside = d.path().join("outside.csv");
+    std::fs::write(&outside, "secret\nleaked\n").unwrap();
+    let object = store.object_path(&scores);
+    let f = outside.display();
+    let o = object.display();
+    let shapes = [
+        format!("WITH read_csv AS (SELECT 1) SELECT * FROM read_csv('{f}')"),
+        format!("WITH read_parquet AS (SELECT 1) SELECT * FROM read_parquet('{o}')"),
+        format!("SELECT * FROM \"read_csv\"('{f}')"),
+        format!("SELECT * FROM READ_CSV('{f}')"),
+        format!("SELECT * FROM Read_Csv('{f}') AS t"),
+        format!("SELECT * FROM main.read_csv('{f}')"),
+        format!("SELECT * FROM read_csv.x('{f}')"),
+        format!("SELECT * FROM (SELECT * FROM read_csv('{f}')) AS t"),
+        format!("SELECT * FROM scores WHERE model IN (SELECT secret FROM read_csv('{f}'))"),
+        format!("SELECT (SELECT count(*) FROM read_csv('{f}')) AS n FROM scores"),
+        format!("WITH x AS (SELECT * FROM read_csv('{f}')) SELECT * FROM x"),
+        format!("SELECT * FROM scores JOIN read_csv('{f}') AS t ON true"),
+        format!("SELECT model FROM scores UNION ALL SELECT secret FROM read_csv('{f}')"),
+        format!("SELECT * FROM (scores JOIN read_ipc('{o}') AS t ON true)"),
+        format!("SELECT * FROM read_json('{f}')"),
+        format!("SELECT * FROM my_reader('{f}')"),
+        "SELECT * FROM other_schema.scores".to_string(),
+    ];
+    for sql in &shapes {
+        match plan(&store, sql, &[], &Scope::Latest) {
+            Err(QueryError::Sql { message, .. }) => assert!(
+                message.contains("not allowed") || message.contains("one part"),
+                "{sql}: {message}"
+            ),
+            other => panic!("{sql}: expected a refusal, got {other:?}"),
+        }
+    }
+    // A CTE of any name still works when it is only a CTE.
+    let df = query(
+        &store,
+        "WITH read_csv AS (SELECT model FROM scores) SELECT count(*) AS n FROM read_csv",
+    )
+    .unwrap();
+    assert_eq!(floats(&df, "n"), [6.0]);
+    // Names used only inside a nested query are bound too.
+    let df = query(
+        &store,
+        "SELECT count(*) AS n FROM scores WHERE case_id IN (SELECT case_id FROM cases WHERE dataset = 'tqa')",
+    )
+    .unwrap();
+    assert_eq!(floats(&df, "n"), [2.0]);
+}
