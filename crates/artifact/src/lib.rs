@@ -40,7 +40,8 @@ pub use sink::{
     read, read_columns, read_columns_batched, rows_of, write_all, writer, Sink, BATCH_ROWS,
 };
 pub use store::{
-    check_record, ActionRecord, Fallback, GcReport, ObjectInfo, OutputRef, Store, VerifyProblem,
+    check_record, check_record_against, file_stamp, footer_metadata_len, manifest_from_footer,
+    ActionLock, ActionRecord, Fallback, GcReport, ObjectInfo, OutputRef, Store, VerifyProblem,
 };
 pub use writer::{ArtifactWriter, Written};
 

@@ -53,6 +53,32 @@ impl Recipe {
         sha256_hex(canonical_json(&v).as_bytes())
     }
 
+    /// The recipe of part `i` of a step run in shards (the embeddings of a
+    /// corpus): stage `<stage>-shard`, the same version, inputs and
+    /// resources, and the parameters with `"shard": i` added. The step's own
+    /// action record names its parts' outputs; [`Recipe::is_part_of`] is
+    /// how a record's check recognises them.
+    pub fn shard(&self, i: usize) -> Recipe {
+        let mut params = self.params.clone();
+        if let Value::Object(map) = &mut params {
+            map.insert("shard".into(), Value::from(i));
+        }
+        Recipe {
+            stage: format!("{}-shard", self.stage),
+            params,
+            ..self.clone()
+        }
+    }
+
+    /// True when this recipe is a [`Recipe::shard`] of `whole` (sources
+    /// aside, as in manifests).
+    pub fn is_part_of(&self, whole: &Recipe) -> bool {
+        let Some(i) = self.params.get("shard").and_then(Value::as_u64) else {
+            return false;
+        };
+        usize::try_from(i).is_ok_and(|i| whole.for_manifest().shard(i) == self.for_manifest())
+    }
+
     /// The recipe as recorded in a manifest: without raw source hashes.
     pub fn for_manifest(&self) -> Recipe {
         Recipe {

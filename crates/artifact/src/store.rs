@@ -55,6 +55,27 @@ pub struct ActionRecord {
     pub outputs: Vec<OutputRef>,
 }
 
+impl ActionRecord {
+    /// The record's one output of `kind`. [`Store::cached`] guarantees one
+    /// for each kind the caller named; an error otherwise (never a panic).
+    pub fn output(&self, kind: &str) -> Result<Written> {
+        let mut found = self.outputs.iter().filter(|o| o.kind == kind);
+        match (found.next(), found.next()) {
+            (Some(o), None) => Ok(Written::from(o)),
+            _ => Err(ArtifactError::Other(format!(
+                "action record {}: no single `{kind}` output",
+                &self.key[..self.key.len().min(12)]
+            ))),
+        }
+    }
+}
+
+/// A step held by this process ([`Store::lock_action`]); released on drop.
+#[derive(Debug)]
+pub struct ActionLock {
+    _file: File,
+}
+
 /// A stored object, as `artifacts ls` lists it.
 #[derive(Debug, Clone)]
 pub struct ObjectInfo {
@@ -196,15 +217,24 @@ impl Store {
     /// The action record for `recipe`, if the stage already ran with it and
     /// every output is still in the store. With a fallback, a step that
     /// ran elsewhere is fetched (record, outputs and lineage) first.
-    pub fn cached(&self, recipe: &Recipe) -> Result<Option<ActionRecord>> {
-        let hit = self.cached_here(recipe)?;
+    ///
+    /// Guarantees, on `Some`: the record holds one output of each kind in
+    /// `kinds` (so a caller may index by kind without checking again), every
+    /// output's bytes hash to its id, and every output's own manifest says
+    /// it was made by this recipe ([`Store::check_record_outputs`]). A
+    /// record that fails any of these is not a cache hit: the stage runs
+    /// again and its fresh record replaces the bad one.
+    pub fn cached(&self, recipe: &Recipe, kinds: &[&str]) -> Result<Option<ActionRecord>> {
+        let hit = self.cached_here(recipe, kinds)?;
         match (&hit, &self.fallback) {
-            (None, Some(f)) if f.fetch_action(self, &recipe.key())? => self.cached_here(recipe),
+            (None, Some(f)) if f.fetch_action(self, &recipe.key())? => {
+                self.cached_here(recipe, kinds)
+            }
             _ => Ok(hit),
         }
     }
 
-    fn cached_here(&self, recipe: &Recipe) -> Result<Option<ActionRecord>> {
+    fn cached_here(&self, recipe: &Recipe, kinds: &[&str]) -> Result<Option<ActionRecord>> {
         let path = self.action_path(&recipe.key());
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -225,6 +255,23 @@ impl Store {
                 return Ok(None);
             }
         };
+        if record.key != recipe.key() || record.recipe != *recipe {
+            tracing::warn!(
+                "{}: the action record is for another recipe; ignored, running the stage again",
+                path.display()
+            );
+            return Ok(None);
+        }
+        if let Some(k) = kinds
+            .iter()
+            .find(|k| record.outputs.iter().filter(|o| o.kind == **k).count() != 1)
+        {
+            tracing::warn!(
+                "{}: the action record does not name exactly one `{k}` output; ignored, running the stage again",
+                path.display()
+            );
+            return Ok(None);
+        }
         if !record
             .outputs
             .iter()
@@ -246,7 +293,58 @@ impl Store {
                 return Ok(None);
             }
         }
+        if let Err(e) = self.check_record_outputs(&record) {
+            tracing::warn!("{e}; ignored, running the stage again");
+            return Ok(None);
+        }
         Ok(Some(record))
+    }
+
+    /// Checks a record against what its outputs' own manifests say: each
+    /// output is of the kind the record names, holds the rows it names, and
+    /// was made by the record's recipe (stage, version, parameters, inputs,
+    /// resources) or by one of its shards ([`Recipe::shard`]). Every output
+    /// must be in the store.
+    ///
+    /// A record's key ties it to a recipe, but only the outputs' manifests,
+    /// inside the hashed bytes, tie the outputs to that recipe: without this
+    /// check a record kept its key and recipe while naming another step's
+    /// outputs (a forged or mixed-up record from a remote), and the stage
+    /// answered "cached" with the wrong artifact.
+    pub fn check_record_outputs(&self, record: &ActionRecord) -> Result<()> {
+        check_record_against(record, |o| self.manifest(&o.id))
+    }
+
+    /// Holds the step `recipe` for this process until the guard is dropped:
+    /// another process (or thread) asking for the same recipe waits here,
+    /// then finds the step cached instead of making every model request a
+    /// second time (two concurrent `run`s of one pipeline on one store sent
+    /// each request twice). The lock is the kernel's (`flock`): a process
+    /// killed while holding it releases it. Take it before [`Store::cached`].
+    pub fn lock_action(&self, recipe: &Recipe) -> Result<ActionLock> {
+        let key = recipe.key();
+        let dir = self.root.join("locks");
+        std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let path = dir.join(format!("{key}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                tracing::info!(
+                    "{} step {}: another process is running it; waiting for it to finish",
+                    recipe.stage,
+                    &key[..12]
+                );
+                file.lock().map_err(io_err(&path))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io_err(&path)(e)),
+        }
+        Ok(ActionLock { _file: file })
     }
 
     /// Record that `recipe` produced `outputs` (atomically).
@@ -670,10 +768,13 @@ impl Store {
     }
 
     /// Store an action record made elsewhere (pulled from a remote). Refused
-    /// unless it is well formed and its key is its recipe's key, so a
-    /// tampered record can never answer for another recipe.
+    /// unless it is well formed, its key is its recipe's key, and its
+    /// outputs (already in the store) were made by that recipe
+    /// ([`Store::check_record_outputs`]), so a tampered record can never
+    /// answer for another recipe nor hand out another step's outputs.
     pub fn put_action_record(&self, record: &ActionRecord) -> Result<()> {
         check_record(record)?;
+        self.check_record_outputs(record)?;
         let text = serde_json::to_string_pretty(record).expect("action record serialises");
         self.write_atomic(&self.action_path(&record.key), text.as_bytes())
     }
@@ -848,6 +949,42 @@ fn open_footer(path: &Path) -> Result<(Manifest, ParquetRecordBatchReaderBuilder
     Ok((manifest, builder))
 }
 
+/// The length of an artifact's Parquet footer metadata, from the file's
+/// last 8 bytes (length + `PAR1`); `None` when they are not a footer.
+pub fn footer_metadata_len(last8: &[u8; 8]) -> Option<u64> {
+    parquet::file::metadata::FooterTail::try_new(last8)
+        .ok()
+        .filter(|t| !t.is_encrypted_footer())
+        .map(|t| t.metadata_length() as u64)
+}
+
+/// The checked manifest held in an artifact's Parquet footer metadata (the
+/// `footer_metadata_len` bytes before the last 8), for readers that fetch
+/// only a file's tail (a remote). `name` labels errors.
+pub fn manifest_from_footer(name: &str, metadata: &[u8]) -> Result<Manifest> {
+    let path = PathBuf::from(name);
+    let meta =
+        parquet::file::metadata::ParquetMetaDataReader::decode_metadata(metadata).map_err(|e| {
+            ArtifactError::Parquet {
+                path: path.clone(),
+                message: e.to_string(),
+            }
+        })?;
+    let text = meta
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == MANIFEST_KEY))
+        .and_then(|k| k.value.clone())
+        .ok_or_else(|| ArtifactError::NoManifest { path: path.clone() })?;
+    let manifest: Manifest =
+        serde_json::from_str(&text).map_err(|e| ArtifactError::BadManifest {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    check_manifest(&path, &manifest)?;
+    Ok(manifest)
+}
+
 /// Records that object `id` (whose file has metadata `meta`) hashes to its
 /// id: by `verify_object`, and by the writer, which hashed the bytes as it
 /// wrote them. Best effort: without the record the next read hashes again.
@@ -861,7 +998,10 @@ pub(crate) fn record_verified(root: &Path, id: &str, meta: &std::fs::Metadata) {
 /// What `verify_object` records of a file it hashed: its length and
 /// modification time in nanoseconds (None where the platform has no
 /// modification time).
-fn file_stamp(meta: &std::fs::Metadata) -> Option<String> {
+/// A file's identity as a string: length, modification time and, on Unix,
+/// inode and change time. Equal stamps mean the file was not rewritten
+/// since (how the store and the search indexes skip hashing a file again).
+pub fn file_stamp(meta: &std::fs::Metadata) -> Option<String> {
     let mtime = meta
         .modified()
         .ok()?
@@ -902,6 +1042,49 @@ pub fn check_record(r: &ActionRecord) -> Result<()> {
             "action record {:?}: its recipe's key is {key}; the record was altered",
             r.key
         )));
+    }
+    Ok(())
+}
+
+/// [`Store::check_record_outputs`] over any source of manifests (the local
+/// store, or a remote's object footers for `remote verify`).
+pub fn check_record_against(
+    record: &ActionRecord,
+    mut manifest_of: impl FnMut(&OutputRef) -> Result<Manifest>,
+) -> Result<()> {
+    let short = &record.key[..record.key.len().min(12)];
+    let bad = |message: String| {
+        Err(ArtifactError::Other(format!(
+            "action record {short} ({} step): {message}; the record was altered or mixed up",
+            record.recipe.stage
+        )))
+    };
+    if record.outputs.is_empty() {
+        return bad("it names no outputs".into());
+    }
+    let expected = record.recipe.for_manifest();
+    for o in &record.outputs {
+        let m = manifest_of(o)?;
+        let id = &o.id[..o.id.len().min(12)];
+        if m.kind != o.kind {
+            return bad(format!(
+                "it names {id} as its `{}` output, but that artifact is a `{}` artifact",
+                o.kind, m.kind
+            ));
+        }
+        if m.rows != o.rows {
+            return bad(format!(
+                "it says output {id} has {} rows, its manifest says {}",
+                o.rows, m.rows
+            ));
+        }
+        if m.recipe != expected && !m.recipe.is_part_of(&expected) {
+            return bad(format!(
+                "output {id} was made by another recipe ({} step, key {})",
+                m.recipe.stage,
+                &m.recipe.key()[..12]
+            ));
+        }
     }
     Ok(())
 }

@@ -79,11 +79,11 @@ fn manifest_round_trips() {
 fn action_records_make_a_cache() {
     let d = tempfile::tempdir().unwrap();
     let s = Store::open(d.path()).unwrap();
-    assert!(s.cached(&recipe(1)).unwrap().is_none());
+    assert!(s.cached(&recipe(1), &[]).unwrap().is_none());
     let id = write(&s, 5, 1);
-    let hit = s.cached(&recipe(1)).unwrap().expect("cached");
+    let hit = s.cached(&recipe(1), &[]).unwrap().expect("cached");
     assert_eq!(hit.outputs[0].id, id);
-    assert!(s.cached(&recipe(2)).unwrap().is_none());
+    assert!(s.cached(&recipe(2), &[]).unwrap().is_none());
     // Source hashes key the action but stay out of the manifest.
     let mut r = recipe(1);
     r.sources.insert("a.jsonl".into(), "00".repeat(32));
@@ -91,7 +91,7 @@ fn action_records_make_a_cache() {
     assert_eq!(r.for_manifest(), recipe(1));
     // A record whose object disappeared is not a hit.
     std::fs::remove_file(s.object_path(&id)).unwrap();
-    assert!(s.cached(&recipe(1)).unwrap().is_none());
+    assert!(s.cached(&recipe(1), &[]).unwrap().is_none());
 }
 
 #[test]
@@ -528,7 +528,7 @@ fn forged_kinds_and_ids_are_refused() {
         .replace(&good, "../../../x");
     std::fs::write(&rec_path, text).unwrap();
     assert!(
-        s.cached(&recipe(5)).unwrap().is_none(),
+        s.cached(&recipe(5), &[]).unwrap().is_none(),
         "the tampered record is not followed"
     );
     assert!(s
@@ -546,12 +546,12 @@ fn a_damaged_cached_output_is_not_a_cache_hit() {
     let d = tempfile::tempdir().unwrap();
     let s = Store::open(d.path()).unwrap();
     let id = write(&s, 50, 6);
-    assert!(s.cached(&recipe(6)).unwrap().is_some());
+    assert!(s.cached(&recipe(6), &[]).unwrap().is_some());
     let p = s.object_path(&id);
     let mut bytes = std::fs::read(&p).unwrap();
     bytes[100] ^= 0xff;
     std::fs::write(&p, bytes).unwrap();
-    assert!(s.cached(&recipe(6)).unwrap().is_none(), "not a hit");
+    assert!(s.cached(&recipe(6), &[]).unwrap().is_none(), "not a hit");
     assert!(!p.exists(), "the damaged object is removed");
     assert_eq!(write(&s, 50, 6), id, "rerun heals to the same id");
     assert!(s.verify_object(&id).is_ok());
@@ -569,4 +569,72 @@ fn serde_json_maps_stay_sorted_in_this_workspace() {
         r#"{"a":{"c":3,"d":2},"b":1}"#,
         "serde_json's preserve_order is on: find who enables it (cargo tree -e features -i serde_json)"
     );
+}
+
+/// Hardening II, H2 and M1: a record that keeps its key and recipe but
+/// names another step's output was a cache hit (the stage answered
+/// "cached" with the wrong artifact), and a record with no outputs made the
+/// stage index out of bounds. Every record is now held against its
+/// outputs' own manifests, on a cache hit and before it is adopted.
+#[test]
+fn a_record_naming_another_steps_output_is_neither_used_nor_adopted() {
+    use ragprobe_artifact::{ActionRecord, OutputRef};
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path()).unwrap();
+    let mine = write(&s, 5, 1);
+    let other = write(&s, 7, 2);
+    let good = s.action_record(&recipe(1).key()).unwrap();
+    assert!(s.check_record_outputs(&good).is_ok());
+    let forge = |outputs: Vec<OutputRef>| ActionRecord {
+        outputs,
+        ..good.clone()
+    };
+    let other_out = OutputRef {
+        kind: "test".into(),
+        id: other.clone(),
+        rows: 7,
+    };
+    let cases = [
+        ("another recipe's output", forge(vec![other_out.clone()])),
+        ("no outputs", forge(vec![])),
+        (
+            "the wrong kind",
+            forge(vec![OutputRef {
+                kind: "responses".into(),
+                id: mine.clone(),
+                rows: 5,
+            }]),
+        ),
+        (
+            "the wrong row count",
+            forge(vec![OutputRef {
+                kind: "test".into(),
+                id: mine.clone(),
+                rows: 6,
+            }]),
+        ),
+    ];
+    let path = d
+        .path()
+        .join("actions")
+        .join(format!("{}.json", recipe(1).key()));
+    for (what, forged) in &cases {
+        let e = s.put_action_record(forged).unwrap_err().to_string();
+        assert!(e.contains("altered or mixed up"), "{what}: {e}");
+        // Written behind the store's back (an older pull, a hand edit): no hit.
+        std::fs::write(&path, serde_json::to_string(forged).unwrap()).unwrap();
+        assert!(s.cached(&recipe(1), &[]).unwrap().is_none(), "{what}");
+    }
+    // The stage runs again and its record replaces the forged one.
+    assert_eq!(write(&s, 5, 1), mine);
+    assert_eq!(
+        s.cached(&recipe(1), &[]).unwrap().unwrap().outputs[0].id,
+        mine
+    );
+    // A caller naming the kinds it reads gets a record holding each once.
+    assert!(s.cached(&recipe(1), &["test"]).unwrap().is_some());
+    assert!(s
+        .cached(&recipe(1), &["test", "metrics"])
+        .unwrap()
+        .is_none());
 }

@@ -116,7 +116,8 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
     let mut session = ModelSession::open(&opts.backend, &store.root().join("requests"))?;
     let model = session.id().clone();
     let recipe = recipe(&cases_id, &model, opts);
-    if let Some(rec) = store.cached(&recipe)? {
+    let _running = store.lock_action(&recipe)?;
+    if let Some(rec) = store.cached(&recipe, &[kinds::RESPONSES])? {
         return cached_report(store, &rec);
     }
     let t = &opts.template;
@@ -263,10 +264,10 @@ fn cached_report(store: &Store, rec: &ragprobe_artifact::ActionRecord) -> Result
         "generate: cached, not run (action {}); every request already answered",
         &rec.key[..12]
     );
-    let o = &rec.outputs[0];
-    let m = store.manifest(&o.id)?;
+    let responses = rec.output(kinds::RESPONSES)?;
+    let m = store.manifest(&responses.id)?;
     Ok(GenerateReport {
-        responses: Written::from(o),
+        responses,
         summary: GenerateSummary {
             requests: m.rows,
             cached: m.rows,

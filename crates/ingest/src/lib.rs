@@ -375,12 +375,29 @@ fn source_files(opts: &IngestOptions, format: Format) -> Result<Vec<PathBuf>, In
     Ok(files)
 }
 
+/// Regular files under `dir`, recursively; a directory reached twice (a
+/// symlink loop such as `x -> .`) is read once.
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut seen = std::collections::HashSet::new();
+    collect_files_once(dir, out, &mut seen);
+}
+
+fn collect_files_once(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) {
+    let Ok(real) = std::fs::canonicalize(dir) else {
+        return;
+    };
+    if !seen.insert(real) {
+        return;
+    }
     if let Ok(rd) = std::fs::read_dir(dir) {
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
-                collect_files(&p, out);
+                collect_files_once(&p, out, seen);
             } else if p.is_file() {
                 // Regular files only: reading a FIFO or a device would block.
                 out.push(p);
@@ -501,6 +518,16 @@ impl Run<'_> {
     }
 }
 
+/// The files an ingest run with `opts` reads, in the order it reads them:
+/// what a pipeline step's cache key must hash (and nothing else under a
+/// directory it names).
+pub fn input_files(opts: &IngestOptions) -> Result<Vec<PathBuf>, IngestError> {
+    let format = opts
+        .format
+        .ok_or_else(|| IngestError::Usage("no --format given".into()))?;
+    source_files(opts, format)
+}
+
 /// Run ingest (or return the cached result of an identical earlier run).
 pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, IngestError> {
     let format = opts
@@ -508,7 +535,7 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
         .ok_or_else(|| IngestError::Usage("no --format given".into()))?;
     let files = source_files(opts, format)?;
     let recipe = recipe(opts, format, &files)?;
-    if let Some(record) = store.cached(&recipe)? {
+    if let Some(record) = store.cached(&recipe, &[])? {
         tracing::info!(
             "ingest: cached, not run (action {}); same recipe as an earlier run",
             &record.key[..12]

@@ -1138,7 +1138,8 @@ pub fn perturb(
         None
     };
     let recipe = perturb_recipe(opts, &qid, cid.as_deref(), embedder, writer.as_deref());
-    if let Some(rec) = store.cached(&recipe)? {
+    let _running = store.lock_action(&recipe)?;
+    if let Some(rec) = store.cached(&recipe, &[kinds::CASES])? {
         return cached_report(store, &rec);
     }
     // All questions feed the foil and add-random pools; --limit only
@@ -1257,8 +1258,8 @@ fn perturb_recipe(
 /// and the manifests of its outputs.
 fn cached_report(store: &Store, rec: &ActionRecord) -> Result<PerturbReport> {
     tracing::info!("perturb: cached, not run (action {})", &rec.key[..12]);
-    let o = &rec.outputs[0];
-    let m = store.manifest(&o.id)?;
+    let cases = rec.output(kinds::CASES)?;
+    let m = store.manifest(&cases.id)?;
     let summary: Vec<ScenarioSummary> =
         serde_json::from_value::<Vec<Value>>(m.details["summary"].clone())
             .unwrap_or_default()
@@ -1280,7 +1281,7 @@ fn cached_report(store: &Store, rec: &ActionRecord) -> Result<PerturbReport> {
         .and_then(|g| store.manifest(&g.id).ok())
         .map(|m| m.details["quality"].clone());
     Ok(PerturbReport {
-        cases: Written::from(o),
+        cases,
         genadv,
         quality,
         summary,

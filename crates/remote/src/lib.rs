@@ -217,10 +217,14 @@ pub(crate) fn action_key(key: &str) -> Key {
     Key::from(format!("actions/{key}.json"))
 }
 
-/// The id in a listed `objects/<id>.parquet` key, when it is one.
+/// The id in a listed `objects/<id>.parquet` key, when it is exactly one
+/// (`objects/sub/<id>.parquet` is not object `<id>`: it would be fetched
+/// from the wrong key).
 pub(crate) fn id_of_object_key(key: &Key) -> Option<String> {
-    let name = key.filename()?;
-    let id = name.strip_suffix(".parquet")?;
+    let id = key
+        .as_ref()
+        .strip_prefix("objects/")?
+        .strip_suffix(".parquet")?;
     ragprobe_artifact::is_full_id(id).then(|| id.to_string())
 }
 

@@ -172,6 +172,14 @@ impl Remote {
             frontier = next;
         }
         bar.finish_and_clear();
+        // Every record is held against its outputs' own manifests before any
+        // is adopted: a forged record (its key and recipe kept, another
+        // step's outputs named) fails the whole pull, naming the record.
+        for r in records.values() {
+            store
+                .check_record_outputs(r)
+                .map_err(|e| self.corrupt(&action_key(&r.key), e.to_string()))?;
+        }
         for r in records.values() {
             match store.action_record(&r.key) {
                 Some(mine) if &mine == r => report.actions_present += 1,
@@ -289,8 +297,20 @@ impl Remote {
                     .await
                     .map_err(|e| self.request_error(&key, &e))?;
                 let mut stream = got.into_stream();
+                let mut written = have;
                 while let Some(chunk) = stream.next().await {
                     let chunk = chunk.map_err(|e| self.request_error(&key, &e))?;
+                    // Never more than the listing said: a server that
+                    // streams on (a body declared as 1 TB) fills no disk.
+                    written += chunk.len() as u64;
+                    if written > size {
+                        drop(file);
+                        let _ = std::fs::remove_file(&part);
+                        return Err(self.corrupt(
+                            &key,
+                            format!("the server sent more than the {size} bytes its listing gives; refused"),
+                        ));
+                    }
                     hasher.update(&chunk);
                     tokio::task::block_in_place(|| file.write_all(&chunk)).map_err(io)?;
                     bar.inc(chunk.len() as u64);

@@ -49,7 +49,12 @@ impl Fallback for ReadThrough {
         let outputs: Vec<String> = record.outputs.iter().map(|o| o.id.clone()).collect();
         self.off_thread(|| r.pull(store, &outputs, &self.transfer))?;
         if store.action_record(key).is_none() {
-            store.put_action_record(&record)?;
+            // A record its outputs do not bear out is not used: the stage
+            // runs here instead (and its own record is not pushed over it).
+            if let Err(e) = store.put_action_record(&record) {
+                tracing::warn!("remote `{}`: {e}; running the step here", r.name());
+                return Ok(false);
+            }
         }
         tracing::info!("action {} fetched from remote `{}`", &key[..12], r.name());
         Ok(true)

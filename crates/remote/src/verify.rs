@@ -4,7 +4,7 @@
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::ObjectStoreExt;
-use ragprobe_artifact::{check_record, ActionRecord};
+use ragprobe_artifact::{check_record, check_record_against, ActionRecord, Manifest};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -74,7 +74,7 @@ impl Remote {
                 }
             }
             let bar = bytes_bar(to_hash.iter().map(|o| o.2).sum(), t.progress, "verify");
-            let hashed: Vec<Option<String>> =
+            let hashed: Vec<(String, Option<String>)> =
                 futures::stream::iter(to_hash.iter().map(|(id, key, _)| {
                     let bar = &bar;
                     async move {
@@ -91,16 +91,25 @@ impl Remote {
                             bar.inc(c.len() as u64);
                         }
                         let actual = hex::encode(h.finalize());
-                        Ok::<_, crate::RemoteError>(
+                        Ok::<_, crate::RemoteError>((
+                            id.clone(),
                             (actual != *id).then(|| format!("{key}: its bytes hash to {actual}")),
-                        )
+                        ))
                     }
                 }))
                 .buffer_unordered(t.jobs.max(1))
                 .try_collect()
                 .await?;
             bar.finish_and_clear();
-            problems.extend(hashed.into_iter().flatten());
+            // Objects whose bytes are not their id: reported once, here, and
+            // not read again for the records that name them.
+            let mut damaged = BTreeSet::new();
+            for (id, problem) in hashed {
+                if let Some(p) = problem {
+                    damaged.insert(id);
+                    problems.push(p);
+                }
+            }
             report.objects = to_hash.len();
             report.bytes = to_hash.iter().map(|o| o.2).sum();
 
@@ -116,6 +125,10 @@ impl Remote {
                 .buffer_unordered(t.jobs.max(1))
                 .try_collect()
                 .await?;
+            let sizes: BTreeMap<String, u64> = to_hash
+                .iter()
+                .map(|(id, _, size)| (id.clone(), *size))
+                .collect();
             let mut keys: BTreeMap<String, ()> = BTreeMap::new();
             for (loc, r) in records {
                 report.actions += 1;
@@ -139,14 +152,38 @@ impl Remote {
                     problems.push(format!("{loc}: {e}"));
                     continue;
                 }
-                for o in &r.outputs {
-                    if !ids.contains(&o.id) {
-                        problems.push(format!(
+                let missing: Vec<String> = r
+                    .outputs
+                    .iter()
+                    .filter(|o| !ids.contains(&o.id))
+                    .map(|o| {
+                        format!(
                             "{loc}: names output {} {}, which the remote lacks",
                             o.kind, o.id
-                        ));
+                        )
+                    })
+                    .collect();
+                if missing.is_empty() && !r.outputs.iter().any(|o| damaged.contains(&o.id)) {
+                    // Every output is there: hold the record against what the
+                    // outputs' own manifests say (a forged record keeps its key
+                    // and recipe and names another step's outputs).
+                    let mut manifests = BTreeMap::new();
+                    for o in &r.outputs {
+                        let size = sizes.get(&o.id).copied().unwrap_or(0);
+                        match self.manifest_of(&o.id, size).await {
+                            Ok(m) => {
+                                manifests.insert(o.id.clone(), m);
+                            }
+                            Err(e) => problems.push(format!("{loc}: output {}: {e}", o.id)),
+                        }
+                    }
+                    if manifests.len() == r.outputs.len() {
+                        if let Err(e) = check_record_against(&r, |o| Ok(manifests[&o.id].clone())) {
+                            problems.push(format!("{loc}: {e}"));
+                        }
                     }
                 }
+                problems.extend(missing);
                 keys.insert(name, ());
             }
             let known: BTreeSet<String> = keys.into_keys().collect();
@@ -155,5 +192,34 @@ impl Remote {
             report.problems = problems;
             Ok(report)
         })
+    }
+
+    /// The manifest of remote object `id` (`size` bytes), read from its
+    /// footer with two range requests (the tail, then the metadata).
+    pub(crate) async fn manifest_of(&self, id: &str, size: u64) -> Result<Manifest> {
+        let key = crate::object_key(id);
+        let corrupt = |m: String| self.corrupt(&key, m);
+        if size < 12 {
+            return Err(corrupt("too short for a Parquet file".into()));
+        }
+        let tail = self
+            .store
+            .get_range(&key, size - 8..size)
+            .await
+            .map_err(|e| self.request_error(&key, &e))?;
+        let last8: [u8; 8] = tail
+            .as_ref()
+            .try_into()
+            .map_err(|_| corrupt("short read of the footer".into()))?;
+        let len = ragprobe_artifact::footer_metadata_len(&last8)
+            .filter(|l| *l + 12 <= size)
+            .ok_or_else(|| corrupt("no Parquet footer".into()))?;
+        let meta = self
+            .store
+            .get_range(&key, size - 8 - len..size - 8)
+            .await
+            .map_err(|e| self.request_error(&key, &e))?;
+        ragprobe_artifact::manifest_from_footer(key.as_ref(), &meta)
+            .map_err(|e| corrupt(e.to_string()))
     }
 }

@@ -59,7 +59,7 @@ fn a_pushed_artifact_brings_its_lineage_and_a_pull_is_fully_cached() {
     assert_eq!(r.roots, vec![ids[2].clone()]);
     for rc in &recipes {
         let hit = there
-            .cached(rc)
+            .cached(rc, &[])
             .unwrap()
             .expect("every step is cached after the pull");
         assert!(hit.outputs.iter().all(|o| ids.contains(&o.id)));
@@ -153,7 +153,7 @@ fn a_differing_remote_record_is_kept_unless_forced() {
     assert_eq!(p.sent, 1, "the object itself is still shared");
     let fresh = Store::open(d.path().join("fresh")).unwrap();
     remote.pull(&fresh, std::slice::from_ref(&x), &t).unwrap();
-    assert_eq!(fresh.cached(&r).unwrap().unwrap().outputs[0].id, x);
+    assert_eq!(fresh.cached(&r, &[]).unwrap().unwrap().outputs[0].id, x);
 
     let forced = Transfer {
         force: true,
@@ -165,11 +165,11 @@ fn a_differing_remote_record_is_kept_unless_forced() {
     assert!(p.conflicts.is_empty() && p.actions_sent == 1);
     let fresh2 = Store::open(d.path().join("fresh2")).unwrap();
     remote.pull(&fresh2, std::slice::from_ref(&y), &t).unwrap();
-    assert_eq!(fresh2.cached(&r).unwrap().unwrap().outputs[0].id, y);
+    assert_eq!(fresh2.cached(&r, &[]).unwrap().unwrap().outputs[0].id, y);
     // A store that has its own record keeps it on pull, and says so.
     let p = remote.pull(&one, std::slice::from_ref(&y), &t).unwrap();
     assert_eq!(p.conflicts.len(), 1);
-    assert_eq!(one.cached(&r).unwrap().unwrap().outputs[0].id, x);
+    assert_eq!(one.cached(&r, &[]).unwrap().unwrap().outputs[0].id, x);
 }
 
 #[test]
@@ -229,4 +229,72 @@ fn a_missing_local_input_names_what_needs_it_and_sends_nothing() {
         mem.list(None).try_collect::<Vec<_>>().await.unwrap().len()
     });
     assert_eq!(n, 0);
+}
+
+/// Hardening II, H2: a remote record that keeps its key and recipe but names
+/// another step's output (with its lineage index rewritten to match) was
+/// pulled, and the step then answered "cached" with the wrong artifact —
+/// through read-through too — while `remote verify` said all was intact.
+#[test]
+fn a_forged_remote_record_is_refused_on_pull_read_through_and_verify() {
+    let d = tempfile::tempdir().unwrap();
+    let here = Store::open(d.path().join("here")).unwrap();
+    let (recipes, ids) = lineage(&here, "x");
+    let (mem, remote) = memory_remote();
+    let t = Transfer::default();
+    remote.push(&here, &[ids[2].clone()], &t).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // The `derive` step's record (outputs [b]) now names `a`, the ingest
+    // step's output, which the remote holds; key and recipe unchanged.
+    let rb = &recipes[1];
+    let key = Key::from(format!("actions/{}.json", rb.key()));
+    let mut rec: serde_json::Value = serde_json::from_slice(
+        &rt.block_on(async { mem.get(&key).await.unwrap().bytes().await.unwrap() }),
+    )
+    .unwrap();
+    rec["outputs"][0]["id"] = json!(ids[0]);
+    rec["outputs"][0]["rows"] = json!(20);
+    rt.block_on(mem.put(&key, PutPayload::from(serde_json::to_vec(&rec).unwrap())))
+        .unwrap();
+    // The lineage index that leads a pull of `a` to the forged record.
+    let body = serde_json::to_vec(&json!({"made_by": {ids[0].clone(): [rb.key()]}})).unwrap();
+    let refs = Key::from(format!(
+        "refs/{}.json",
+        ragprobe_artifact::sha256_hex(&body)
+    ));
+    rt.block_on(mem.put(&refs, PutPayload::from(body))).unwrap();
+
+    let v = remote.verify(&t).unwrap();
+    assert!(
+        v.problems
+            .iter()
+            .any(|p| p.contains(key.as_ref()) && p.contains("another recipe")),
+        "{:?}",
+        v.problems
+    );
+    let there = Store::open(d.path().join("there")).unwrap();
+    let e = remote.pull(&there, &[ids[2].clone()], &t).unwrap_err();
+    assert!(
+        matches!(e, RemoteError::Corrupt { .. }) && e.to_string().contains(key.as_ref()),
+        "{e}"
+    );
+    assert!(there.action_record(&rb.key()).is_none(), "not adopted");
+    assert!(there.cached(rb, &[]).unwrap().is_none());
+
+    // Read-through: never a cache hit; the stage's lookup fails naming the
+    // record (the remote needs mending) and nothing is adopted.
+    let through = Store::open(d.path().join("through"))
+        .unwrap()
+        .with_fallback(Arc::new(ragprobe_remote::ReadThrough::new(
+            Remote::with_store("mem", "memory://", mem.clone(), Backend::Memory).unwrap(),
+            Transfer::default(),
+        )));
+    match through.cached(rb, &[]) {
+        Ok(hit) => assert!(hit.is_none()),
+        Err(e) => assert!(
+            e.to_string().contains(key.as_ref()) && e.to_string().contains("altered or mixed up"),
+            "{e}"
+        ),
+    }
+    assert!(through.action_record(&rb.key()).is_none());
 }

@@ -76,9 +76,9 @@ fn s3_round_trip_with_a_multipart_object_and_racing_record_writers() {
         .pull(&there, &[big.clone(), ids[3].clone()], &t)
         .unwrap();
     assert_eq!((r.fetched, r.actions), (5, 4));
-    assert!(there.cached(&big_recipe).unwrap().is_some());
+    assert!(there.cached(&big_recipe, &[]).unwrap().is_some());
     for rc in &recipes {
-        assert!(there.cached(rc).unwrap().is_some());
+        assert!(there.cached(rc, &[]).unwrap().is_some());
     }
     assert!(remote.verify(&t).unwrap().problems.is_empty());
 
@@ -113,7 +113,9 @@ fn s3_round_trip_with_a_multipart_object_and_racing_record_writers() {
     let fresh = Store::open(d.path().join("fresh")).unwrap();
     let all: Vec<String> = stores.iter().map(|(_, id)| id.clone()).collect();
     remote.pull(&fresh, &all, &t).unwrap();
-    let won = fresh.cached(&r).unwrap().unwrap().outputs[0].id.clone();
+    let won = fresh.cached(&r, &[]).unwrap().unwrap().outputs[0]
+        .id
+        .clone();
     let w = results.iter().position(|p| p.actions_sent == 1).unwrap();
     assert_eq!(won, stores[w].1);
     assert!(remote.verify(&t).unwrap().problems.is_empty());

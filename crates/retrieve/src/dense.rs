@@ -12,7 +12,8 @@ use arrow::array::{Array, ArrayRef, BinaryArray, StringArray};
 use arrow::record_batch::RecordBatch;
 use indicatif::{ProgressBar, ProgressStyle};
 use ragprobe_artifact::{
-    column::column, rows_of, ArtifactError, Corpus, CorpusRow, Embeddings, Recipe, Store, Written,
+    column::column, kinds, rows_of, ArtifactError, Corpus, CorpusRow, Embeddings, Recipe, Store,
+    Written,
 };
 use ragprobe_engine::kernels::Isa;
 use ragprobe_engine::search::{inner_products, Panels};
@@ -136,7 +137,8 @@ pub fn embeddings(
     recipe
         .resources
         .insert("embedder".into(), encoder.resource_id());
-    if let Some(rec) = store.cached(&recipe)? {
+    let _running = store.lock_action(&recipe)?;
+    if let Some(rec) = store.cached(&recipe, &[])? {
         tracing::info!("embed: cached, {} shard(s)", rec.outputs.len());
         return Ok(rec.outputs.iter().map(|o| o.id.clone()).collect());
     }
@@ -145,14 +147,11 @@ pub fn embeddings(
     let n_shards = rows.div_ceil(per) as usize;
     let mut shards = Vec::with_capacity(n_shards);
     for i in 0..n_shards {
-        let mut params = embed_params(encoder, opts);
-        params["shard"] = json!(i);
-        let mut r = Recipe::new("embed-shard", EMBED_VERSION, params);
-        r.inputs = recipe.inputs.clone();
-        r.resources = recipe.resources.clone();
+        let r = recipe.shard(i);
         let done = store
-            .cached(&r)?
-            .and_then(|rec| rec.outputs.first().map(|o| o.id.clone()));
+            .cached(&r, &[kinds::EMBEDDINGS])?
+            .map(|rec| rec.output(kinds::EMBEDDINGS).map(|o| o.id))
+            .transpose()?;
         shards.push(Shard { recipe: r, done });
     }
     let finished = shards.iter().filter(|s| s.done.is_some()).count();

@@ -35,9 +35,14 @@ pub enum RetrieveError {
     /// The embedding model (in-process or a server) failed.
     #[error(transparent)]
     Model(#[from] ragprobe_models::ModelError),
-    /// Building, opening or searching the BM25 index failed.
-    #[error("BM25 index: {0}")]
-    Index(String),
+    /// Building, opening or searching a search index failed.
+    #[error("{index} index: {message}")]
+    Index {
+        /// Which index: `BM25`, `IVF` or `HNSW`.
+        index: &'static str,
+        /// What failed, naming the file where there is one.
+        message: String,
+    },
     /// The options or inputs cannot be used (e.g. `-k 0`, no questions, an empty question text).
     #[error("{0}")]
     Invalid(String),
@@ -45,7 +50,17 @@ pub enum RetrieveError {
 
 impl From<tantivy::TantivyError> for RetrieveError {
     fn from(e: tantivy::TantivyError) -> Self {
-        RetrieveError::Index(e.to_string())
+        RetrieveError::bm25(e)
+    }
+}
+
+impl RetrieveError {
+    /// A BM25 index error.
+    pub(crate) fn bm25(e: impl std::fmt::Display) -> Self {
+        RetrieveError::Index {
+            index: "BM25",
+            message: e.to_string(),
+        }
     }
 }
 
@@ -260,7 +275,7 @@ pub fn retrieve(
 
 /// The report of a retrieval the store has already done (both outputs present).
 fn cached_report(store: &Store, recipe: &Recipe) -> Result<Option<RetrieveReport>> {
-    let Some(rec) = store.cached(recipe)? else {
+    let Some(rec) = store.cached(recipe, &[kinds::CONTEXTS, kinds::METRICS])? else {
         return Ok(None);
     };
     tracing::info!("retrieve: cached, not run (action {})", &rec.key[..12]);
@@ -382,10 +397,11 @@ pub fn evaluate(
     let c = store.resolve_kind(contexts, kinds::CONTEXTS)?;
     let mut recipe = Recipe::new("recall", STAGE_VERSION, json!({"k": k}));
     recipe.inputs = vec![q.clone(), c.clone()];
-    if let Some(rec) = store.cached(&recipe)? {
+    if let Some(rec) = store.cached(&recipe, &[kinds::METRICS])? {
         tracing::info!("recall: cached, not run (action {})", &rec.key[..12]);
-        let o = &rec.outputs[0];
-        return Ok((Written::from(o), metrics::from_metrics(store, &o.id)?, true));
+        let o = rec.output(kinds::METRICS)?;
+        let rows = metrics::from_metrics(store, &o.id)?;
+        return Ok((o, rows, true));
     }
     let rows = metrics::recall_from_rows(
         &read::<Questions>(store, &q)?,

@@ -163,19 +163,12 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
     }
     let mut recipe = Recipe::new("score", STAGE_VERSION, opts.params());
     recipe.inputs = ids.clone();
-    if let Some(rec) = store.cached(&recipe)? {
+    if let Some(rec) = store.cached(&recipe, &[kinds::SCORES, kinds::METRICS])? {
         tracing::info!("score: cached, not run (action {})", &rec.key[..12]);
-        let get = |k: &str| {
-            rec.outputs
-                .iter()
-                .find(|o| o.kind == k)
-                .map(Written::from)
-                .expect("recorded")
-        };
-        let metrics = get(kinds::METRICS);
+        let metrics = rec.output(kinds::METRICS)?;
         let rows = ragprobe_artifact::read::<ragprobe_artifact::Metrics>(store, &metrics.id)?;
         return Ok(ScoreReport {
-            scores: get(kinds::SCORES),
+            scores: rec.output(kinds::SCORES)?,
             metrics,
             rows,
             failed: 0,

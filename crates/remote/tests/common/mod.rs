@@ -44,7 +44,7 @@ pub fn lineage(store: &Store, tag: &str) -> (Vec<Recipe>, Vec<String>) {
         .unwrap();
     let rc = recipe("split", tag, &[&b]);
     let c = corpus(store, &rc, 3, 5);
-    let d = corpus(store, &recipe("split-aux", tag, &[&b]), 4, 5);
+    let d = corpus(store, &rc, 4, 5);
     store
         .record_action(&rc, &[store_written(store, &c), store_written(store, &d)])
         .unwrap();
