@@ -70,8 +70,9 @@ pub struct IngestArgs {
     pub col_text: String,
 }
 
-pub fn run(store: &Store, a: IngestArgs) -> Result<crate::StageOut> {
-    let opts = IngestOptions {
+/// The stage's options from its arguments.
+pub fn options(a: IngestArgs) -> IngestOptions {
+    IngestOptions {
         format: Some(a.format),
         paths: a.paths,
         dataset: a.dataset,
@@ -94,7 +95,11 @@ pub fn run(store: &Store, a: IngestArgs) -> Result<crate::StageOut> {
         evidence_dir: a.evidence_dir,
         passage_words: a.passage_words,
         progress: true,
-    };
+    }
+}
+
+pub fn run(store: &Store, a: IngestArgs) -> Result<crate::StageOut> {
+    let opts = options(a);
     let report = ingest(store, &opts)?;
     if !report.cached {
         tracing::info!(

@@ -88,8 +88,14 @@ impl StepExecutor for CliSteps<'_> {
         let mut i = StepInputs::default();
         match cmd {
             Command::Ingest(a) => {
-                i.files = a.paths.iter().map(|p| path_str(p)).collect();
-                i.files.extend(a.evidence_dir.as_deref().map(path_str));
+                // Exactly the files the stage reads (a BEIR directory's
+                // corpus, queries and qrels; not everything under it). A
+                // step whose inputs cannot be listed fails when it runs,
+                // with the stage's own error, so nothing is hashed for it.
+                let opts = crate::ingest_cmd::options(a);
+                if let Ok(files) = ragprobe_ingest::input_files(&opts) {
+                    i.files = files.iter().map(|p| path_str(p)).collect();
+                }
             }
             Command::Retrieve(a) if a.method != Method::Bm25 => {
                 i.models.push(minilm());

@@ -545,3 +545,331 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
     let total: usize = report.iter().map(|r| r.1.mutants).sum();
     assert!(total >= 20 * iters(), "every input kind was fuzzed");
 }
+
+/// Hardening II: crafted remote action records, IVF index files and GGUF
+/// headers. The property is stronger than "no panic": a mutant is either
+/// an error or gives exactly what the undamaged input gives — never a
+/// wrong result with exit 0.
+#[test]
+fn crafted_records_index_files_and_gguf_headers_give_errors_not_wrong_results() {
+    let mut rng = Rng(0x0bad_5eed_cafe_f00d);
+    let mut report = Vec::new();
+    report.push((
+        "remote action records".to_string(),
+        fuzz_remote_records(&mut rng),
+    ));
+    report.push(("IVF index files".to_string(), fuzz_ivf_files(&mut rng)));
+    report.push(("GGUF headers".to_string(), fuzz_gguf(&mut rng)));
+    for (name, t) in &report {
+        eprintln!(
+            "{name:<34} {:>8} {:>12} {:>9}",
+            t.mutants, t.errors, t.accepted
+        );
+        assert!(
+            t.mutants > 0 && t.errors > 0,
+            "{name}: mutants reached the checks"
+        );
+    }
+}
+
+/// Two ingest steps pushed to a directory remote; one record mutated; a
+/// pull into a fresh store either fails or leaves every step cached with
+/// its true outputs.
+fn fuzz_remote_records(rng: &mut Rng) -> Tally {
+    use ragprobe_remote::{Remote, RemoteConfig, Transfer};
+    let work = tempfile::tempdir().unwrap();
+    let here = Store::open(work.path().join("here")).unwrap();
+    let fx = |p: &str| root().join("fixtures").join(p);
+    let mut truth = Vec::new();
+    for file in ["nq-mini.jsonl", "nq-mini-array.json"] {
+        let opts = IngestOptions {
+            format: Some(Format::Dpr),
+            paths: vec![fx(file)],
+            ..Default::default()
+        };
+        let r = ingest(&here, &opts).unwrap();
+        let rec = here
+            .actions()
+            .unwrap()
+            .into_iter()
+            .find(|a| a.outputs.iter().any(|o| o.id == r.outputs[0].id))
+            .unwrap();
+        truth.push(rec);
+    }
+    let remote_dir = work.path().join("remote");
+    let cfg = RemoteConfig {
+        url: format!("file://{}", remote_dir.display()),
+        endpoint: None,
+        region: None,
+        anonymous: false,
+    };
+    let roots: Vec<String> = truth.iter().map(|r| r.outputs[0].id.clone()).collect();
+    Remote::open("team", &cfg)
+        .unwrap()
+        .push(&here, &roots, &Transfer::default())
+        .unwrap();
+    let mut t = Tally::default();
+    for i in 0..iters() / 2 {
+        let victim = &truth[i % truth.len()];
+        let path = remote_dir
+            .join("actions")
+            .join(format!("{}.json", victim.key));
+        let good = std::fs::read(&path).unwrap();
+        let bytes = mutate(&good, rng);
+        std::fs::write(&path, &bytes).unwrap();
+        let kept = keep(&format!("record-{i}.json"), &bytes);
+        let there = work.path().join(format!("there{i}"));
+        let (cfg2, roots2, truth2) = (cfg.clone(), roots.clone(), truth.clone());
+        let r = guarded(&kept, move || {
+            let store = Store::open(&there).unwrap();
+            let pulled = Remote::open("team", &cfg2)
+                .and_then(|remote| remote.pull(&store, &roots2, &Transfer::default()));
+            // Whatever the pull did, no step answers with another's output.
+            for rec in &truth2 {
+                if let Ok(Some(hit)) = store.cached(&rec.recipe, &[]) {
+                    assert_eq!(hit.outputs, rec.outputs, "a wrong cached output");
+                }
+            }
+            pulled.map(|_| ()).map_err(|e| e.to_string())
+        });
+        t.mutants += 1;
+        match r {
+            Ok(()) => t.accepted += 1,
+            Err(e) => {
+                assert!(
+                    e.contains("team") && !e.contains('\n'),
+                    "the error does not name the remote: {e}\n(mutant: {})",
+                    kept.display()
+                );
+                t.errors += 1;
+            }
+        }
+        std::fs::write(&path, &good).unwrap();
+        let _ = std::fs::remove_file(&kept);
+    }
+    t
+}
+
+/// An IVF index over mock embeddings; one index file mutated; a search
+/// either fails naming the IVF index or returns the undamaged top-k.
+fn fuzz_ivf_files(rng: &mut Rng) -> Tally {
+    use ragprobe_artifact::{Corpus, CorpusRow, QuestionRow, Questions, Recipe, Sink};
+    use ragprobe_models::llm::mock::{start, MockConfig};
+    use ragprobe_models::llm::openai::OpenAiConfig;
+    use ragprobe_models::{RemoteEncoder, RemoteEncoderConfig, TextEncoder};
+    use ragprobe_retrieve::{retrieve, AnnOptions, IvfOptions, Method, RetrieveOptions};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt
+        .block_on(start(
+            MockConfig {
+                embed_dim: 16,
+                ..Default::default()
+            },
+            0,
+        ))
+        .unwrap();
+    let encoder = std::sync::Arc::new(TextEncoder::Remote(
+        RemoteEncoder::new(RemoteEncoderConfig {
+            client: OpenAiConfig {
+                base_urls: vec![server.base_url()],
+                model: "mock-model".into(),
+                ..Default::default()
+            },
+            inputs_per_request: 8,
+            base64: true,
+        })
+        .unwrap(),
+    ));
+    let work = tempfile::tempdir().unwrap();
+    let store = Store::open(work.path().join("store")).unwrap();
+    let r = Recipe::new("fuzz-input", 1, serde_json::json!({}));
+    let mut c = Sink::<Corpus>::new(&store, &r).unwrap();
+    for i in 0..40 {
+        c.push(CorpusRow {
+            doc_id: format!("p{i}"),
+            title: None,
+            text: format!("passage {i} on topic {}", i % 9),
+            meta: None,
+        })
+        .unwrap();
+    }
+    let corpus = c.finish(serde_json::Value::Null).unwrap().id;
+    let mut q = Sink::<Questions>::new(&store, &r).unwrap();
+    for i in 0..6 {
+        q.push(QuestionRow {
+            qid: format!("q{i}"),
+            dataset: "d".into(),
+            lang: "en".into(),
+            question: format!("which passage is on topic {i}?"),
+            answers: vec!["x".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    let questions = q.finish(serde_json::Value::Null).unwrap().id;
+    let opts = |k: usize| RetrieveOptions {
+        method: Method::Dense,
+        k,
+        shard_rows: 16,
+        ann: Some(AnnOptions::Ivf(IvfOptions {
+            nlist: Some(3),
+            nprobe: 3,
+            recall: None,
+        })),
+        ..Default::default()
+    };
+    let top = |store: &Store, id: &str, n: usize| -> Vec<Vec<String>> {
+        let rows = ragprobe_artifact::read::<ragprobe_artifact::Contexts>(store, id).unwrap();
+        let mut by_q: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for r in rows {
+            by_q.entry(r.qid.clone())
+                .or_default()
+                .push(r.doc_id.clone());
+        }
+        by_q.into_values()
+            .map(|mut v| {
+                v.truncate(n);
+                v
+            })
+            .collect()
+    };
+    let first = retrieve(
+        &store,
+        &corpus,
+        &questions,
+        &opts(3),
+        Some(encoder.as_ref()),
+    )
+    .unwrap();
+    let want = top(&store, &first.contexts.id, 3);
+    let dir = std::fs::read_dir(work.path().join("store/indexes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ivf-"))
+        .unwrap();
+    let files = [
+        "rows.u32",
+        "cells.u64",
+        "vectors.f32",
+        "centroids.f32",
+        "index.json",
+        "files.sha256",
+    ];
+    let mut t = Tally::default();
+    for i in 0..iters() / 2 {
+        let name = files[rng.below(files.len())];
+        let path = dir.join(name);
+        let good = std::fs::read(&path).unwrap();
+        let bytes = mutate(&good, rng);
+        std::fs::write(&path, &bytes).unwrap();
+        let kept = keep(&format!("ivf-{i}-{name}"), &bytes);
+        let k = 4 + i;
+        let (s, c, q, e, w) = (
+            store.clone(),
+            corpus.clone(),
+            questions.clone(),
+            encoder.clone(),
+            want.clone(),
+        );
+        let r = guarded(&kept, move || {
+            match retrieve(&s, &c, &q, &opts(k), Some(e.as_ref())) {
+                Ok(r) => {
+                    assert_eq!(
+                        top(&s, &r.contexts.id, 3),
+                        w,
+                        "a damaged index gave other results"
+                    );
+                    Ok(())
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        });
+        t.mutants += 1;
+        match r {
+            Ok(()) => t.accepted += 1,
+            Err(e) => {
+                assert!(
+                    e.starts_with("IVF index: ") && e.contains(name),
+                    "the error does not name the index file `{name}`: {e}\n(mutant: {})",
+                    kept.display()
+                );
+                t.errors += 1;
+            }
+        }
+        std::fs::write(&path, &good).unwrap();
+        let _ = std::fs::remove_file(&kept);
+    }
+    drop(server);
+    t
+}
+
+/// A tiny llama GGUF; its header mutated (bytes, or an integer value set
+/// to an extreme); loading is an error naming the file or a model.
+fn fuzz_gguf(rng: &mut Rng) -> Tally {
+    use candle_core::quantized::gguf_file::Value;
+    use ragprobe_engine::gguf::write_tiny_llama;
+    use ragprobe_engine::model::Model;
+    let work = tempfile::tempdir().unwrap();
+    let keys = [
+        "general.alignment",
+        "llama.embedding_length",
+        "llama.attention.head_count",
+        "llama.attention.head_count_kv",
+        "llama.block_count",
+        "llama.feed_forward_length",
+        "llama.context_length",
+    ];
+    let extremes = || {
+        [
+            Value::U32(0),
+            Value::U32(u32::MAX),
+            Value::U32(4_000_000_000),
+            Value::U64(1 << 40),
+            Value::I32(-1),
+            Value::U8(3),
+            Value::String("x".into()),
+        ]
+    };
+    let seed_path = work.path().join("seed.gguf");
+    write_tiny_llama(&seed_path, &[]).unwrap();
+    let seed = std::fs::read(&seed_path).unwrap();
+    let mut t = Tally::default();
+    for i in 0..iters() {
+        let path = work.path().join(format!("m{i}.gguf"));
+        if i % 2 == 0 {
+            let key = keys[rng.below(keys.len())];
+            let value = extremes()[rng.below(7)].clone();
+            write_tiny_llama(&path, &[(key, Some(value))]).unwrap();
+        } else {
+            // Damage within the header and the first tensors.
+            let cut = (1024 + rng.below(1024)).min(seed.len());
+            let mut bytes = mutate(&seed[..cut], rng);
+            bytes.extend_from_slice(&seed[cut..]);
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let kept = keep(&format!("gguf-{i}.gguf"), &bytes);
+        let p = path.clone();
+        let r = guarded(&kept, move || {
+            Model::load(&p, 1).map(|_| ()).map_err(|e| e.to_string())
+        });
+        t.mutants += 1;
+        match r {
+            Ok(()) => t.accepted += 1,
+            Err(e) => {
+                assert!(
+                    e.contains(&format!("m{i}.gguf")) && !e.contains('\n'),
+                    "the error does not name the file: {e}\n(mutant: {})",
+                    kept.display()
+                );
+                t.errors += 1;
+            }
+        }
+        let _ = std::fs::remove_file(&kept);
+    }
+    t
+}

@@ -380,3 +380,69 @@ fn a_fifo_inside_an_input_directory_does_not_hang_the_plan() {
     };
     assert!(status.success());
 }
+
+/// Hardening II: two concurrent `run`s of one pipeline on one store made
+/// every model request twice (320 journal lines for 160 ids). The second
+/// now waits for the first's step and finds it cached.
+#[test]
+fn two_concurrent_runs_make_each_request_once() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let m = rt
+        .block_on(start(
+            MockConfig {
+                latency: Duration::from_millis(10),
+                ..Default::default()
+            },
+            0,
+        ))
+        .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let p = mock_pipeline(d.path(), &m.base_url());
+    let store = d.path().join("s");
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+            .arg("--store")
+            .arg(&store)
+            .args(["run", p.to_str().unwrap()])
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(b.status.success(), "{}", stderr(&b));
+    let finals = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("s\t"))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(finals(&a), finals(&b));
+    assert_eq!(m.stats.answered_twice(), 0, "a request was made twice");
+    let lines: Vec<String> = std::fs::read_dir(store.join("requests"))
+        .unwrap()
+        .flatten()
+        .flat_map(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap_or_default()
+                .lines()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let ids: std::collections::BTreeSet<String> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["request_id"].as_str().map(String::from))
+        .collect();
+    assert!(!ids.is_empty());
+    assert_eq!(lines.len(), ids.len(), "one journal line per request id");
+}

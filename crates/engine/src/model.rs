@@ -1,7 +1,6 @@
 //! The forward pass over a batch of sequences: every token of the step in
 //! one matrix for the linear layers, attention per sequence.
 
-use candle_core::quantized::gguf_file;
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -82,9 +81,7 @@ impl Model {
     /// pool (every core).
     pub fn load(path: &Path, threads: usize) -> Result<Model> {
         let err = |m: String| EngineError::Load(format!("{}: {m}", path.display()));
-        let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
-        let ct = gguf_file::Content::read(&mut file)
-            .map_err(|e| err(format!("not a GGUF file: {e}")))?;
+        let (mut file, ct) = crate::gguf::read_content(path).map_err(|e| err(e.to_string()))?;
         let weights = Weights::from_gguf(&ct, &mut file).map_err(|e| err(e.to_string()))?;
         Model::new(weights, threads)
     }

@@ -149,9 +149,12 @@ fn config(ct: &gguf_file::Content) -> Result<Config> {
             .get(&format!("{arch}.{k}"))
             .ok_or_else(|| EngineError::Load(format!("GGUF metadata has no `{arch}.{k}`")))
     };
-    let int = |k: &str| -> Result<usize> { Ok(get(k)?.to_u32()? as usize) };
+    let opt_int = |k: &str| crate::gguf::metadata_usize(ct, &format!("{arch}.{k}"));
+    let int = |k: &str| -> Result<usize> {
+        opt_int(k)?.ok_or_else(|| EngineError::Load(format!("GGUF metadata has no `{arch}.{k}`")))
+    };
     let (dim, n_head) = (int("embedding_length")?, int("attention.head_count")?);
-    let n_kv_head = int("attention.head_count_kv").unwrap_or(n_head);
+    let n_kv_head = opt_int("attention.head_count_kv")?.unwrap_or(n_head);
     if n_head == 0 || n_kv_head == 0 || dim % n_head != 0 || n_head % n_kv_head != 0 {
         return Err(EngineError::Load(format!(
             "unsupported head layout: {n_head} heads, {n_kv_head} key-value heads, width {dim}"
@@ -161,7 +164,13 @@ fn config(ct: &gguf_file::Content) -> Result<Config> {
         Some(v) => v.to_vec()?.len(),
         None => return Err(EngineError::Load("GGUF metadata has no vocabulary".into())),
     };
-    Ok(Config {
+    let declared = opt_int("context_length")?.unwrap_or(2048);
+    if declared > MAX_CONTEXT {
+        tracing::warn!(
+            "GGUF metadata `{arch}.context_length` is {declared}; sequences are limited to {MAX_CONTEXT} tokens"
+        );
+    }
+    let c = Config {
         dim,
         n_layer: int("block_count")?,
         n_head,
@@ -173,8 +182,63 @@ fn config(ct: &gguf_file::Content) -> Result<Config> {
         rope_base: get("rope.freq_base")
             .and_then(|v| Ok(v.to_f32()?))
             .unwrap_or(10_000.0),
-        context_length: int("context_length").unwrap_or(2048),
-    })
+        context_length: declared.clamp(1, MAX_CONTEXT),
+    };
+    check_shapes(ct, &c)?;
+    Ok(c)
+}
+
+/// The longest sequence the engine keeps rotary tables and caches for: a
+/// declared `context_length` above it (2^32−1 in a crafted file grew memory
+/// until killed) is capped, with a warning.
+pub const MAX_CONTEXT: usize = 1 << 17;
+
+/// Every dimension the metadata declares must be the one the tensors hold,
+/// checked before anything is allocated: a crafted `block_count = 2^32−1`
+/// or `feed_forward_length = 4e9` aborted on a multi-terabyte allocation.
+fn check_shapes(ct: &gguf_file::Content, c: &Config) -> Result<()> {
+    let elems = |name: &str| -> Result<usize> {
+        ct.tensor_infos
+            .get(name)
+            .map(|t| t.shape.elem_count())
+            .ok_or_else(|| EngineError::Load(format!("tensor `{name}` is missing")))
+    };
+    let expect = |name: &str, dims: &[usize]| -> Result<()> {
+        let want = dims.iter().try_fold(1usize, |a, d| a.checked_mul(*d));
+        let got = elems(name)?;
+        if want != Some(got) {
+            return Err(EngineError::Load(format!(
+                "tensor `{name}` holds {got} values; the metadata's shape {dims:?} needs {}",
+                want.map_or("more than fit in memory".into(), |w| w.to_string())
+            )));
+        }
+        Ok(())
+    };
+    let (d, kv, ff) = (c.dim, c.n_kv_head * c.head_dim, c.ff_dim);
+    expect("token_embd.weight", &[c.vocab, d])?;
+    // More layers than tensors: the first missing block is named.
+    if c.n_layer == 0
+        || !ct
+            .tensor_infos
+            .contains_key(&format!("blk.{}.attn_q.weight", c.n_layer - 1))
+    {
+        return Err(EngineError::Load(format!(
+            "the metadata declares {} blocks, but tensor `blk.{}.attn_q.weight` is missing",
+            c.n_layer,
+            c.n_layer.saturating_sub(1)
+        )));
+    }
+    for i in 0..c.n_layer {
+        let p = |s: &str| format!("blk.{i}.{s}.weight");
+        expect(&p("attn_q"), &[d, d])?;
+        expect(&p("attn_k"), &[kv, d])?;
+        expect(&p("attn_v"), &[kv, d])?;
+        expect(&p("attn_output"), &[d, d])?;
+        expect(&p("ffn_gate"), &[ff, d])?;
+        expect(&p("ffn_up"), &[ff, d])?;
+        expect(&p("ffn_down"), &[d, ff])?;
+    }
+    Ok(())
 }
 
 impl Weights {

@@ -140,7 +140,8 @@ pub fn parse(path: &Path, sets: &[String], stages: &[&str]) -> Result<Parsed> {
             .map(|s| line_at(&text, s.span().start))
             .unwrap_or(0)
     };
-    apply_sets(&mut vars, sets, &var_line, &file)?;
+    let used: BTreeSet<String> = var_names(&text).into_iter().map(String::from).collect();
+    apply_sets(&mut vars, sets, &used, &var_line, &file)?;
     for stage in doc.defaults.keys() {
         if !stages.contains(&stage.get_ref().as_str()) {
             return Err(PipelineError::msg(format!(

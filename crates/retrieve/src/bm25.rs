@@ -102,8 +102,7 @@ impl Analyzer {
                 .filter(LowerCaser)
                 .build(),
             Analyzer::CjkBigram => TextAnalyzer::builder(
-                NgramTokenizer::new(1, 2, false)
-                    .map_err(|e| RetrieveError::Index(e.to_string()))?,
+                NgramTokenizer::new(1, 2, false).map_err(RetrieveError::bm25)?,
             )
             .filter(LowerCaser)
             .build(),
@@ -144,7 +143,7 @@ fn schema() -> (Schema, Field, Field) {
 }
 
 fn io_error(path: &std::path::Path, e: impl std::fmt::Display) -> RetrieveError {
-    RetrieveError::Index(format!("{}: {e}", path.display()))
+    RetrieveError::bm25(format!("{}: {e}", path.display()))
 }
 
 /// Rows a partial index holds: the count saved in its last commit's payload
@@ -354,7 +353,7 @@ impl Bm25Index {
         if dir.join(".complete").is_file() {
             return Ok(());
         }
-        Err(RetrieveError::Index(format!(
+        Err(RetrieveError::bm25(format!(
             "{}: another process holds the index writer's lock and did not finish the build",
             partial.display()
         )))
@@ -401,7 +400,7 @@ impl Bm25Index {
         for (score, addr) in top {
             let row = self.rows[addr.segment_ord as usize]
                 .first(addr.doc_id)
-                .ok_or_else(|| RetrieveError::Index("document without row".into()))?;
+                .ok_or_else(|| RetrieveError::bm25("document without row"))?;
             hits.push(Hit {
                 row,
                 score: score as f64,

@@ -474,9 +474,10 @@ fn ivf_probing_some_cells_records_the_recall_it_reaches() {
     assert!(found < 36, "{found}");
 }
 
-/// A damaged IVF index (a row number out of place, a file cut short) is
-/// an error that names the file and says how to rebuild, not a panic or
-/// wrong results.
+/// A damaged IVF index is an error that names the file and says how to
+/// rebuild, never a panic or wrong results (Hardening II, H3 and M7: a
+/// changed row, swapped cells, zeroed or NaN vectors were all read with
+/// exit 0; a FIFO in place of a file hung the search).
 #[test]
 fn a_damaged_ivf_index_is_an_error_naming_the_file() {
     let s = mock();
@@ -484,57 +485,192 @@ fn a_damaged_ivf_index_is_an_error_naming_the_file() {
     let d = tempfile::tempdir().unwrap();
     let (store, corpus, questions) = setup(d.path());
     let ivf = RetrieveOptions {
-        ann: Some(ragprobe_retrieve::AnnOptions::default()),
+        ann: Some(ragprobe_retrieve::AnnOptions::Ivf(
+            ragprobe_retrieve::IvfOptions {
+                nlist: Some(2),
+                nprobe: 2,
+                recall: None,
+            },
+        )),
         ..opts(VectorType::F32)
     };
-    retrieve(&store, &corpus, &questions, &ivf, Some(&enc)).unwrap();
+    let first = retrieve(&store, &corpus, &questions, &ivf, Some(&enc)).unwrap();
+    let want = ranked(&store, &first.contexts.id);
+    // The top 4 of a later run with a larger k.
+    let top4 = |id: &str| -> Vec<Vec<(String, f64)>> {
+        ranked(&store, id)
+            .into_iter()
+            .map(|mut q| {
+                q.truncate(4);
+                q
+            })
+            .collect()
+    };
     let dir = ivf_dir(d.path());
     let rows = dir.join("rows.u32");
-    // An index from before f16 indexes (no `dtype` in index.json) is an
-    // f32 index, still read.
-    let facts_path = dir.join("index.json");
-    let mut facts: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&facts_path).unwrap()).unwrap();
-    assert_eq!(facts["dtype"], json!("f32"));
-    facts.as_object_mut().unwrap().remove("dtype");
-    std::fs::write(&facts_path, facts.to_string()).unwrap();
-    let k2 = RetrieveOptions {
-        k: 2,
-        ..ivf.clone()
+    let vectors = dir.join("vectors.f32");
+    let cells = dir.join("cells.u64");
+    assert!(dir.join("files.sha256").is_file());
+    // Each run asks for another k (k = 4 ran above), so it is never a cache
+    // hit and always reads the index.
+    let mut k = 4;
+    let mut run = || {
+        k += 1;
+        let o = RetrieveOptions { k, ..ivf.clone() };
+        retrieve(&store, &corpus, &questions, &o, Some(&enc)).map(|r| r.contexts.id)
     };
-    retrieve(&store, &corpus, &questions, &k2, Some(&enc)).unwrap();
-    let k3 = RetrieveOptions {
-        k: 3,
-        ..ivf.clone()
-    };
-    // A row number past the corpus, the file's size intact.
-    let good = std::fs::read(&rows).unwrap();
-    let mut bad = good.clone();
-    bad[..4].copy_from_slice(&1000u32.to_le_bytes());
-    std::fs::write(&rows, &bad).unwrap();
-    let err = retrieve(&store, &corpus, &questions, &k3, Some(&enc))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("rows.u32") && err.contains("out of order"),
-        "{err}"
-    );
-    // Cut short.
-    std::fs::write(&rows, &good).unwrap();
-    let len = std::fs::metadata(&rows).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&rows)
+    let good_rows = std::fs::read(&rows).unwrap();
+    let good_vectors = std::fs::read(&vectors).unwrap();
+    let offsets: Vec<u64> = std::fs::read(&cells)
         .unwrap()
-        .set_len(len - 4)
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let row = |b: &[u8], i: usize| u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap());
+    // One row number replaced by another row that keeps the cell in order.
+    let mut changed = good_rows.clone();
+    let (a0, a1) = (row(&good_rows, 0), row(&good_rows, 1));
+    assert!(a1 > a0 + 1 || a0 > 0, "room for another row");
+    let other = if a0 > 0 { a0 - 1 } else { a0 + 1 };
+    changed[..4].copy_from_slice(&other.to_le_bytes());
+    // The first rows of two cells swapped.
+    let mut swapped = good_rows.clone();
+    let filled: Vec<usize> = (0..offsets.len() - 1)
+        .filter(|&c| offsets[c + 1] > offsets[c])
+        .map(|c| offsets[c] as usize)
+        .collect();
+    assert!(filled.len() >= 2, "two cells hold rows: {offsets:?}");
+    let (first_cell, second) = (filled[0], filled[1]);
+    assert_eq!(first_cell, 0);
+    let (x, y) = (row(&good_rows, 0), row(&good_rows, second));
+    swapped[..4].copy_from_slice(&y.to_le_bytes());
+    swapped[second * 4..second * 4 + 4].copy_from_slice(&x.to_le_bytes());
+    let zeroed = vec![0u8; good_vectors.len()];
+    let nan: Vec<u8> = good_vectors
+        .chunks_exact(4)
+        .flat_map(|_| f32::NAN.to_le_bytes())
+        .collect();
+    let past = {
+        let mut b = good_rows.clone();
+        b[..4].copy_from_slice(&1000u32.to_le_bytes());
+        b
+    };
+    let cases: [(&str, &std::path::Path, Vec<u8>); 6] = [
+        ("a row changed", &rows, changed),
+        ("two cells' rows swapped", &rows, swapped),
+        ("a row past the corpus", &rows, past),
+        (
+            "cut short",
+            &rows,
+            good_rows[..good_rows.len() - 4].to_vec(),
+        ),
+        ("vectors zeroed", &vectors, zeroed),
+        ("vectors NaN", &vectors, nan),
+    ];
+    for (what, path, bytes) in cases {
+        let good = std::fs::read(path).unwrap();
+        std::fs::write(path, &bytes).unwrap();
+        let err = match run() {
+            Err(e) => e.to_string(),
+            Ok(id) => panic!("{what}: read as if intact ({id})"),
+        };
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        assert!(
+            err.starts_with("IVF index: ")
+                && err.contains(&name)
+                && err.contains("delete the directory"),
+            "{what}: {err}"
+        );
+        std::fs::write(path, &good).unwrap();
+    }
+    // Restored, it is read again, with the same results.
+    let again = run().unwrap();
+    assert_eq!(top4(&again), want);
+    // A FIFO in place of a file is an error, not a hang.
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(&vectors).unwrap();
+        let c = std::ffi::CString::new(vectors.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = run().unwrap_err().to_string();
+        assert!(
+            err.contains("vectors.f32") && err.contains("not a regular file"),
+            "{err}"
+        );
+        std::fs::remove_file(&vectors).unwrap();
+        std::fs::write(&vectors, &good_vectors).unwrap();
+    }
+    // An index built before its files were hashed is built again, not trusted.
+    std::fs::remove_file(dir.join("files.sha256")).unwrap();
+    std::fs::write(&rows, &good_rows[..good_rows.len() - 4]).unwrap();
+    let rebuilt = run().unwrap();
+    assert_eq!(top4(&rebuilt), want);
+    assert!(dir.join("files.sha256").is_file());
+}
+
+/// Hardening II, M3: hnsw_rs panicked on a truncated, empty or bit-flipped
+/// graph and aborted on a huge header; the files are now checked against
+/// their build-time hashes before the crate reads them.
+#[test]
+fn a_damaged_hnsw_graph_is_an_error_naming_the_file() {
+    let s = mock();
+    let enc = encoder(&s, true);
+    let d = tempfile::tempdir().unwrap();
+    let (store, corpus, questions) = setup(d.path());
+    let ann = RetrieveOptions {
+        ann: Some(ragprobe_retrieve::AnnOptions::Hnsw(Default::default())),
+        ..opts(VectorType::F32)
+    };
+    retrieve(&store, &corpus, &questions, &ann, Some(&enc)).unwrap();
+    let dir = std::fs::read_dir(d.path().join("indexes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("hnsw-")
+        })
         .unwrap();
-    let err = retrieve(&store, &corpus, &questions, &k3, Some(&enc))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("rows.u32") && err.contains("delete the directory"),
-        "{err}"
-    );
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("hnsw.")
+        })
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let mut k = 4;
+    for path in &files {
+        let good = std::fs::read(path).unwrap();
+        let mut flipped = good.clone();
+        flipped[good.len() / 2] ^= 0x10;
+        let mut huge = good.clone();
+        huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        for (what, bytes) in [
+            ("truncated", good[..good.len() / 2].to_vec()),
+            ("empty", Vec::new()),
+            ("a bit flipped", flipped),
+            ("a huge header", huge),
+        ] {
+            std::fs::write(path, &bytes).unwrap();
+            k += 1;
+            let o = RetrieveOptions { k, ..ann };
+            let err = retrieve(&store, &corpus, &questions, &o, Some(&enc))
+                .unwrap_err()
+                .to_string();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            assert!(
+                err.starts_with("HNSW index: ") && err.contains(&name),
+                "{what} {name}: {err}"
+            );
+        }
+        std::fs::write(path, &good).unwrap();
+    }
 }
 
 /// f16 shards give an f16 IVF index (half the size): it holds the shards'

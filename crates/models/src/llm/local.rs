@@ -132,9 +132,7 @@ pub fn gguf_tokenizer(path: &Path) -> Result<Tokenizer> {
         path: path.to_path_buf(),
         message: m,
     };
-    let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
-    let ct =
-        gguf_file::Content::read(&mut file).map_err(|e| err(format!("not a GGUF file: {e}")))?;
+    let (_, ct) = ragprobe_engine::gguf::read_content(path).map_err(|e| err(e.to_string()))?;
     Ok(tokenizer_from_gguf(&ct, path)?.0)
 }
 
@@ -161,9 +159,8 @@ impl LocalLlm {
             path: path.to_path_buf(),
             message: m,
         };
-        let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
-        let ct = gguf_file::Content::read(&mut file)
-            .map_err(|e| err(format!("not a GGUF file: {e}")))?;
+        let (mut file, ct) =
+            ragprobe_engine::gguf::read_content(path).map_err(|e| err(e.to_string()))?;
         let (tokenizer, tokens) = tokenizer_from_gguf(&ct, path)?;
         let get_u32 = |k: &str| ct.metadata.get(k).and_then(|v| v.to_u32().ok());
         let eos = get_u32("tokenizer.ggml.eos_token_id");

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-use super::{index_dir, io_error, publish, BuildDir};
+use super::{index_dir, non_finite_row, publish, ready, verify_files, BuildDir, IndexKind};
 use crate::dense::{for_each_block, progress_bar};
 use crate::{sort_hits, Hit, Result, RetrieveError};
 
@@ -87,6 +87,11 @@ fn graph_dir(store: &Store, shards: &[String], opts: HnswOptions) -> PathBuf {
     index_dir(store, "hnsw", &key)
 }
 
+/// An error about an HNSW index file.
+fn io_error(path: &Path, e: impl std::fmt::Display) -> RetrieveError {
+    IndexKind::Hnsw.error(path, e)
+}
+
 /// Builds the graph over every vector of `shards` (in corpus order) and
 /// publishes it to `dir` by renaming a finished temporary directory.
 /// `total` is the shards' row count.
@@ -108,6 +113,11 @@ fn build(
     );
     let bar = progress_bar(progress, total, "hnsw index", "vectors");
     for_each_block(store, shards, dim, 8192, |vectors, rows, first| {
+        if let Some(row) = non_finite_row(vectors, dim, first) {
+            return Err(RetrieveError::Invalid(format!(
+                "corpus row {row} holds a value that is not finite (NaN or infinite); re-embed the corpus"
+            )));
+        }
         for (i, vector) in vectors.chunks_exact(dim).enumerate() {
             let row = first + i as u64;
             let norm = dot(vector, vector).sqrt();
@@ -122,7 +132,7 @@ fn build(
         Ok(true)
     })?;
     bar.finish_and_clear();
-    let tmp = BuildDir::create(store, ".hnsw")?;
+    let tmp = BuildDir::create(store, IndexKind::Hnsw)?;
     graph
         .file_dump(tmp.path(), BASENAME)
         .map_err(|e| io_error(tmp.path(), e))?;
@@ -150,15 +160,30 @@ pub(super) fn search(
 ) -> Result<(Vec<Vec<Hit>>, Value)> {
     let dir = graph_dir(store, shards, opts);
     let started = std::time::Instant::now();
-    if !dir.join(".complete").is_file() {
+    if !ready(store, IndexKind::Hnsw, &dir)? {
         build(store, shards, total, dim, opts, &dir, progress)?;
         store.log_run(json!({"stage": "hnsw-build", "index": dir.file_name().map(|f| f.to_string_lossy().to_string()), "seconds": started.elapsed().as_secs_f64()}));
     } else {
         tracing::info!("hnsw: reusing index {}", dir.display());
     }
     let searched = std::time::Instant::now();
+    // The crate panics or aborts on a damaged graph (a truncated or flipped
+    // file, a huge header): its files are checked against the hashes
+    // recorded at build time before it reads them.
+    verify_files(IndexKind::Hnsw, &dir)?;
     let mut io = HnswIo::new(&dir, BASENAME);
-    let graph: Hnsw<f32, CosineDistance> = io.load_hnsw().map_err(|e| io_error(&dir, e))?;
+    let io_ref = &mut io;
+    // (`once` makes the closure FnOnce, so the graph may borrow `io`.)
+    fn once<R>(f: impl FnOnce() -> R) -> impl FnOnce() -> R {
+        f
+    }
+    let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(once(move || {
+        io_ref.load_hnsw()
+    })));
+    let graph: Hnsw<f32, CosineDistance> = match loaded {
+        Ok(g) => g.map_err(|e| io_error(&dir, e))?,
+        Err(_) => return Err(IndexKind::Hnsw.damaged(&dir, "the graph files could not be loaded")),
+    };
     let ef = opts.ef_search.max(n);
     let results: Vec<Vec<Hit>> = queries
         .par_chunks(dim.max(1))

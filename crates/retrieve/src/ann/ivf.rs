@@ -45,7 +45,9 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::{index_dir, io_error, publish, write_synced, BuildDir};
+use super::{
+    index_dir, non_finite_row, open_regular, publish, ready, verify_files, BuildDir, IndexKind,
+};
 use crate::dense::{for_each_block, progress_bar, shard_layout, RunningTopK, VectorType};
 use crate::{sort_hits, Hit, Result, RetrieveError};
 
@@ -337,6 +339,11 @@ fn mapped_file(path: &Path, len: usize) -> Result<(File, MmapMut)> {
     Ok((file, map))
 }
 
+/// An error about an IVF index file.
+fn io_error(path: &Path, e: impl std::fmt::Display) -> RetrieveError {
+    IndexKind::Ivf.error(path, e)
+}
+
 /// Flushes a written map and its file to disk.
 fn sync(path: &Path, file: File, map: MmapMut) -> Result<()> {
     map.flush().map_err(|e| io_error(path, e))?;
@@ -386,7 +393,13 @@ fn build(
     panels.pack(&centroids, nlist, dim);
     let bar = progress_bar(progress, total, "ivf assign", "vectors");
     let mut cell: Vec<u32> = Vec::with_capacity(total as usize);
-    for_each_block(store, shards, dim, CELL_BLOCK, |v, rows, _| {
+    for_each_block(store, shards, dim, CELL_BLOCK, |v, rows, first| {
+        if let Some(row) = non_finite_row(v, dim, first) {
+            return Err(RetrieveError::Invalid(format!(
+                "embeddings shards {}..: corpus row {row} holds a value that is not finite (NaN or infinite); re-embed the corpus",
+                &shards[0][..shards[0].len().min(12)]
+            )));
+        }
         cell.extend(nearest(isa, v, dim, panels.view()));
         bar.inc(rows as u64);
         Ok(true)
@@ -404,7 +417,7 @@ fn build(
         offsets[j + 1] = offsets[j] + offsets[j + 1].div_ceil(PANEL as u64) * PANEL as u64;
     }
     let slots = offsets[nlist] as usize;
-    let build_dir = BuildDir::create(store, ".ivf")?;
+    let build_dir = BuildDir::create(store, IndexKind::Ivf)?;
     let tmp = build_dir.path();
     let (vpath, rpath) = (tmp.join(stored.file()), tmp.join("rows.u32"));
     let (vfile, mut vmap) = mapped_file(&vpath, packed_len(slots, dim) * stored.width())?;
@@ -444,8 +457,8 @@ fn build(
     }
     sync(&vpath, vfile, vmap)?;
     sync(&rpath, rfile, rmap)?;
-    write_synced(&tmp.join("centroids.f32"), bytemuck::cast_slice(&centroids))?;
-    write_synced(&tmp.join("cells.u64"), bytemuck::cast_slice(&offsets))?;
+    build_dir.write_synced("centroids.f32", bytemuck::cast_slice(&centroids))?;
+    build_dir.write_synced("cells.u64", bytemuck::cast_slice(&offsets))?;
     let facts = json!({
         "version": IVF_VERSION,
         "dim": dim,
@@ -456,7 +469,7 @@ fn build(
         "train_vectors": s,
         "kmeans_rounds": rounds,
     });
-    write_synced(&tmp.join("index.json"), facts.to_string().as_bytes())?;
+    build_dir.write_synced("index.json", facts.to_string().as_bytes())?;
     publish(build_dir, dir, shards, total)
 }
 
@@ -583,20 +596,22 @@ struct Index {
 /// An index file that cannot be used: the error names it and says how to
 /// rebuild.
 fn damaged(path: &Path, what: impl std::fmt::Display) -> RetrieveError {
-    RetrieveError::Index(format!(
-        "{}: {what}; delete the directory to rebuild it",
-        path.display()
-    ))
+    IndexKind::Ivf.damaged(path, what)
 }
 
-/// Reads a whole index file.
+/// Reads a whole index file (a regular file only).
 fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| damaged(path, e))
+    open_regular(path)
+        .and_then(|mut f| {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut v).map(|_| v)
+        })
+        .map_err(|e| damaged(path, e))
 }
 
-/// Maps an index file read-only.
+/// Maps an index file read-only (a regular file only).
 fn map(path: &Path) -> Result<Mmap> {
-    let f = File::open(path).map_err(|e| damaged(path, e))?;
+    let f = open_regular(path).map_err(|e| damaged(path, e))?;
     // SAFETY: index files are written once, published by renaming their
     // directory, and never modified afterwards; a file truncated by hand
     // while mapped would end the process (SIGBUS), as with any map.
@@ -867,13 +882,14 @@ pub(super) fn search(
     let key = format!("ivf|v{IVF_VERSION}|{}|{nlist}{half}", shards.join(","));
     let dir = index_dir(store, "ivf", &key);
     let started = std::time::Instant::now();
-    if !dir.join(".complete").is_file() {
+    if !ready(store, IndexKind::Ivf, &dir)? {
         build(store, shards, total, dim, nlist, stored, &dir, progress)?;
         store.log_run(json!({"stage": "ivf-build", "index": dir.file_name().map(|f| f.to_string_lossy().to_string()), "seconds": started.elapsed().as_secs_f64()}));
     } else {
         tracing::info!("ivf: reusing index {}", dir.display());
     }
     let searched = std::time::Instant::now();
+    verify_files(IndexKind::Ivf, &dir)?;
     let index = Index::open(&dir, dim, nlist, total)?;
     let isa = Isa::detect();
     let (nprobe, tried) = match opts.recall {

@@ -58,69 +58,250 @@ fn index_dir(store: &Store, kind: &str, key: &str) -> PathBuf {
         .join(format!("{kind}-{}", &key[..24]))
 }
 
-fn io_error(path: &Path, e: impl std::fmt::Display) -> RetrieveError {
-    RetrieveError::Index(format!("{}: {e}", path.display()))
+/// Which index a file belongs to: named in every error about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexKind {
+    Ivf,
+    Hnsw,
+}
+
+impl IndexKind {
+    fn name(self) -> &'static str {
+        match self {
+            IndexKind::Ivf => "IVF",
+            IndexKind::Hnsw => "HNSW",
+        }
+    }
+
+    /// An error about `path` in this index.
+    fn error(self, path: &Path, e: impl std::fmt::Display) -> RetrieveError {
+        RetrieveError::Index {
+            index: self.name(),
+            message: format!("{}: {e}", path.display()),
+        }
+    }
+
+    /// An index file that cannot be used: the error names it and says how
+    /// to rebuild.
+    fn damaged(self, path: &Path, what: impl std::fmt::Display) -> RetrieveError {
+        self.error(path, format!("{what}; delete the directory to rebuild it"))
+    }
+}
+
+/// The list of an index's files and their SHA-256, written when it is
+/// published (`sha256sum` format, so `sha256sum -c` checks it by hand).
+const HASHES: &str = "files.sha256";
+/// Stamps of the files verified since they were last written (length,
+/// times, inode): a file whose stamp is unchanged is not hashed again.
+const VERIFIED: &str = ".verified";
+
+/// Opens `path` for reading only if it is a regular file: a FIFO (which
+/// would block the open) or a device in an index directory is an error.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO without O_NONBLOCK waits for a writer; on a regular
+        // file the flag changes nothing.
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = o.open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(f)
 }
 
 /// A temporary directory an index is built in: removed when dropped
 /// unless [`publish`] moved it into place, so a failed build leaves no
 /// corpus-sized leftovers (a killed one is left to `artifacts gc`).
-struct BuildDir(PathBuf);
+struct BuildDir {
+    path: PathBuf,
+    kind: IndexKind,
+}
 
 impl BuildDir {
-    fn create(store: &Store, suffix: &str) -> Result<BuildDir> {
-        let tmp = store.tmp_path(suffix);
-        std::fs::create_dir_all(&tmp).map_err(|e| io_error(&tmp, e))?;
-        Ok(BuildDir(tmp))
+    fn create(store: &Store, kind: IndexKind) -> Result<BuildDir> {
+        let suffix = match kind {
+            IndexKind::Ivf => ".ivf",
+            IndexKind::Hnsw => ".hnsw",
+        };
+        let path = store.tmp_path(suffix);
+        std::fs::create_dir_all(&path).map_err(|e| kind.error(&path, e))?;
+        Ok(BuildDir { path, kind })
     }
 
     fn path(&self) -> &Path {
-        &self.0
+        &self.path
+    }
+
+    /// Writes `bytes` to a new file `name` here and fsyncs it (the
+    /// directory is published whole, so the file needs no rename of its own).
+    fn write_synced(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        let path = self.path.join(name);
+        std::fs::File::create(&path)
+            .and_then(|mut f| {
+                std::io::Write::write_all(&mut f, bytes)?;
+                f.sync_all()
+            })
+            .map_err(|e| self.kind.error(&path, e))
     }
 }
 
 impl Drop for BuildDir {
     fn drop(&mut self) {
-        if self.0.exists() {
-            let _ = std::fs::remove_dir_all(&self.0);
+        if self.path.exists() {
+            let _ = std::fs::remove_dir_all(&self.path);
         }
     }
 }
 
-/// Writes `bytes` to a new file in a build directory and fsyncs it (the
-/// directory is published whole, so the file needs no rename of its own).
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    std::fs::File::create(path)
-        .and_then(|mut f| {
-            std::io::Write::write_all(&mut f, bytes)?;
-            f.sync_all()
-        })
-        .map_err(|e| io_error(path, e))
-}
-
 /// fsyncs a directory (its entries: new files, a rename into it).
-fn sync_dir(path: &Path) -> Result<()> {
+fn sync_dir(kind: IndexKind, path: &Path) -> Result<()> {
     std::fs::File::open(path)
         .and_then(|d| d.sync_all())
-        .map_err(|e| io_error(path, e))
+        .map_err(|e| kind.error(path, e))
 }
 
-/// Publishes the finished index in `tmp` as `dir`: writes the `.complete`
-/// marker (the shards and the row count), fsyncs it and the directory,
-/// renames the directory into place and fsyncs its parent. Another
-/// process that published the same index first wins; this copy is then
-/// removed.
+/// SHA-256 of a regular file.
+fn hash_file(kind: IndexKind, path: &Path) -> Result<String> {
+    open_regular(path)
+        .and_then(|f| {
+            ragprobe_artifact::sha256_reader(std::io::BufReader::with_capacity(1 << 20, f))
+        })
+        .map_err(|e| kind.damaged(path, e))
+}
+
+/// Publishes the finished index in `tmp` as `dir`: hashes every file into
+/// [`HASHES`], writes the `.complete` marker (the shards and the row
+/// count), fsyncs them and the directory, renames the directory into place
+/// and fsyncs its parent. Another process that published the same index
+/// first wins; this copy is then removed.
 fn publish(tmp: BuildDir, dir: &Path, shards: &[String], total: u64) -> Result<()> {
-    let text = format!("{}\n{total}\n", shards.join("\n"));
-    write_synced(&tmp.path().join(".complete"), text.as_bytes())?;
-    sync_dir(tmp.path())?;
-    let parent = dir.parent().unwrap_or(dir);
-    std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
-    match std::fs::rename(tmp.path(), dir) {
-        Ok(()) => sync_dir(parent),
-        Err(_) if dir.join(".complete").is_file() => Ok(()),
-        Err(e) => Err(io_error(dir, e)),
+    let kind = tmp.kind;
+    let mut names: Vec<String> = Vec::new();
+    for entry in std::fs::read_dir(tmp.path()).map_err(|e| kind.error(tmp.path(), e))? {
+        let entry = entry.map_err(|e| kind.error(tmp.path(), e))?;
+        names.push(entry.file_name().to_string_lossy().into_owned());
     }
+    names.sort();
+    let mut list = String::new();
+    for name in &names {
+        let hash = hash_file(kind, &tmp.path().join(name))?;
+        list.push_str(&format!("{hash}  {name}\n"));
+    }
+    tmp.write_synced(HASHES, list.as_bytes())?;
+    let text = format!("{}\n{total}\n", shards.join("\n"));
+    tmp.write_synced(".complete", text.as_bytes())?;
+    sync_dir(kind, tmp.path())?;
+    let parent = dir.parent().unwrap_or(dir);
+    std::fs::create_dir_all(parent).map_err(|e| kind.error(parent, e))?;
+    match std::fs::rename(tmp.path(), dir) {
+        Ok(()) => sync_dir(kind, parent),
+        Err(_) if dir.join(".complete").is_file() => Ok(()),
+        Err(e) => Err(kind.error(dir, e)),
+    }
+}
+
+/// Whether the index in `dir` is published and usable as it is: `false`
+/// when it must be built (absent, or built before its files were hashed:
+/// that copy is removed first).
+fn ready(store: &Store, kind: IndexKind, dir: &Path) -> Result<bool> {
+    if !dir.join(".complete").is_file() {
+        return Ok(false);
+    }
+    if dir.join(HASHES).exists() {
+        return Ok(true);
+    }
+    tracing::info!(
+        "{} index {}: built before index files were hashed; building it again",
+        kind.name(),
+        dir.display()
+    );
+    let aside = store.tmp_path(".old-index");
+    std::fs::rename(dir, &aside).map_err(|e| kind.error(dir, e))?;
+    std::fs::remove_dir_all(&aside).map_err(|e| kind.error(&aside, e))?;
+    Ok(false)
+}
+
+/// Checks every file of the published index in `dir` against the hashes
+/// recorded when it was built, before anything reads it: a damaged index
+/// (a changed row, swapped cells, zeroed or NaN vectors, a truncated
+/// graph) is an error naming the file, never a wrong result. Cheap when
+/// repeated: a file whose stamp (length, times, inode) is the one recorded
+/// at its last check is not hashed again, as the store does for objects;
+/// a file written since has a new stamp and is hashed.
+fn verify_files(kind: IndexKind, dir: &Path) -> Result<()> {
+    let list_path = dir.join(HASHES);
+    let list = open_regular(&list_path)
+        .and_then(std::io::read_to_string)
+        .map_err(|e| kind.damaged(&list_path, e))?;
+    let stamps_path = dir.join(VERIFIED);
+    let known: std::collections::HashMap<String, String> = open_regular(&stamps_path)
+        .and_then(std::io::read_to_string)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(n, s)| (n.to_string(), s.to_string()))
+        .collect();
+    let mut stamps = String::new();
+    for (i, line) in list.lines().enumerate() {
+        let bad_line = || {
+            kind.damaged(
+                &list_path,
+                format!("line {}: not `<sha256>  <file>`", i + 1),
+            )
+        };
+        let (want, name) = line.split_once("  ").ok_or_else(bad_line)?;
+        if !ragprobe_artifact::is_full_id(want)
+            || name.is_empty()
+            || name.contains('/')
+            || name.starts_with('.')
+        {
+            return Err(bad_line());
+        }
+        let path = dir.join(name);
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| kind.damaged(&path, e))?;
+        if !meta.is_file() {
+            return Err(kind.damaged(&path, "not a regular file"));
+        }
+        let stamp = ragprobe_artifact::file_stamp(&meta);
+        if stamp.is_none() || known.get(name) != stamp.as_ref() {
+            let got = hash_file(kind, &path)?;
+            if got != want {
+                return Err(kind.damaged(
+                    &path,
+                    format!(
+                        "its bytes hash to {got}, not the {want} recorded when the index was built"
+                    ),
+                ));
+            }
+        }
+        if let Some(s) = stamp {
+            stamps.push_str(&format!("{name}\t{s}\n"));
+        }
+    }
+    // Best effort: without the stamps the next process hashes again.
+    let tmp = dir.join(format!("{VERIFIED}.{}", std::process::id()));
+    if std::fs::write(&tmp, stamps).is_ok() && std::fs::rename(&tmp, &stamps_path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(())
+}
+
+/// The corpus row of the first non-finite value in a block of vectors
+/// (`first` is the block's first row): such a vector would score NaN
+/// against every query and silently drop out of, or reorder, the results.
+fn non_finite_row(vectors: &[f32], dim: usize, first: u64) -> Option<u64> {
+    vectors
+        .iter()
+        .position(|x| !x.is_finite())
+        .map(|i| first + (i / dim.max(1)) as u64)
 }
 
 /// Top `n` passages per query from the approximate index (built first if
@@ -161,6 +342,25 @@ pub fn search(
         }
         AnnOptions::Hnsw(o) => hnsw::search(store, shards, total, queries, dim, n, o, progress)?,
     };
+    if let Some((q, h)) = results
+        .iter()
+        .enumerate()
+        .find_map(|(q, hits)| hits.iter().find(|h| !h.score.is_finite()).map(|h| (q, h)))
+    {
+        let kind = match opts {
+            AnnOptions::Ivf(_) => IndexKind::Ivf,
+            AnnOptions::Hnsw(_) => IndexKind::Hnsw,
+        };
+        return Err(RetrieveError::Index {
+            index: kind.name(),
+            message: format!(
+                "question {} scored {} against corpus row {}: its query vector is not finite",
+                q + 1,
+                h.score,
+                h.row
+            ),
+        });
+    }
     if let (Value::Object(info), Value::Object(facts)) = (&mut info, facts) {
         info.extend(facts);
     }
