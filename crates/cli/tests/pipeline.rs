@@ -446,3 +446,64 @@ fn two_concurrent_runs_make_each_request_once() {
     assert!(!ids.is_empty());
     assert_eq!(lines.len(), ids.len(), "one journal line per request id");
 }
+
+/// Hardening II, M6: a BEIR directory holding a symlink loop (`x -> .`)
+/// made `run --dry-run` hang, and every file under a directory input was
+/// hashed. A step's key now covers exactly the files its stage reads: the
+/// loop is harmless and an unrelated file changing leaves the step cached.
+#[test]
+fn a_step_hashes_only_what_its_stage_reads() {
+    let d = tempfile::tempdir().unwrap();
+    let beir = d.path().join("beir");
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    for f in ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv"] {
+        std::fs::copy(root().join("fixtures/corpus").join(f), beir.join(f)).unwrap();
+    }
+    std::os::unix::fs::symlink(".", beir.join("x")).unwrap();
+    std::fs::write(beir.join("notes.txt"), "first").unwrap();
+    let p = d.path().join("p.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[steps.i]\nstage = \"ingest\"\nformat = \"beir\"\npaths = [\"{}\"]\n",
+            beir.display()
+        ),
+    )
+    .unwrap();
+    let store = d.path().join("s");
+    let bounded = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+            .arg("--store")
+            .arg(&store)
+            .args(args)
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed() > Duration::from_secs(60) {
+                child.kill().unwrap();
+                panic!("`ragprobe {}` hung", args.join(" "));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o))
+    };
+    let pp = p.to_str().unwrap();
+    bounded(&["run", pp, "--dry-run"]);
+    bounded(&["run", pp]);
+    std::fs::write(beir.join("notes.txt"), "changed").unwrap();
+    let plan = bounded(&["run", pp, "--dry-run"]);
+    assert!(plan.contains("ingest    cached"), "{plan}");
+    // A file the stage reads changing makes the step run again.
+    let mut queries = std::fs::read_to_string(beir.join("queries.jsonl")).unwrap();
+    queries = queries.replacen("\"text\": \"", "\"text\": \"Q ", 1);
+    queries = queries.replacen("\"text\":\"", "\"text\":\"Q ", 1);
+    std::fs::write(beir.join("queries.jsonl"), queries).unwrap();
+    let plan = bounded(&["run", pp, "--dry-run"]);
+    assert!(plan.contains("ingest    to-run"), "{plan}");
+}

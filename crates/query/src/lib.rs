@@ -193,7 +193,40 @@ fn polars_message(e: &PolarsError) -> (String, Option<(usize, usize)>) {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    split_position(&head)
+    let (text, at) = split_position(&head);
+    match unsupported_expression(&text) {
+        // The dump's first `Location(line,column)` is where the construct starts.
+        Some(words) => {
+            let re = regex::Regex::new(r"Location\((\d+),\s*(\d+)\)").expect("valid regex");
+            let dumped = re
+                .captures(&text)
+                .and_then(|c| Some((c[1].parse().ok()?, c[2].parse().ok()?)));
+            (words, at.or(dumped))
+        }
+        None => (text, at),
+    }
+}
+
+/// polars names an SQL construct it does not run by dumping sqlparser's
+/// syntax tree (`expression SimilarTo { negated: false, expr: … } is not
+/// currently supported`): said instead as the construct's SQL words
+/// (`SIMILAR TO is not supported by ragprobe query (polars SQL)`).
+fn unsupported_expression(text: &str) -> Option<String> {
+    let re = regex::Regex::new(
+        r"^(?:.*: )?expression ([A-Z][A-Za-z]*)\b.* is not (?:currently |yet )?supported",
+    )
+    .expect("valid regex");
+    let name = re.captures(text)?.get(1)?.as_str().to_string();
+    let mut words = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if i > 0 && c.is_ascii_uppercase() {
+            words.push(' ');
+        }
+        words.push(c.to_ascii_uppercase());
+    }
+    Some(format!(
+        "{words} is not supported by ragprobe query (polars SQL)"
+    ))
 }
 
 /// sqlparser's " at Line: L, Column: C" taken out of `text` as a position.
@@ -975,5 +1008,17 @@ mod tests {
         w.finish().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(entries(), 1);
+    }
+
+    /// Hardening II, L4: `SIMILAR TO` gave sqlparser's syntax tree as the
+    /// error.
+    #[test]
+    fn an_unsupported_construct_is_named_in_sql_words() {
+        let dump = "expression SimilarTo { negated: false, expr: Identifier(Ident { value: \"q\", quote_style: None }), pattern: Value(x), escape_char: None } is not currently supported";
+        assert_eq!(
+            unsupported_expression(dump).unwrap(),
+            "SIMILAR TO is not supported by ragprobe query (polars SQL)"
+        );
+        assert_eq!(unsupported_expression("column `x` not found"), None);
     }
 }

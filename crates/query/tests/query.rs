@@ -433,3 +433,16 @@ fn no_query_reads_a_file_it_was_not_given() {
     .unwrap();
     assert_eq!(floats(&df, "n"), [2.0]);
 }
+
+/// Hardening II, L4: an SQL construct polars does not run is named in SQL
+/// words with its position, not as a Rust syntax-tree dump.
+#[test]
+fn an_unsupported_construct_is_one_readable_line() {
+    let (_d, store, _, _) = store();
+    let e = err(&store, "SELECT * FROM scores WHERE model SIMILAR TO 'm%'");
+    assert!(
+        e.starts_with("query line 1, column ") && e.contains("SIMILAR TO is not supported"),
+        "{e}"
+    );
+    assert!(!e.contains("Ident") && !e.contains('{'), "{e}");
+}
