@@ -425,6 +425,21 @@ fn recipe(opts: &IngestOptions, format: Format, files: &[PathBuf]) -> Result<Rec
             "lang": t.lang, "split": t.split, "doc_id": t.doc_id, "title": t.title, "text": t.text,
         }) } else { serde_json::Value::Null },
     });
+    // A directory input's name can set the questions' language and dataset
+    // (NoMIRACL's `de/`), and its files' names are the same in every
+    // language: the names are keyed, or two languages with the same bytes
+    // would share one cached result. (Only when there is a directory, so
+    // the recipes of file inputs are unchanged.)
+    let mut params = params;
+    let dirs: Vec<String> = opts
+        .paths
+        .iter()
+        .filter(|p| p.is_dir())
+        .map(|p| basename(p))
+        .collect();
+    if !dirs.is_empty() {
+        params["dirs"] = json!(dirs);
+    }
     let mut r = Recipe::new("ingest", STAGE_VERSION, params);
     let mut sources = BTreeMap::new();
     for (i, f) in files.iter().enumerate() {

@@ -346,7 +346,14 @@ type DistRecord = (Result<Parsed, String>, String, u64);
 /// subset; only queries with qrels are kept, as in `load_data`. `split`
 /// (dev / test) selects the files; without it, every split present.
 fn nomiracl_distribution(dir: &Path, split: Option<&str>) -> Result<Vec<DistRecord>, IngestError> {
-    let corpus_path = dir.join("corpus.jsonl");
+    // The Hugging Face repository ships it gzipped (`corpus.jsonl.gz`).
+    let plain = dir.join("corpus.jsonl");
+    let gz = dir.join("corpus.jsonl.gz");
+    let corpus_path = if !plain.exists() && gz.exists() {
+        gz
+    } else {
+        plain
+    };
     let corpus = read_nomiracl_corpus(&corpus_path)?;
     let topic_files = nomiracl_topic_files(dir, split)?;
     let mut out = Vec::new();
@@ -415,6 +422,11 @@ fn read_nomiracl_corpus(corpus_path: &Path) -> Result<NomiraclCorpus, IngestErro
     use std::io::BufRead;
     let mut corpus = NomiraclCorpus::new();
     let f = std::fs::File::open(corpus_path).map_err(|e| nomiracl_io(corpus_path, e))?;
+    let f: Box<dyn std::io::Read> = if corpus_path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(f))
+    } else {
+        Box::new(f)
+    };
     for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
         let line = line.map_err(|e| nomiracl_io(corpus_path, e))?;
         if line.trim().is_empty() {
