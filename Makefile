@@ -6,7 +6,9 @@ RAGPROBE_REL  = $(or $(CARGO_TARGET_DIR),target)/release/ragprobe
 
 MODEL    ?= Qwen/Qwen2.5-7B-Instruct
 BASE_URL ?= http://127.0.0.1:8000/v1
-DATA     ?= data
+# Empty: the study's datasets are fetched by name (`ragprobe data get --study`)
+# into $(STORE)/datasets/<study>; set it to use files of your own (they win).
+DATA     ?=
 RUN       = $(RAGPROBE_REL) --store $(STORE) run
 
 
@@ -91,13 +93,20 @@ bench-score:
 	bash scripts/bench-score.sh
 
 ## reproduce-*: a study at full scale against an OpenAI-compatible server,
-## e.g. make reproduce-stress MODEL=Qwen/Qwen2.5-7B-Instruct BASE_URL=http://gpu1:8000/v1 DATA=/data/stress
-## (MODEL may list several models: each gets its own report directory)
+## e.g. make reproduce-rgb MODEL=Qwen/Qwen2.5-7B-Instruct BASE_URL=http://gpu1:8000/v1
+## (datasets fetched by name; DATA=/path uses your own files instead;
+## MODEL may list several models: each gets its own report directory)
 reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb: build-release
 	@pipeline=$$(case $@ in reproduce-imperfect) echo imperfect-retrieval;; reproduce-nomiracl) echo nomiracl;; reproduce-stress) echo rag-stress;; reproduce-rgb) echo rgb;; esac); \
+	data="$(DATA)"; extra=""; \
+	if [ -z "$$data" ]; then \
+	  $(RAGPROBE_REL) --store $(STORE) data get --study $$pipeline >/dev/null || exit 1; \
+	  data=$(STORE)/datasets/$$pipeline; \
+	  [ $$pipeline = nomiracl ] && extra="--set ext="; \
+	fi; \
 	for m in $(MODEL); do \
 	  out=report-$${pipeline}-$$(echo $$m | tr '/:' '__'); \
-	  $(RUN) pipelines/$$pipeline.toml --set model=$$m --set base_url=$(BASE_URL) --set data=$(DATA) --set out=$$out || exit 1; \
+	  $(RUN) pipelines/$$pipeline.toml --set model=$$m --set base_url=$(BASE_URL) --set data=$$data $$extra --set out=$$out || exit 1; \
 	done
 
 ## reproduce-check: the three reproductions on the fixtures against the built-in mock (scripted replies)

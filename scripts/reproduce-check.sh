@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The three reproductions (make reproduce-imperfect / -nomiracl / -stress)
+# The four reproductions (make reproduce-imperfect / -nomiracl / -stress / -rgb)
 # end to end on the project's fixtures, against the built-in
 # OpenAI-compatible mock with scripted replies (no GPU, no model server).
 # Every table the studies report is filled; the reports land in $OUT.
@@ -26,4 +26,18 @@ COMMON=(--set base_url="$URL" --set model=mock-model --set concurrency=16)
 "$BIN" --store "$STORE" run pipelines/rag-stress.toml "${COMMON[@]}" --set data=fixtures/rc --set triviaqa=triviaqa-mini.json \
   --set hotpotqa=hotpotqa-mini.json --set searchqa=searchqa-mini.jsonl --set medqa=medqa-mini-en.jsonl \
   --set medqa_zh=medqa-mini-zh.jsonl --set backend=openai --set bootstrap=2000 --set out="$OUT/stress"
-echo "reports: $OUT/imperfect $OUT/nomiracl $OUT/stress" >&2
+# RGB with its data fetched by name: the fixtures laid out as RGB's
+# repository paths on a local mirror (RAGPROBE_MIRROR), `data get --study`.
+MIRROR="$OUT/mirror/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data"
+mkdir -p "$MIRROR"
+for pair in en:rgb-mini zh:rgb-zh-mini en_int:rgb-int-mini zh_int:rgb-int-mini en_fact:rgb-mini zh_fact:rgb-zh-mini; do
+  cp "fixtures/${pair#*:}.jsonl" "$MIRROR/${pair%%:*}.json"
+done
+MURLFILE="$OUT/mirror.url"
+"$BIN" data mirror-server --root "$OUT/mirror" --max-seconds 1800 > "$MURLFILE" &
+MIRRORPID=$!
+trap 'kill $MOCK $MIRRORPID 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s "$MURLFILE" ] && break; sleep 0.1; done
+RAGPROBE_MIRROR=$(head -1 "$MURLFILE") "$BIN" --store "$STORE" data get --study rgb > /dev/null
+"$BIN" --store "$STORE" run pipelines/rgb.toml "${COMMON[@]}" --set data="$STORE/datasets/rgb" --set out="$OUT/rgb"
+echo "reports: $OUT/imperfect $OUT/nomiracl $OUT/stress $OUT/rgb" >&2

@@ -3,6 +3,7 @@
 
 mod artifacts_cmd;
 mod bounds;
+mod data_cmd;
 mod generate_cmd;
 mod ingest_cmd;
 mod mock_cmd;
@@ -69,6 +70,9 @@ pub struct Cli {
 pub enum Command {
     /// Read a dataset file into questions / contexts / corpus artifacts.
     Ingest(ingest_cmd::IngestArgs),
+    /// Datasets by name: list them, or download, verify and ingest one.
+    #[command(subcommand)]
+    Data(data_cmd::DataCmd),
     /// Retrieve top-k passages from a corpus (BM25, dense, hybrid) and report Recall@k.
     Retrieve(retrieve_cmd::RetrieveArgs),
     /// Recall@k / Unans of an existing contexts artifact (e.g. DPR results that came with a dataset).
@@ -149,6 +153,7 @@ pub fn dispatch(store: &ragprobe_artifact::Store, command: Command) -> Result<St
     let none = |r: Result<()>| r.map(|_| StageOut::default());
     match command {
         Command::Ingest(args) => ingest_cmd::run(store, args),
+        Command::Data(cmd) => data_cmd::run(store, cmd),
         Command::Retrieve(args) => retrieve_cmd::run(store, args),
         Command::Recall(args) => retrieve_cmd::recall(store, args),
         Command::Perturb(args) => perturb_cmd::run(store, args),

@@ -1,0 +1,134 @@
+//! `ragprobe data` through the command line, with a local server standing
+//! in for the internet: datasets fetched by name, then a study's pipeline
+//! run on them against the mock model server.
+
+use ragprobe_data::test_server::{Served, TestServer};
+use ragprobe_models::llm::mock::{start, MockConfig, Replies};
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod common;
+use common::root;
+
+fn rp(store: &Path, args: &[&str], mirror: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .env("RAGPROBE_MIRROR", mirror)
+        .env("HF_HUB_CACHE", store.join("hub-cache"))
+        .env_remove("RAGPROBE_DATA")
+        .env_remove("HF_ENDPOINT")
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_study_runs_on_data_fetched_by_name() {
+    let mut s = Served::default();
+    for (name, file) in [
+        ("en", "rgb-mini"),
+        ("zh", "rgb-zh-mini"),
+        ("en_int", "rgb-int-mini"),
+        ("zh_int", "rgb-int-mini"),
+        ("en_fact", "rgb-mini"),
+        ("zh_fact", "rgb-zh-mini"),
+    ] {
+        s.plain_files.insert(
+            format!("/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data/{name}.json"),
+            std::fs::read(root().join(format!("fixtures/{file}.jsonl"))).unwrap(),
+        );
+    }
+    let server = TestServer::start(s).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+
+    let o = rp(&store, &["data", "get", "--study", "rgb"], &server.url());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines.len(),
+        12,
+        "questions and contexts of six parts: {out}"
+    );
+    assert!(lines
+        .iter()
+        .all(|l| l.starts_with("questions\t") || l.starts_with("contexts\t")));
+    // Again: the same lines, no request.
+    let before = server.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let (again, _) = text(&rp(&store, &["data", "get", "rgb"], &server.url()));
+    assert_eq!(again, out);
+    assert_eq!(
+        server.requests.load(std::sync::atomic::Ordering::Relaxed),
+        before
+    );
+    let (ls, _) = text(&rp(&store, &["data", "ls"], &server.url()));
+    assert!(
+        ls.lines()
+            .any(|l| l.starts_with("rgb ") && l.contains(" yes ")),
+        "{ls}"
+    );
+    // A mistyped name, a study with datasets placed by hand: one line each.
+    let o = rp(&store, &["data", "get", "rbg"], &server.url());
+    let (_, err) = text(&o);
+    assert!(
+        !o.status.success() && err.contains("did you mean `rgb`"),
+        "{err}"
+    );
+    let o = rp(
+        &store,
+        &["data", "get", "--study", "imperfect-retrieval"],
+        &server.url(),
+    );
+    let (_, err) = text(&o);
+    assert!(
+        !o.status.success() && err.contains("placed by hand") && err.contains("`tqa`"),
+        "{err}"
+    );
+
+    // The study's pipeline on what was fetched, against the mock.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt
+        .block_on(start(
+            MockConfig {
+                replies: Replies::Scripted,
+                ..Default::default()
+            },
+            0,
+        ))
+        .unwrap();
+    let report = d.path().join("report");
+    let data = store.join("datasets/rgb");
+    let o = rp(
+        &store,
+        &[
+            "run",
+            "pipelines/rgb.toml",
+            "--set",
+            &format!("base_url={}", mock.base_url()),
+            "--set",
+            "model=mock-model",
+            "--set",
+            &format!("data={}", data.display()),
+            "--set",
+            &format!("out={}", report.display()),
+        ],
+        &server.url(),
+    );
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(report.join("index.html").is_file());
+}

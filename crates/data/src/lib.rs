@@ -1,0 +1,339 @@
+//! Datasets by name (`ragprobe data ls | get`): the [`registry`] of every
+//! input the reproduction pipelines read, downloaded through the Hugging
+//! Face hub protocol or plain HTTPS ([`fetch`]), verified, laid out under
+//! `<data dir>/<dataset>/` with the names the pipelines read, and ingested
+//! into the store with the pipeline's own ingest options.
+//!
+//! **Verification.** A file whose SHA-256 the registry pins must have it; a
+//! file without one has its hash recorded on first download in
+//! `<data dir>/<dataset>/.hashes.json` (trust on first use), and a later
+//! download with other bytes is refused, naming both hashes. A refused
+//! file never reaches the store.
+//!
+//! **Caching.** A part whose files are laid out with their recorded hashes
+//! and whose artifacts are in the store is a cache hit: no network, no
+//! reading. A download killed at any moment resumes: hub files from
+//! `hf-hub`'s `.sync.part`, HTTPS files from their `.part` with a range
+//! request; finished files are not fetched again.
+//!
+//! **Environment** ([`DataOptions::from_env`]): `HF_ENDPOINT` (hub mirror),
+//! `HF_TOKEN` (gated repositories), `HF_HUB_CACHE` / `HF_HOME` (the hub
+//! cache), `HF_HUB_OFFLINE=1` (no network: what is cached is used, what is
+//! not is named), `RAGPROBE_MIRROR` (replaces the scheme and host of every
+//! other download), `RAGPROBE_DATA` (the data directory). A token never
+//! appears in an error, a log or an artifact.
+
+pub mod fetch;
+pub mod registry;
+pub mod test_server;
+
+use ragprobe_artifact::{Store, Written};
+use ragprobe_ingest::{ingest, IngestOptions};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use registry::{find, Access, Dataset, FileSpec, Part, Source, DATASETS};
+
+/// What can go wrong getting a dataset. Every message is one line naming
+/// the dataset, the file and the cause.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// No such dataset or part.
+    #[error("{0}")]
+    Unknown(String),
+    /// The dataset cannot be downloaded automatically: what to do instead.
+    #[error("{0}")]
+    Manual(String),
+    /// A download failed (network, HTTP status, disk).
+    #[error("{0}")]
+    Fetch(String),
+    /// The source has no such file (HTTP 404 at the pinned revision).
+    #[error("{0}")]
+    NotFound(String),
+    /// Offline, and the file was never downloaded.
+    #[error("{0}")]
+    Offline(String),
+    /// A file's bytes are not the expected ones.
+    #[error("{0}")]
+    Mismatch(String),
+    /// Ingesting the downloaded files failed.
+    #[error(transparent)]
+    Ingest(#[from] ragprobe_ingest::IngestError),
+    /// The store failed.
+    #[error(transparent)]
+    Artifact(#[from] ragprobe_artifact::ArtifactError),
+}
+
+/// Where and how to download.
+#[derive(Debug, Clone)]
+pub struct DataOptions {
+    /// The hub's base URL (`HF_ENDPOINT`; default `https://huggingface.co`).
+    pub hub_endpoint: String,
+    /// A token for gated repositories (`HF_TOKEN`).
+    pub hub_token: Option<String>,
+    /// The hub cache (`HF_HUB_CACHE`, else `$HF_HOME/hub`, else
+    /// `~/.cache/huggingface/hub`).
+    pub hub_cache: PathBuf,
+    /// No network (`HF_HUB_OFFLINE=1`).
+    pub offline: bool,
+    /// Replaces the scheme and host of every non-hub URL (`RAGPROBE_MIRROR`).
+    pub mirror: Option<String>,
+    /// Where datasets are laid out (`RAGPROBE_DATA`, else `<store>/datasets`).
+    pub data_dir: PathBuf,
+    /// Only these parts (all when empty).
+    pub only: Vec<String>,
+    /// Attempts per file on transport failures.
+    pub retries: u32,
+    /// Progress bars on stderr.
+    pub progress: bool,
+}
+
+impl DataOptions {
+    /// The options the environment sets, for a store at `store_root`.
+    pub fn from_env(store_root: &Path) -> DataOptions {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let hub_cache = var("HF_HUB_CACHE")
+            .map(PathBuf::from)
+            .or_else(|| var("HF_HOME").map(|h| PathBuf::from(h).join("hub")))
+            .unwrap_or_else(|| home.join(".cache/huggingface/hub"));
+        DataOptions {
+            hub_endpoint: var("HF_ENDPOINT").unwrap_or_else(|| "https://huggingface.co".into()),
+            hub_token: var("HF_TOKEN"),
+            hub_cache,
+            offline: var("HF_HUB_OFFLINE")
+                .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true")),
+            mirror: var("RAGPROBE_MIRROR"),
+            data_dir: var("RAGPROBE_DATA")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| store_root.join("datasets")),
+            only: Vec::new(),
+            retries: 5,
+            progress: true,
+        }
+    }
+}
+
+/// What `data get` did for one part.
+#[derive(Debug, Clone)]
+pub struct PartReport {
+    /// The part's name.
+    pub part: String,
+    /// Its artifacts (questions, contexts, corpus as the format gives).
+    pub outputs: Vec<Written>,
+    /// Files downloaded now.
+    pub fetched: usize,
+    /// True when nothing was downloaded nor read (a cache hit).
+    pub cached: bool,
+}
+
+/// What `data get` did.
+#[derive(Debug, Clone)]
+pub struct DataReport {
+    /// The dataset.
+    pub dataset: &'static Dataset,
+    /// The directory its files are laid out in (the study pipeline's `data`).
+    pub dir: PathBuf,
+    /// Each part fetched.
+    pub parts: Vec<PartReport>,
+}
+
+/// Hashes recorded for a study directory's files (name -> SHA-256, or
+/// `absent` for an optional file the source lacks), and each part's
+/// outputs (`<dataset>/<part>` -> kind, id, rows), in `<dir>/.hashes.json`.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Record {
+    files: BTreeMap<String, String>,
+    outputs: BTreeMap<String, Vec<(String, String, u64)>>,
+}
+
+fn read_record(dir: &Path) -> Record {
+    std::fs::read(dir.join(".hashes.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+fn write_record(dir: &Path, r: &Record) -> Result<(), DataError> {
+    let path = dir.join(".hashes.json");
+    let tmp = dir.join(".hashes.json.part");
+    let text = serde_json::to_vec_pretty(r).expect("record serialises");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .map_err(|e| DataError::Fetch(format!("{}: {e}", path.display())))
+}
+
+/// What `.hashes.json` records for an optional file the source lacks.
+const ABSENT: &str = "absent";
+
+/// A byte progress bar on stderr (hidden unless `show`).
+pub(crate) fn bar(show: bool, total: Option<u64>, what: &str) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(total.unwrap_or(0));
+    b.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    b.set_prefix(what.to_string());
+    b
+}
+
+/// Downloads (what is missing), verifies and ingests the parts of dataset
+/// `name` that `opts.only` selects.
+pub fn get(store: &Store, name: &str, opts: &DataOptions) -> Result<DataReport, DataError> {
+    get_dataset(store, find(name).map_err(DataError::Unknown)?, opts)
+}
+
+/// [`get`] of a dataset given by its entry (the registry's, or one a test
+/// or an extension writes).
+pub fn get_dataset(
+    store: &Store,
+    dataset: &'static Dataset,
+    opts: &DataOptions,
+) -> Result<DataReport, DataError> {
+    let name = dataset.name;
+    if let Access::Manual(how) = dataset.access {
+        return Err(DataError::Manual(format!(
+            "dataset `{name}` cannot be downloaded automatically: {how}"
+        )));
+    }
+    let parts = dataset.select(&opts.only).map_err(DataError::Unknown)?;
+    let dir = opts.data_dir.join(dataset.study);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| DataError::Fetch(format!("{}: {e}", dir.display())))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| DataError::Fetch(format!("starting the downloader: {e}")))?;
+    let mut record = read_record(&dir);
+    let mut reports = Vec::new();
+    for part in parts {
+        let report = get_part(store, &rt, dataset, part, &dir, &mut record, opts)?;
+        reports.push(report);
+    }
+    Ok(DataReport {
+        dataset,
+        dir,
+        parts: reports,
+    })
+}
+
+fn get_part(
+    store: &Store,
+    rt: &tokio::runtime::Runtime,
+    dataset: &Dataset,
+    part: &Part,
+    dir: &Path,
+    record: &mut Record,
+    opts: &DataOptions,
+) -> Result<PartReport, DataError> {
+    let key = format!("{}/{}", dataset.name, part.name);
+    // A cache hit: every file laid out as recorded, every output stored.
+    if let Some(outs) = record.outputs.get(&key) {
+        let files_ok = part.files.iter().all(|f| match record.files.get(f.name) {
+            Some(h) if h == ABSENT => true,
+            Some(_) => dir.join(f.name).is_file(),
+            None => false,
+        });
+        if files_ok && outs.iter().all(|(_, id, _)| store.contains(id)) {
+            return Ok(PartReport {
+                part: part.name.to_string(),
+                outputs: outs
+                    .iter()
+                    .map(|(kind, id, rows)| Written {
+                        kind: kind.clone(),
+                        id: id.clone(),
+                        rows: *rows,
+                    })
+                    .collect(),
+                fetched: 0,
+                cached: true,
+            });
+        }
+    }
+    let mut fetched = 0;
+    let mut paths = Vec::new();
+    for f in part.files {
+        let dest = dir.join(f.name);
+        let what = format!("dataset `{}` file `{}`", dataset.name, f.name);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| DataError::Fetch(format!("{what}: {}: {e}", parent.display())))?;
+        }
+        if !dest.is_file() {
+            match fetch::fetch(rt, &f.source, &dest, opts, &what) {
+                Ok(()) => fetched += 1,
+                Err(DataError::NotFound(m)) if f.optional => {
+                    tracing::info!("{m} (optional: skipped)");
+                    record.files.insert(f.name.to_string(), ABSENT.into());
+                    continue;
+                }
+                // Offline, an optional file not cached may not exist at all.
+                Err(DataError::Offline(m)) if f.optional => {
+                    tracing::warn!("{m} (optional: skipped)");
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let got =
+            fetch::sha256_file(&dest).map_err(|e| DataError::Fetch(format!("{what}: {e}")))?;
+        let expected = f
+            .sha256
+            .map(str::to_string)
+            .or_else(|| record.files.get(f.name).cloned());
+        if let Some(want) = expected {
+            if got != want {
+                // Never kept: the next `data get` fetches it again.
+                let _ = std::fs::remove_file(&dest);
+                let why = if f.sha256.is_some() {
+                    "the registry pins"
+                } else {
+                    "was recorded at its first download"
+                };
+                return Err(DataError::Mismatch(format!(
+                    "{what}: SHA-256 {got}, expected {want} ({why}); the file was removed and nothing was ingested"
+                )));
+            }
+        }
+        record.files.insert(f.name.to_string(), got);
+        paths.push(dest);
+    }
+    write_record(dir, record)?;
+    let paths = match part.ingest {
+        Some(p) => vec![dir.join(p)],
+        None => paths,
+    };
+    let ingest_opts = IngestOptions {
+        format: Some(dataset.format),
+        paths,
+        dataset: Some(part.dataset.to_string()),
+        lang: part.lang.map(str::to_string),
+        passage_words: 100,
+        progress: opts.progress,
+        ..Default::default()
+    };
+    let r = ingest(store, &ingest_opts)?;
+    record.outputs.insert(
+        key,
+        r.outputs
+            .iter()
+            .map(|o| (o.kind.clone(), o.id.clone(), o.rows))
+            .collect(),
+    );
+    write_record(dir, record)?;
+    Ok(PartReport {
+        part: part.name.to_string(),
+        outputs: r.outputs,
+        fetched,
+        cached: false,
+    })
+}
