@@ -26,7 +26,8 @@ pub struct GenerateArgs {
     pub prompts_dir: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = BackendKind::Local)]
     pub backend: BackendKind,
-    /// Model: a .gguf path or `embedded` (local), or the served model name (openai).
+    /// Model: a .gguf path, `embedded`, or `hf:<owner>/<name>/<file>[@rev]` fetched
+    /// through the Hugging Face hub protocol (local); the served model name (openai).
     #[arg(long)]
     pub model: Option<String>,
     /// OpenAI-compatible base URL; repeat for several replicas (requests go to the least busy).
@@ -116,6 +117,12 @@ pub fn local_gguf(a: &GenerateArgs) -> Option<PathBuf> {
         return None;
     }
     match a.model.as_deref() {
+        // By name: only what the hub cache holds (planning never downloads).
+        Some(m) if m.starts_with("hf:") => {
+            let mut opts = ragprobe_data::DataOptions::from_env(std::path::Path::new("."));
+            opts.offline = true;
+            ragprobe_data::model_file(m, &opts).ok()
+        }
         Some(m) if m.ends_with(".gguf") => Some(PathBuf::from(m)),
         Some("embedded" | "default") | None => Some(ragprobe_models::paths::smollm2_gguf()),
         Some(_) => None,
@@ -126,12 +133,21 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
     let template = Template::load(&a.prompt, a.prompts_dir.as_deref())?;
     let backend = match a.backend {
         BackendKind::Local => BackendSpec::Local {
-            gguf: local_gguf(&a).with_context(|| {
+            gguf: match a.model.as_deref() {
+                // `hf:<owner>/<name>/<file>[@rev]`: fetched into the hub cache;
+                // the file's hash, not its name, keys the cache as for any model.
+                Some(m) if m.starts_with("hf:") => {
+                    let mut opts = ragprobe_data::DataOptions::from_env(store.root());
+                    opts.progress = true;
+                    ragprobe_data::model_file(m, &opts)?
+                }
+                _ => local_gguf(&a).with_context(|| {
                 format!(
-                    "--model for the local backend must be a .gguf file (or `embedded`), got `{}`",
+                    "--model for the local backend must be a .gguf file, `embedded` or hf:<owner>/<name>/<file>[@rev], got `{}`",
                     a.model.as_deref().unwrap_or_default()
                 )
             })?,
+            },
             batch: a.batch,
         },
         BackendKind::Openai => BackendSpec::OpenAi(OpenAiConfig {

@@ -132,3 +132,92 @@ fn a_study_runs_on_data_fetched_by_name() {
     assert!(o.status.success(), "{err}");
     assert!(report.join("index.html").is_file());
 }
+
+/// `--model hf:<owner>/<name>/<file>@<rev>` fetches the GGUF through the hub
+/// protocol (here the local server) into the hub cache; the model's content
+/// hash is its identity, so the responses are the ones the same file gives
+/// by path (that run is a cache hit).
+#[test]
+fn a_model_by_name_is_the_same_model_as_its_file() {
+    let gguf = ragprobe_models::paths::smollm2_gguf();
+    if !gguf.is_file() {
+        eprintln!("SKIPPED: the embedded model is not fetched (run `bash scripts/fetch-models.sh`; `make test` does)");
+        return;
+    }
+    let commit = "89abcdef0123456789abcdef0123456789abcdef";
+    let mut s = Served::default();
+    let repo = "bartowski/SmolLM2-135M-Instruct-GGUF";
+    s.revisions
+        .insert((repo.into(), commit.into()), commit.into());
+    s.model_files.insert(
+        (
+            repo.into(),
+            commit.into(),
+            "SmolLM2-135M-Instruct-Q4_1.gguf".into(),
+        ),
+        std::fs::read(&gguf).unwrap(),
+    );
+    let server = TestServer::start(s).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+            .arg("--store")
+            .arg(&store)
+            .args(args)
+            .env("HF_ENDPOINT", server.url())
+            .env("HF_HUB_CACHE", d.path().join("hub"))
+            .env_remove("HF_HUB_OFFLINE")
+            .current_dir(root().join("fixtures"))
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{args:?}: {err}");
+        out.lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let q = run(&["ingest", "--format", "dpr", "nq-mini-array.json"])
+        .into_iter()
+        .find(|(k, _)| k == "questions")
+        .unwrap()
+        .1;
+    let cases = run(&[
+        "perturb",
+        "--questions",
+        &q,
+        "-s",
+        "closed-book",
+        "--limit",
+        "2",
+    ])[0]
+        .1
+        .clone();
+    let spec = format!("hf:{repo}/SmolLM2-135M-Instruct-Q4_1.gguf@{commit}");
+    let gen = |model: &str| {
+        run(&[
+            "generate",
+            "--cases",
+            &cases,
+            "--prompt",
+            "imperfect-closed-book",
+            "--max-tokens",
+            "4",
+            "--model",
+            model,
+        ])[0]
+            .1
+            .clone()
+    };
+    let by_name = gen(&spec);
+    let by_path = gen(gguf.to_str().unwrap());
+    assert_eq!(by_name, by_path);
+    // A second run by name finds the file in the hub cache: no request.
+    let before = server.requests.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(gen(&spec), by_name);
+    assert_eq!(
+        server.requests.load(std::sync::atomic::Ordering::Relaxed),
+        before
+    );
+}

@@ -209,8 +209,34 @@ async fn fetch_hub(
     opts: &DataOptions,
     what: &str,
 ) -> Result<(), DataError> {
-    use hf_hub::{Repo, RepoType};
-    let r = Repo::with_revision(repo.to_string(), RepoType::Dataset, revision.to_string());
+    let got = hub_file(hf_hub::RepoType::Dataset, repo, revision, path, opts, what).await?;
+    // Into the dataset's directory under its pipeline name: a hard link to
+    // the hub cache's blob where possible, else a copy; renamed into place.
+    let part = part_path(dest);
+    let _ = std::fs::remove_file(&part);
+    let real = std::fs::canonicalize(&got).map_err(|e| io(what, &got, e))?;
+    if std::fs::hard_link(&real, &part).is_err() {
+        std::fs::copy(&real, &part).map_err(|e| io(what, &part, e))?;
+    }
+    std::fs::rename(&part, dest).map_err(|e| io(what, dest, e))
+}
+
+/// A file of a hub repository, in the hub cache (fetched unless cached).
+pub(crate) async fn hub_file(
+    kind: hf_hub::RepoType,
+    repo: &str,
+    revision: &str,
+    path: &str,
+    opts: &DataOptions,
+    what: &str,
+) -> Result<PathBuf, DataError> {
+    use hf_hub::Repo;
+    let r = Repo::with_revision(repo.to_string(), kind, revision.to_string());
+    let prefix = if matches!(kind, hf_hub::RepoType::Dataset) {
+        "datasets/"
+    } else {
+        ""
+    };
     let cached = hf_hub::Cache::new(opts.hub_cache.clone())
         .repo(r.clone())
         .get(path);
@@ -236,7 +262,7 @@ async fn fetch_hub(
                     Ok(p) => break p,
                     Err(e) => {
                         let url = format!(
-                            "{}/datasets/{repo}/resolve/{revision}/{path}",
+                            "{}/{prefix}{repo}/resolve/{revision}/{path}",
                             opts.hub_endpoint.trim_end_matches('/')
                         );
                         let final_status = match &e {
@@ -261,15 +287,7 @@ async fn fetch_hub(
             }
         }
     };
-    // Into the dataset's directory under its pipeline name: a hard link to
-    // the hub cache's blob where possible, else a copy; renamed into place.
-    let part = part_path(dest);
-    let _ = std::fs::remove_file(&part);
-    let real = std::fs::canonicalize(&got).map_err(|e| io(what, &got, e))?;
-    if std::fs::hard_link(&real, &part).is_err() {
-        std::fs::copy(&real, &part).map_err(|e| io(what, &part, e))?;
-    }
-    std::fs::rename(&part, dest).map_err(|e| io(what, dest, e))
+    Ok(got)
 }
 
 /// An error and its causes on one line.

@@ -337,3 +337,45 @@ fn get_part(
         cached: false,
     })
 }
+
+/// A model file named `hf:<owner>/<name>/<path in the repository>[@<revision>]`
+/// (the revision defaults to `main`), fetched through the hub protocol into
+/// the hub cache (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` as for
+/// datasets) and returned as a path there. A file already cached is used
+/// without the network. The caller hashes the file: its content, not the
+/// name, is the model's identity in cache keys.
+pub fn model_file(spec: &str, opts: &DataOptions) -> Result<PathBuf, DataError> {
+    let bad = || {
+        DataError::Unknown(format!(
+            "model `{spec}`: expected hf:<owner>/<name>/<file>[@<revision>]"
+        ))
+    };
+    let rest = spec.strip_prefix("hf:").ok_or_else(bad)?;
+    let (path_part, revision) = match rest.rsplit_once('@') {
+        Some((p, r)) if !r.is_empty() && !r.contains('/') => (p, r),
+        _ => (rest, "main"),
+    };
+    let mut it = path_part.splitn(3, '/');
+    let (owner, name, file) = match (it.next(), it.next(), it.next()) {
+        (Some(o), Some(n), Some(f)) if !o.is_empty() && !n.is_empty() && !f.is_empty() => (o, n, f),
+        _ => return Err(bad()),
+    };
+    if file.split('/').any(|s| s.is_empty() || s == "..") {
+        return Err(bad());
+    }
+    let repo = format!("{owner}/{name}");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| DataError::Fetch(format!("starting the downloader: {e}")))?;
+    let what = format!("model `{spec}`");
+    rt.block_on(fetch::hub_file(
+        hf_hub::RepoType::Model,
+        &repo,
+        revision,
+        file,
+        opts,
+        &what,
+    ))
+}

@@ -24,8 +24,11 @@ use std::sync::{Arc, Mutex};
 pub struct Served {
     /// (repo, revision) -> commit SHA the revision names.
     pub revisions: BTreeMap<(String, String), String>,
-    /// (repo, commit, path) -> bytes.
+    /// (repo, commit, path) -> bytes: dataset repositories.
     pub hub_files: BTreeMap<(String, String, String), Vec<u8>>,
+    /// (repo, commit, path) -> bytes: model repositories
+    /// (`/<repo>/resolve/<revision>/<path>`; their revisions in `revisions`).
+    pub model_files: BTreeMap<(String, String, String), Vec<u8>>,
     /// URL path -> bytes.
     pub plain_files: BTreeMap<String, Vec<u8>>,
     /// Repositories that need the token.
@@ -140,7 +143,14 @@ fn respond(
         Ok(true)
     };
     let mut extra = String::new();
-    let body: Vec<u8> = if let Some(rest) = path.strip_prefix("/datasets/") {
+    let hub = match path.strip_prefix("/datasets/") {
+        Some(rest) => Some((rest, true)),
+        None => {
+            let rest = &path[1..];
+            (rest.split('/').nth(2) == Some("resolve")).then_some((rest, false))
+        }
+    };
+    let body: Vec<u8> = if let Some((rest, dataset)) = hub {
         // <owner>/<name>/resolve/<revision>/<path>
         let p: Vec<&str> = rest.splitn(5, '/').collect();
         if p.len() < 5 || p[2] != "resolve" {
@@ -159,8 +169,12 @@ fn respond(
         let Some(commit) = s.revisions.get(&(repo.clone(), p[3].to_string())).cloned() else {
             return status(&mut conn, "404 Not Found");
         };
-        let Some(b) = s
-            .hub_files
+        let files = if dataset {
+            &s.hub_files
+        } else {
+            &s.model_files
+        };
+        let Some(b) = files
             .get(&(repo, commit.clone(), p[4].to_string()))
             .cloned()
         else {
