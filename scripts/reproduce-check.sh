@@ -40,4 +40,18 @@ trap 'kill $MOCK $MIRRORPID 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$MURLFILE" ] && break; sleep 0.1; done
 RAGPROBE_MIRROR=$(head -1 "$MURLFILE") "$BIN" --store "$STORE" data get --study rgb > /dev/null
 "$BIN" --store "$STORE" run pipelines/rgb.toml "${COMMON[@]}" --set data="$STORE/datasets/rgb" --set out="$OUT/rgb"
-echo "reports: $OUT/imperfect $OUT/nomiracl $OUT/stress $OUT/rgb" >&2
+# NoMIRACL by name through the hub protocol: the distribution fixture laid
+# out as miracl/nomiracl at the registry's revision (English and German).
+HUB="$OUT/mirror/datasets/miracl/nomiracl/resolve/ecd08778d0426a5ca28ac99763b0c9ddc2c78e68/data"
+for lang in english german; do
+  mkdir -p "$HUB/$lang"
+  cp -r fixtures/nomiracl-dist/en/topics fixtures/nomiracl-dist/en/qrels "$HUB/$lang/"
+  gzip -c fixtures/nomiracl-dist/en/corpus.jsonl > "$HUB/$lang/corpus.jsonl.gz"
+done
+kill $MIRRORPID 2>/dev/null || true
+"$BIN" data mirror-server --root "$OUT/mirror" --max-seconds 1800 > "$MURLFILE" &
+MIRRORPID=$!
+for _ in $(seq 100); do [ -s "$MURLFILE" ] && break; sleep 0.1; done
+HF_ENDPOINT=$(head -1 "$MURLFILE") HF_HUB_CACHE="$OUT/hub-cache" "$BIN" --store "$STORE" data get nomiracl --only en,de > /dev/null
+"$BIN" --store "$STORE" run pipelines/nomiracl.toml "${COMMON[@]}" --set data="$STORE/datasets/nomiracl" --set ext= --set langs=en,de --set out="$OUT/nomiracl-by-name"
+echo "reports: $OUT/imperfect $OUT/nomiracl $OUT/stress $OUT/rgb $OUT/nomiracl-by-name" >&2

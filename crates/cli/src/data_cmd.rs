@@ -35,8 +35,11 @@ pub enum DataCmd {
         dir: Option<std::path::PathBuf>,
     },
     /// Serve the files under a directory on 127.0.0.1 (by their paths), as a
-    /// mirror for RAGPROBE_MIRROR, with range requests (tests, air-gapped
-    /// checks). Prints its URL, then serves until --max-seconds.
+    /// mirror for RAGPROBE_MIRROR and HF_ENDPOINT, with range requests
+    /// (tests, air-gapped checks): files under
+    /// `datasets/<owner>/<name>/resolve/<commit>/` are served as that hub
+    /// repository at that commit. Prints its URL, then serves until
+    /// --max-seconds.
     #[command(hide = true)]
     MirrorServer {
         /// The directory whose files are served.
@@ -157,9 +160,19 @@ fn add_files(
             add_files(root, &p, served)?;
         } else if p.is_file() {
             let rel = p.strip_prefix(root)?.to_string_lossy().replace('\\', "/");
-            served
-                .plain_files
-                .insert(format!("/{rel}"), std::fs::read(&p)?);
+            let bytes = std::fs::read(&p)?;
+            let hub: Vec<&str> = rel.splitn(6, '/').collect();
+            if let ["datasets", owner, name, "resolve", commit, path] = hub.as_slice() {
+                let repo = format!("{owner}/{name}");
+                served
+                    .revisions
+                    .insert((repo.clone(), commit.to_string()), commit.to_string());
+                served
+                    .hub_files
+                    .insert((repo, commit.to_string(), path.to_string()), bytes);
+            } else {
+                served.plain_files.insert(format!("/{rel}"), bytes);
+            }
         }
     }
     Ok(())
