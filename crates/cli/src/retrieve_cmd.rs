@@ -51,7 +51,10 @@ pub struct EmbedArgs {
     /// repeated) for replicas: requests go to the least busy.
     #[arg(long = "embed-base-url", num_args = 1.., default_value = "http://127.0.0.1:8000/v1")]
     pub embed_base_urls: Vec<String>,
-    /// The served embedding model's name (openai).
+    /// The served embedding model's name (openai); for the in-process
+    /// encoder, `hf:<owner>/<name>[@rev]`: a BERT-family sentence encoder
+    /// with mean pooling, as all-MiniLM-L6-v2 (its config.json,
+    /// tokenizer.json and model.safetensors fetched through the hub protocol).
     #[arg(long)]
     pub embed_model: Option<String>,
     /// Name of the environment variable holding the server's API key (never logged).
@@ -175,9 +178,23 @@ impl EmbedArgs {
     /// The encoder these options name.
     pub fn encoder(&self) -> Result<TextEncoder> {
         Ok(match self.embed_backend {
-            EncoderKind::Local => TextEncoder::Local(Box::new(
-                ragprobe_models::Embedder::load_default().context("loading the MiniLM embedder")?,
-            )),
+            EncoderKind::Local => TextEncoder::Local(Box::new(match self.embed_model.as_deref() {
+                None | Some("embedded" | "default") => ragprobe_models::Embedder::load_default()
+                    .context("loading the MiniLM embedder")?,
+                Some(m) if m.starts_with("hf:") => {
+                    let opts = ragprobe_data::DataOptions::from_env(std::path::Path::new("."));
+                    let dir = ragprobe_data::model_dir(
+                        m,
+                        &["config.json", "tokenizer.json", "model.safetensors"],
+                        &opts,
+                    )?;
+                    ragprobe_models::Embedder::load(&dir)
+                        .with_context(|| format!("loading the encoder {m}"))?
+                }
+                Some(other) => anyhow::bail!(
+                    "--embed-model for the in-process encoder is hf:<owner>/<name>[@rev] (or none for all-MiniLM-L6-v2), got `{other}`"
+                ),
+            })),
             EncoderKind::Openai => TextEncoder::Remote(RemoteEncoder::new(RemoteEncoderConfig {
                 client: OpenAiConfig {
                     base_urls: self.embed_base_urls.clone(),

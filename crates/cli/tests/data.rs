@@ -221,3 +221,73 @@ fn a_model_by_name_is_the_same_model_as_its_file() {
         before
     );
 }
+
+/// `--embed-model hf:<owner>/<name>@<rev>` for the in-process encoder
+/// fetches its three files through the hub protocol; the same files give
+/// the same contexts as the built-in all-MiniLM-L6-v2.
+#[test]
+fn an_encoder_by_name_is_the_same_encoder_as_its_files() {
+    let dir = ragprobe_models::paths::minilm_dir();
+    if !dir.join("model.safetensors").is_file() {
+        eprintln!("SKIPPED: the embedded models are not fetched (run `bash scripts/fetch-models.sh`; `make test` does)");
+        return;
+    }
+    let commit = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
+    let repo = "sentence-transformers/all-MiniLM-L6-v2";
+    let mut s = Served::default();
+    s.revisions
+        .insert((repo.into(), commit.into()), commit.into());
+    for f in ["config.json", "tokenizer.json", "model.safetensors"] {
+        s.model_files.insert(
+            (repo.into(), commit.into(), f.into()),
+            std::fs::read(dir.join(f)).unwrap(),
+        );
+    }
+    let server = TestServer::start(s).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+            .arg("--store")
+            .arg(&store)
+            .args(args)
+            .env("HF_ENDPOINT", server.url())
+            .env("HF_HUB_CACHE", d.path().join("hub"))
+            .env_remove("HF_HUB_OFFLINE")
+            .current_dir(root().join("fixtures"))
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{args:?}: {err}");
+        out.lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let ing = run(&["ingest", "--format", "beir", "corpus"]);
+    let id = |k: &str| ing.iter().find(|(kind, _)| kind == k).unwrap().1.clone();
+    let (corpus, questions) = (id("corpus"), id("questions"));
+    let retrieve = |extra: &[&str]| {
+        let mut args = vec![
+            "retrieve",
+            "--corpus",
+            &corpus,
+            "--questions",
+            &questions,
+            "-k",
+            "3",
+            "--method",
+            "dense",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+            .into_iter()
+            .find(|(k, _)| k == "contexts")
+            .unwrap()
+            .1
+    };
+    let spec = format!("hf:{repo}@{commit}");
+    let by_name = retrieve(&["--embed-model", &spec]);
+    let built_in = retrieve(&[]);
+    assert_eq!(by_name, built_in);
+}

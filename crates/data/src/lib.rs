@@ -338,16 +338,13 @@ fn get_part(
     })
 }
 
-/// A model file named `hf:<owner>/<name>/<path in the repository>[@<revision>]`
-/// (the revision defaults to `main`), fetched through the hub protocol into
-/// the hub cache (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` as for
-/// datasets) and returned as a path there. A file already cached is used
-/// without the network. The caller hashes the file: its content, not the
-/// name, is the model's identity in cache keys.
-pub fn model_file(spec: &str, opts: &DataOptions) -> Result<PathBuf, DataError> {
+/// `hf:<owner>/<name>[/<path>][@<revision>]` split into (repo, path, revision);
+/// the revision defaults to `main`.
+fn parse_hf(spec: &str, with_path: bool) -> Result<(String, String, String), DataError> {
     let bad = || {
         DataError::Unknown(format!(
-            "model `{spec}`: expected hf:<owner>/<name>/<file>[@<revision>]"
+            "model `{spec}`: expected hf:<owner>/<name>{}[@<revision>]",
+            if with_path { "/<file>" } else { "" }
         ))
     };
     let rest = spec.strip_prefix("hf:").ok_or_else(bad)?;
@@ -356,26 +353,67 @@ pub fn model_file(spec: &str, opts: &DataOptions) -> Result<PathBuf, DataError> 
         _ => (rest, "main"),
     };
     let mut it = path_part.splitn(3, '/');
-    let (owner, name, file) = match (it.next(), it.next(), it.next()) {
-        (Some(o), Some(n), Some(f)) if !o.is_empty() && !n.is_empty() && !f.is_empty() => (o, n, f),
-        _ => return Err(bad()),
-    };
-    if file.split('/').any(|s| s.is_empty() || s == "..") {
+    let (owner, name, file) = (it.next().unwrap_or(""), it.next().unwrap_or(""), it.next());
+    if owner.is_empty() || name.is_empty() || file.is_some() != with_path {
         return Err(bad());
     }
-    let repo = format!("{owner}/{name}");
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let file = file.unwrap_or("");
+    if with_path && file.split('/').any(|s| s.is_empty() || s == "..") {
+        return Err(bad());
+    }
+    Ok((
+        format!("{owner}/{name}"),
+        file.to_string(),
+        revision.to_string(),
+    ))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, DataError> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| DataError::Fetch(format!("starting the downloader: {e}")))?;
+        .map_err(|e| DataError::Fetch(format!("starting the downloader: {e}")))
+}
+
+/// A model file named `hf:<owner>/<name>/<path in the repository>[@<revision>]`
+/// (the revision defaults to `main`), fetched through the hub protocol into
+/// the hub cache (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` as for
+/// datasets) and returned as a path there. A file already cached is used
+/// without the network. The caller hashes the file: its content, not the
+/// name, is the model's identity in cache keys.
+pub fn model_file(spec: &str, opts: &DataOptions) -> Result<PathBuf, DataError> {
+    let (repo, file, revision) = parse_hf(spec, true)?;
     let what = format!("model `{spec}`");
-    rt.block_on(fetch::hub_file(
+    runtime()?.block_on(fetch::hub_file(
         hf_hub::RepoType::Model,
         &repo,
-        revision,
-        file,
+        &revision,
+        &file,
         opts,
         &what,
     ))
+}
+
+/// The files `names` of the model repository `hf:<owner>/<name>[@<revision>]`
+/// (an encoder's `config.json`, `tokenizer.json`, `model.safetensors`),
+/// fetched as [`model_file`] does; returns the directory holding them all
+/// (the hub cache's snapshot of that revision).
+pub fn model_dir(spec: &str, names: &[&str], opts: &DataOptions) -> Result<PathBuf, DataError> {
+    let (repo, _, revision) = parse_hf(spec, false)?;
+    let rt = runtime()?;
+    let mut dir = None;
+    for name in names {
+        let what = format!("model `{spec}` file `{name}`");
+        let p = rt.block_on(fetch::hub_file(
+            hf_hub::RepoType::Model,
+            &repo,
+            &revision,
+            name,
+            opts,
+            &what,
+        ))?;
+        dir = p.parent().map(Path::to_path_buf);
+    }
+    dir.ok_or_else(|| DataError::Unknown(format!("model `{spec}`: no files named")))
 }
