@@ -31,6 +31,27 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
+/// `ragprobe` with the hub at `hub` (cache `cache`), from `fixtures/`: its
+/// `<kind>\t<id>` lines; the command must succeed.
+fn outputs_via_hub(store: &Path, hub: &str, cache: &Path, args: &[&str]) -> Vec<(String, String)> {
+    let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .env("HF_ENDPOINT", hub)
+        .env("HF_HUB_CACHE", cache)
+        .env_remove("HF_HUB_OFFLINE")
+        .current_dir(root().join("fixtures"))
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{args:?}: {err}");
+    out.lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 #[test]
 fn a_study_runs_on_data_fetched_by_name() {
     let mut s = Served::default();
@@ -160,24 +181,7 @@ fn a_model_by_name_is_the_same_model_as_its_file() {
     let server = TestServer::start(s).unwrap();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
-    let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-            .arg("--store")
-            .arg(&store)
-            .args(args)
-            .env("HF_ENDPOINT", server.url())
-            .env("HF_HUB_CACHE", d.path().join("hub"))
-            .env_remove("HF_HUB_OFFLINE")
-            .current_dir(root().join("fixtures"))
-            .output()
-            .unwrap();
-        let (out, err) = text(&o);
-        assert!(o.status.success(), "{args:?}: {err}");
-        out.lines()
-            .filter_map(|l| l.split_once('\t'))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect::<Vec<_>>()
-    };
+    let run = |args: &[&str]| outputs_via_hub(&store, &server.url(), &d.path().join("hub"), args);
     let q = run(&["ingest", "--format", "dpr", "nq-mini-array.json"])
         .into_iter()
         .find(|(k, _)| k == "questions")
@@ -246,24 +250,7 @@ fn an_encoder_by_name_is_the_same_encoder_as_its_files() {
     let server = TestServer::start(s).unwrap();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
-    let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-            .arg("--store")
-            .arg(&store)
-            .args(args)
-            .env("HF_ENDPOINT", server.url())
-            .env("HF_HUB_CACHE", d.path().join("hub"))
-            .env_remove("HF_HUB_OFFLINE")
-            .current_dir(root().join("fixtures"))
-            .output()
-            .unwrap();
-        let (out, err) = text(&o);
-        assert!(o.status.success(), "{args:?}: {err}");
-        out.lines()
-            .filter_map(|l| l.split_once('\t'))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect::<Vec<_>>()
-    };
+    let run = |args: &[&str]| outputs_via_hub(&store, &server.url(), &d.path().join("hub"), args);
     let ing = run(&["ingest", "--format", "beir", "corpus"]);
     let id = |k: &str| ing.iter().find(|(kind, _)| kind == k).unwrap().1.clone();
     let (corpus, questions) = (id("corpus"), id("questions"));
