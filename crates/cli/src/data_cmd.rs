@@ -71,7 +71,7 @@ pub fn run(store: &Store, cmd: DataCmd) -> Result<crate::StageOut> {
         DataCmd::Ls => {
             let opts = DataOptions::from_env(store.root());
             println!(
-                "{:<10} {:<10} {:>6} {:>10} {:<8} {:<40} license",
+                "{:<12} {:<20} {:>6} {:>10} {:<8} {:<40} license",
                 "name", "study", "parts", "size", "here", "source"
             );
             for d in DATASETS {
@@ -79,20 +79,15 @@ pub fn run(store: &Store, cmd: DataCmd) -> Result<crate::StageOut> {
                 let size = Dataset::bytes(&parts).map_or("unknown".to_string(), |b| {
                     format!("{:.1} MB", b as f64 / 1e6)
                 });
-                let dir = opts.data_dir.join(d.name);
-                let here = d
-                    .parts
-                    .iter()
-                    .filter(|p| p.files.iter().all(|f| dir.join(f.name).is_file()))
-                    .count();
+                let here = ragprobe_data::parts_here(d, &opts.data_dir);
                 let here = match (&d.access, here) {
-                    (Access::Manual(_), _) => "by hand".to_string(),
-                    (_, n) if n == d.parts.len() => "yes".into(),
+                    (_, n) if n == d.parts.len() => "yes".to_string(),
+                    (Access::Manual(_), _) => "by hand".into(),
                     (_, 0) => "no".into(),
                     (_, n) => format!("{n}/{}", d.parts.len()),
                 };
                 println!(
-                    "{:<10} {:<10} {:>6} {:>10} {:<8} {:<40} {}",
+                    "{:<12} {:<20} {:>6} {:>10} {:<8} {:<40} {}",
                     d.name,
                     d.study,
                     d.parts.len(),

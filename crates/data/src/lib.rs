@@ -185,6 +185,22 @@ pub(crate) fn bar(show: bool, total: Option<u64>, what: &str) -> indicatif::Prog
     b
 }
 
+/// How many parts of `dataset` are laid out under `data_dir` (every file
+/// there, or recorded as absent from its source).
+pub fn parts_here(dataset: &Dataset, data_dir: &Path) -> usize {
+    let dir = data_dir.join(dataset.study);
+    let record = read_record(&dir);
+    dataset
+        .parts
+        .iter()
+        .filter(|p| {
+            p.files.iter().all(|f| {
+                dir.join(f.name).is_file() || record.files.get(f.name).is_some_and(|h| h == ABSENT)
+            })
+        })
+        .count()
+}
+
 /// Downloads (what is missing), verifies and ingests the parts of dataset
 /// `name` that `opts.only` selects.
 pub fn get(store: &Store, name: &str, opts: &DataOptions) -> Result<DataReport, DataError> {
