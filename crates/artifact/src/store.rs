@@ -933,8 +933,15 @@ fn open_footer(path: &Path) -> Result<(Manifest, ParquetRecordBatchReaderBuilder
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-    let kv = builder.metadata().file_metadata().key_value_metadata();
-    let text = kv
+    let manifest = manifest_in(path, builder.metadata().file_metadata())?;
+    Ok((manifest, builder))
+}
+
+/// The checked manifest in a Parquet file's key-value metadata; `path`
+/// labels errors.
+fn manifest_in(path: &Path, meta: &parquet::file::metadata::FileMetaData) -> Result<Manifest> {
+    let text = meta
+        .key_value_metadata()
         .and_then(|kv| kv.iter().find(|k| k.key == MANIFEST_KEY))
         .and_then(|k| k.value.clone())
         .ok_or_else(|| ArtifactError::NoManifest {
@@ -946,7 +953,7 @@ fn open_footer(path: &Path) -> Result<(Manifest, ParquetRecordBatchReaderBuilder
             message: e.to_string(),
         })?;
     check_manifest(path, &manifest)?;
-    Ok((manifest, builder))
+    Ok(manifest)
 }
 
 /// The length of an artifact's Parquet footer metadata, from the file's
@@ -970,19 +977,7 @@ pub fn manifest_from_footer(name: &str, metadata: &[u8]) -> Result<Manifest> {
                 message: e.to_string(),
             }
         })?;
-    let text = meta
-        .file_metadata()
-        .key_value_metadata()
-        .and_then(|kv| kv.iter().find(|k| k.key == MANIFEST_KEY))
-        .and_then(|k| k.value.clone())
-        .ok_or_else(|| ArtifactError::NoManifest { path: path.clone() })?;
-    let manifest: Manifest =
-        serde_json::from_str(&text).map_err(|e| ArtifactError::BadManifest {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-    check_manifest(&path, &manifest)?;
-    Ok(manifest)
+    manifest_in(&path, meta.file_metadata())
 }
 
 /// Records that object `id` (whose file has metadata `meta`) hashes to its
@@ -995,9 +990,6 @@ pub(crate) fn record_verified(root: &Path, id: &str, meta: &std::fs::Metadata) {
     }
 }
 
-/// What `verify_object` records of a file it hashed: its length and
-/// modification time in nanoseconds (None where the platform has no
-/// modification time).
 /// A file's identity as a string: length, modification time and, on Unix,
 /// inode and change time. Equal stamps mean the file was not rewritten
 /// since (how the store and the search indexes skip hashing a file again).
