@@ -48,6 +48,38 @@ pub use writer::{ArtifactWriter, Written};
 /// ragprobe's version, recorded in every manifest.
 pub const RAGPROBE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// Regular files under `dir`, recursively, in directory order (never a FIFO
+/// or a device, which would block a reader); a directory reached twice
+/// (a symlink loop such as `x -> .`) is walked once. Unreadable entries are
+/// skipped: callers hash or read what is listed and report their own errors.
+pub fn regular_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    fn walk(
+        dir: &std::path::Path,
+        out: &mut Vec<std::path::PathBuf>,
+        seen: &mut std::collections::HashSet<std::path::PathBuf>,
+    ) {
+        let Ok(real) = std::fs::canonicalize(dir) else {
+            return;
+        };
+        if !seen.insert(real) {
+            return;
+        }
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out, seen);
+                } else if p.is_file() {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out, &mut std::collections::HashSet::new());
+    out
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};

@@ -353,8 +353,7 @@ fn source_files(opts: &IngestOptions, format: Format) -> Result<Vec<PathBuf>, In
             files.extend(formats::beir::files(p)?.all());
         } else if format == Format::Nomiracl && p.is_dir() {
             // NoMIRACL's distribution layout: corpus.jsonl, topics/, qrels/.
-            let mut v = Vec::new();
-            collect_files(p, &mut v);
+            let mut v = ragprobe_artifact::regular_files(p);
             v.sort();
             files.extend(v);
         } else if p.is_dir() {
@@ -367,43 +366,11 @@ fn source_files(opts: &IngestOptions, format: Format) -> Result<Vec<PathBuf>, In
         }
     }
     if let Some(dir) = &opts.evidence_dir {
-        let mut ev = Vec::new();
-        collect_files(dir, &mut ev);
+        let mut ev = ragprobe_artifact::regular_files(dir);
         ev.sort();
         files.extend(ev);
     }
     Ok(files)
-}
-
-/// Regular files under `dir`, recursively; a directory reached twice (a
-/// symlink loop such as `x -> .`) is read once.
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut seen = std::collections::HashSet::new();
-    collect_files_once(dir, out, &mut seen);
-}
-
-fn collect_files_once(
-    dir: &Path,
-    out: &mut Vec<PathBuf>,
-    seen: &mut std::collections::HashSet<PathBuf>,
-) {
-    let Ok(real) = std::fs::canonicalize(dir) else {
-        return;
-    };
-    if !seen.insert(real) {
-        return;
-    }
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                collect_files_once(&p, out, seen);
-            } else if p.is_file() {
-                // Regular files only: reading a FIFO or a device would block.
-                out.push(p);
-            }
-        }
-    }
 }
 
 /// The recipe of an ingest run: options and source file names in the

@@ -10,34 +10,6 @@ use std::path::{Path, PathBuf};
 
 use crate::{PipelineError, Result, StepInputs};
 
-/// Regular files under `dir`, recursively (never a FIFO or a device, which
-/// would block a reader); a directory reached twice (a symlink loop such as
-/// `x -> .`) is walked once.
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    walk_once(dir, &mut out, &mut std::collections::HashSet::new());
-    out
-}
-
-fn walk_once(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut std::collections::HashSet<PathBuf>) {
-    let Ok(real) = std::fs::canonicalize(dir) else {
-        return;
-    };
-    if !seen.insert(real) {
-        return;
-    }
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk_once(&p, out, seen);
-            } else if p.is_file() {
-                out.push(p);
-            }
-        }
-    }
-}
-
 fn hash_file(path: &Path) -> Result<String> {
     let f = std::fs::File::open(path).map_err(|e| PipelineError::io(path, e))?;
     sha256_reader(f).map_err(|e| PipelineError::io(path, e))
@@ -57,7 +29,7 @@ fn hash_input(arg: &str, base: &Path) -> Result<Option<String>> {
         return hash_file(&path).map(Some);
     }
     if path.is_dir() {
-        let mut entries = walk(&path);
+        let mut entries = ragprobe_artifact::regular_files(&path);
         entries.sort();
         let mut h = String::new();
         for e in entries {
