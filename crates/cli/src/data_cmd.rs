@@ -179,20 +179,14 @@ fn study_datasets(study: &str, opts: &DataOptions) -> Result<Vec<&'static str>> 
     let of: Vec<&Dataset> = DATASETS.iter().filter(|d| d.study == study).collect();
     if of.is_empty() {
         let mut studies: Vec<&str> = DATASETS.iter().map(|d| d.study).collect();
+        studies.sort();
         studies.dedup();
         anyhow::bail!("unknown study `{study}` (studies: {})", studies.join(", "));
     }
-    let dir = opts.data_dir.join(study);
     let missing: Vec<String> = of
         .iter()
         .filter_map(|d| match d.access {
-            Access::Manual(how)
-                if !d
-                    .parts
-                    .iter()
-                    .flat_map(|p| p.files)
-                    .all(|f| dir.join(f.name).is_file()) =>
-            {
+            Access::Manual(how) if ragprobe_data::parts_here(d, &opts.data_dir) < d.parts.len() => {
                 Some(format!("`{}`: {how}", d.name))
             }
             _ => None,
@@ -213,26 +207,22 @@ fn study_datasets(study: &str, opts: &DataOptions) -> Result<Vec<&'static str>> 
 
 /// `data get` of one dataset, its outputs added to `out`.
 fn get_one(store: &Store, name: &str, opts: &DataOptions, out: &mut crate::StageOut) -> Result<()> {
-    {
-        {
-            let r = ragprobe_data::get(store, name, opts)?;
-            for p in &r.parts {
-                tracing::info!(
-                    "data: {} {}: {}",
-                    r.dataset.name,
-                    p.part,
-                    if p.cached {
-                        "cached (no download)".to_string()
-                    } else {
-                        format!("{} file(s) downloaded, ingested", p.fetched)
-                    }
-                );
-                out.outputs
-                    .extend(p.outputs.iter().map(|o| (o.kind.clone(), o.id.clone())));
+    let r = ragprobe_data::get(store, name, opts)?;
+    for p in &r.parts {
+        tracing::info!(
+            "data: {} {}: {}",
+            r.dataset.name,
+            p.part,
+            if p.cached {
+                "cached (no download)".to_string()
+            } else {
+                format!("{} file(s) downloaded, ingested", p.fetched)
             }
-            out.cached &= r.parts.iter().all(|p| p.cached);
-            eprintln!("data: {} laid out in {}", r.dataset.name, r.dir.display());
-            Ok(())
-        }
+        );
+        out.outputs
+            .extend(p.outputs.iter().map(|o| (o.kind.clone(), o.id.clone())));
     }
+    out.cached &= r.parts.iter().all(|p| p.cached);
+    eprintln!("data: {} laid out in {}", r.dataset.name, r.dir.display());
+    Ok(())
 }
