@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use crate::config::RemoteConfig;
 use crate::error::{RemoteError, Result};
+use crate::s3_list::S3Lister;
 
 /// What kind of store a remote is; local directories and HTTP servers lack
 /// conditional updates, so the few mutable objects fall back to plain puts.
@@ -84,8 +85,12 @@ pub fn check_url(url: &str) -> Result<(), String> {
     }
 }
 
-/// The object store `config` names, rooted at its prefix.
-pub fn open_store(name: &str, config: &RemoteConfig) -> Result<(Arc<dyn ObjectStore>, Backend)> {
+/// The object store `config` names, rooted at its prefix, with the
+/// key-by-key lister of an S3 remote.
+pub(crate) fn open(
+    name: &str,
+    config: &RemoteConfig,
+) -> Result<(Arc<dyn ObjectStore>, Backend, Option<S3Lister>)> {
     let fail = |message: String| RemoteError::Connect {
         remote: name.to_string(),
         url: config.url.clone(),
@@ -95,7 +100,9 @@ pub fn open_store(name: &str, config: &RemoteConfig) -> Result<(Arc<dyn ObjectSt
     let parsed = url::Url::parse(url).ok().filter(|u| u.scheme().len() > 1);
     let Some(parsed) = parsed else {
         // A plain directory path.
-        return open_local(Path::new(url)).map_err(fail);
+        return open_local(Path::new(url))
+            .map_err(fail)
+            .map(|(s, b)| (s, b, None));
     };
     let prefix = parsed.path().trim_matches('/').to_string();
     let with_prefix = |s: Arc<dyn ObjectStore>| -> Arc<dyn ObjectStore> {
@@ -110,12 +117,19 @@ pub fn open_store(name: &str, config: &RemoteConfig) -> Result<(Arc<dyn ObjectSt
             let path = parsed
                 .to_file_path()
                 .map_err(|_| fail("not a local path".into()))?;
-            open_local(&path).map_err(fail)
+            open_local(&path).map_err(fail).map(|(s, b)| (s, b, None))
         }
         "s3" | "s3a" => {
-            let b = s3_builder(url, config).map_err(fail)?;
-            let s = b.build().map_err(|e| fail(crate::error::one_line(&e)))?;
-            Ok((with_prefix(Arc::new(s)), Backend::S3))
+            let (b, allow_http) = s3_builder(url, config).map_err(fail)?;
+            let s = Arc::new(
+                b.clone()
+                    .build()
+                    .map_err(|e| fail(crate::error::one_line(&e)))?,
+            );
+            let lister = parsed
+                .host_str()
+                .and_then(|bucket| S3Lister::new(&b, bucket, s.clone(), &prefix, allow_http));
+            Ok((with_prefix(s), Backend::S3, lister))
         }
         "gs" => {
             let s = GoogleCloudStorageBuilder::from_env()
@@ -124,7 +138,7 @@ pub fn open_store(name: &str, config: &RemoteConfig) -> Result<(Arc<dyn ObjectSt
                 .with_client_options(client_options(false))
                 .build()
                 .map_err(|e| fail(crate::error::one_line(&e)))?;
-            Ok((with_prefix(Arc::new(s)), Backend::Gcs))
+            Ok((with_prefix(Arc::new(s)), Backend::Gcs, None))
         }
         "az" | "adl" | "azure" | "abfs" | "abfss" => {
             let s = MicrosoftAzureBuilder::from_env()
@@ -133,7 +147,7 @@ pub fn open_store(name: &str, config: &RemoteConfig) -> Result<(Arc<dyn ObjectSt
                 .with_client_options(client_options(false))
                 .build()
                 .map_err(|e| fail(crate::error::one_line(&e)))?;
-            Ok((with_prefix(Arc::new(s)), Backend::Azure))
+            Ok((with_prefix(Arc::new(s)), Backend::Azure, None))
         }
         "http" | "https" => {
             let s = HttpBuilder::new()
@@ -142,7 +156,7 @@ pub fn open_store(name: &str, config: &RemoteConfig) -> Result<(Arc<dyn ObjectSt
                 .with_client_options(client_options(parsed.scheme() == "http"))
                 .build()
                 .map_err(|e| fail(crate::error::one_line(&e)))?;
-            Ok((Arc::new(s), Backend::Http))
+            Ok((Arc::new(s), Backend::Http, None))
         }
         _ => Err(fail(check_url(url).err().unwrap_or_default())),
     }
@@ -160,7 +174,8 @@ fn open_local(dir: &Path) -> Result<(Arc<dyn ObjectStore>, Backend), String> {
 /// credentials it fails at once (unless the remote is anonymous, or
 /// `RAGPROBE_AWS_IMDS=1` allows the instance metadata service) rather than
 /// waiting on a metadata service that is not there.
-fn s3_builder(url: &str, config: &RemoteConfig) -> Result<AmazonS3Builder, String> {
+/// Also says whether the endpoint is plain HTTP.
+fn s3_builder(url: &str, config: &RemoteConfig) -> Result<(AmazonS3Builder, bool), String> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut b = AmazonS3Builder::from_env()
         .with_url(url)
@@ -192,7 +207,7 @@ fn s3_builder(url: &str, config: &RemoteConfig) -> Result<AmazonS3Builder, Strin
         b = b.with_region(region);
     }
     if config.anonymous {
-        return Ok(b.with_skip_signature(true));
+        return Ok((b.with_skip_signature(true), allow_http));
     }
     let from_env = env("AWS_ACCESS_KEY_ID").is_some() && env("AWS_SECRET_ACCESS_KEY").is_some();
     let provider = env("AWS_WEB_IDENTITY_TOKEN_FILE").is_some()
@@ -200,7 +215,7 @@ fn s3_builder(url: &str, config: &RemoteConfig) -> Result<AmazonS3Builder, Strin
         || env("AWS_CONTAINER_CREDENTIALS_FULL_URI").is_some()
         || env("RAGPROBE_AWS_IMDS").as_deref() == Some("1");
     if from_env || provider {
-        return Ok(b);
+        return Ok((b, allow_http));
     }
     match (
         profile.get("aws_access_key_id"),
@@ -211,7 +226,7 @@ fn s3_builder(url: &str, config: &RemoteConfig) -> Result<AmazonS3Builder, Strin
             if let Some(t) = profile.get("aws_session_token") {
                 b = b.with_token(t);
             }
-            Ok(b)
+            Ok((b, allow_http))
         }
         _ => Err("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with keys in ~/.aws/credentials (on EC2 set RAGPROBE_AWS_IMDS=1; for a public bucket add the remote with --anonymous)".into()),
     }
@@ -301,7 +316,7 @@ mod tests {
             region: None,
             anonymous: false,
         };
-        let e = open_store("team", &c).err().unwrap().to_string();
+        let e = open("team", &c).err().unwrap().to_string();
         assert!(e.starts_with("remote `team` (ftp://host/x)"), "{e}");
         assert!(e.contains("unsupported scheme"), "{e}");
     }

@@ -29,6 +29,7 @@ mod pull;
 mod push;
 mod read_through;
 mod refs;
+mod s3_list;
 pub mod test_server;
 mod verify;
 
@@ -82,13 +83,15 @@ pub struct Remote {
     url: String,
     store: Arc<dyn ObjectStore>,
     backend: Backend,
+    /// S3 remotes list key by key (an invalid key is skipped, not fatal).
+    lister: Option<s3_list::S3Lister>,
     rt: tokio::runtime::Runtime,
 }
 
 impl Remote {
     /// Open the remote `name` described by `config` (no request is made yet).
     pub fn open(name: &str, config: &RemoteConfig) -> Result<Remote> {
-        let (mut store, backend) = connect::open_store(name, config)?;
+        let (mut store, backend, lister) = connect::open(name, config)?;
         // Tests of interruption need a push that takes a while:
         // `RAGPROBE_REMOTE_THROTTLE_MS` delays every put and get by that much.
         if let Some(ms) = std::env::var("RAGPROBE_REMOTE_THROTTLE_MS")
@@ -103,7 +106,9 @@ impl Remote {
             };
             store = Arc::new(object_store::throttle::ThrottledStore::new(store, cfg));
         }
-        Remote::with_store(name, &config.url, store, backend)
+        let mut remote = Remote::with_store(name, &config.url, store, backend)?;
+        remote.lister = lister;
+        Ok(remote)
     }
 
     /// A remote over any object store (tests use the in-memory one).
@@ -126,6 +131,7 @@ impl Remote {
             url: url.to_string(),
             store,
             backend,
+            lister: None,
             rt,
         })
     }
@@ -158,14 +164,33 @@ impl Remote {
         }
     }
 
-    /// Everything under `prefix/` (one paginated listing).
+    /// Everything under `prefix/` (one paginated listing). A key that is
+    /// not a valid object path (a `..` segment: no ragprobe wrote it) is
+    /// skipped with a warning on S3 remotes; on GCS and Azure,
+    /// `object_store` fails the listing with an error naming it.
     pub(crate) async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>> {
+        let at = Key::from(format!("{prefix}/"));
+        if let Some(lister) = &self.lister {
+            let listed = lister
+                .list(prefix)
+                .await
+                .map_err(|message| RemoteError::Request {
+                    remote: self.name.clone(),
+                    url: self.url.clone(),
+                    key: at.to_string(),
+                    message,
+                })?;
+            for (key, why) in &listed.skipped {
+                tracing::warn!(remote = %self.name, "skipping key `{key}`: {why}");
+            }
+            return Ok(listed.objects);
+        }
         let p = Key::from(prefix);
         self.store
             .list(Some(&p))
             .try_collect()
             .await
-            .map_err(|e| self.request_error(&Key::from(format!("{prefix}/")), &e))
+            .map_err(|e| self.request_error(&at, &e))
     }
 
     /// The object at `key` with its version (for a compare-and-swap), or

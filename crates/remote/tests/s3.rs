@@ -120,3 +120,45 @@ fn s3_round_trip_with_a_multipart_object_and_racing_record_writers() {
     assert_eq!(won, stores[w].1);
     assert!(remote.verify(&t).unwrap().problems.is_empty());
 }
+
+/// #33 L5: a key with a `..` or `.` segment, which another S3 client can
+/// put and `object_store` cannot parse, made every listing (and so every
+/// pull, verify and read-through) of the remote fail. Such keys are now
+/// skipped and the rest of the remote is used.
+#[test]
+fn keys_with_dot_segments_are_skipped_not_fatal() {
+    let d = tempfile::tempdir().unwrap();
+    let Some(server) = s3(d.path()) else { return };
+    server.create_bucket("dots").unwrap();
+    let remote = s3_remote(&server, "s3://dots/team");
+    let here = Store::open(d.path().join("here")).unwrap();
+    let (recipes, ids) = lineage(&here, "dots");
+    remote
+        .push(&here, &[ids[3].clone()], &Transfer::default())
+        .unwrap();
+    for key in [
+        "/dots/team/refs/../evil.json",
+        "/dots/team/objects/../x.parquet",
+        "/dots/team/objects/./y.parquet",
+        "/dots/team/actions/a/../b.json",
+        "/dots/team/journals/../j.jsonl",
+    ] {
+        let (code, body) = server.request("PUT", key, b"{}").unwrap();
+        assert_eq!(code, 200, "{key}: {}", String::from_utf8_lossy(&body));
+    }
+    let listing = remote.listing().unwrap();
+    assert_eq!(listing.objects.len(), 4, "{listing:?}");
+    let there = Store::open(d.path().join("there")).unwrap();
+    let r = remote
+        .pull(&there, &[ids[3].clone()], &Transfer::default())
+        .unwrap();
+    assert_eq!(r.fetched, 4);
+    for rc in &recipes {
+        assert!(there.cached(rc, &[]).unwrap().is_some());
+    }
+    assert!(remote
+        .verify(&Transfer::default())
+        .unwrap()
+        .problems
+        .is_empty());
+}
