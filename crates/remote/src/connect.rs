@@ -37,7 +37,7 @@ pub enum Backend {
 
 /// How long a failing request is retried before the error is reported.
 /// `RAGPROBE_REMOTE_RETRY_SECS` overrides the default of 30 s.
-fn retry_config() -> RetryConfig {
+pub(crate) fn retry_config() -> RetryConfig {
     let secs = std::env::var("RAGPROBE_REMOTE_RETRY_SECS")
         .ok()
         .and_then(|v| v.parse::<f64>().ok())

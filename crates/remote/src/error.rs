@@ -78,18 +78,25 @@ pub(crate) fn one_line(e: &object_store::Error) -> String {
         }
         src = s.source();
     }
-    let raw = parts.join(": ").replace(['\n', '\r'], " ");
+    let raw = parts.join(": ");
+    let denied = matches!(
+        e,
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. }
+    );
+    with_hint(&raw, denied)
+}
+
+/// `raw` on one line, after the cause a user can act on said plainly (a
+/// missing bucket, denied access — or `denied` —, an unreachable server).
+pub(crate) fn with_hint(raw: &str, denied: bool) -> String {
+    let raw = raw.replace(['\n', '\r'], " ");
     let hint = if raw.contains("NoSuchBucket") {
         Some("the bucket does not exist")
     } else if raw.contains("AccessDenied")
         || raw.contains("403 Forbidden")
         || raw.contains("InvalidAccessKeyId")
         || raw.contains("SignatureDoesNotMatch")
-        || matches!(
-            e,
-            object_store::Error::PermissionDenied { .. }
-                | object_store::Error::Unauthenticated { .. }
-        )
+        || denied
     {
         Some("access denied (check the credentials in the environment or profile)")
     } else if raw.contains("onnection refused")

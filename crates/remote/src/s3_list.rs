@@ -29,6 +29,8 @@ pub(crate) struct S3Lister {
     /// The remote's prefix with a trailing `/`, or empty.
     prefix: String,
     sign: bool,
+    /// Attempts per page (the remote's retry setting, as `object_store`'s).
+    tries: usize,
 }
 
 /// What a listing found: the valid keys (relative to the remote's root)
@@ -101,6 +103,7 @@ impl S3Lister {
                 format!("{prefix}/")
             },
             sign,
+            tries: crate::connect::retry_config().max_retries + 1,
         })
     }
 
@@ -152,9 +155,15 @@ impl S3Lister {
         }
     }
 
-    /// One signed GET of a listing page, retried a few times on a
-    /// connection error or a 5xx answer.
+    /// One signed GET of a listing page, retried on a connection error or
+    /// a 5xx answer as the remote's other requests are.
     async fn page(&self, url: &url::Url) -> Result<ListBucketResult, String> {
+        self.try_page(url)
+            .await
+            .map_err(|e| crate::error::with_hint(&e, false))
+    }
+
+    async fn try_page(&self, url: &url::Url) -> Result<ListBucketResult, String> {
         let mut wait = Duration::from_millis(100);
         let mut attempt = 0;
         loop {
@@ -195,11 +204,11 @@ impl S3Lister {
                 }
                 Err(e) => e.to_string(),
             };
-            if attempt >= 5 {
+            if attempt >= self.tries {
                 return Err(format!("listing: {retry} (after {attempt} tries)"));
             }
             tokio::time::sleep(wait).await;
-            wait *= 2;
+            wait = (wait * 2).min(Duration::from_secs(5));
         }
     }
 }
