@@ -98,15 +98,10 @@ bench-score:
 ## MODEL may list several models: each gets its own report directory)
 reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb: build-release
 	@pipeline=$$(case $@ in reproduce-imperfect) echo imperfect-retrieval;; reproduce-nomiracl) echo nomiracl;; reproduce-stress) echo rag-stress;; reproduce-rgb) echo rgb;; esac); \
-	data="$(DATA)"; extra=""; \
-	if [ -z "$$data" ]; then \
-	  $(RAGPROBE_REL) --store $(STORE) data get --study $$pipeline >/dev/null || exit 1; \
-	  data=$(STORE)/datasets/$$pipeline; \
-	  [ $$pipeline = nomiracl ] && extra="--set ext="; \
-	fi; \
+	data=""; [ -n "$(DATA)" ] && data="--set data=$(DATA)"; \
 	for m in $(MODEL); do \
 	  out=report-$${pipeline}-$$(echo $$m | tr '/:' '__'); \
-	  $(RUN) pipelines/$$pipeline.toml --set model=$$m --set base_url=$(BASE_URL) --set data=$$data $$extra --set out=$$out || exit 1; \
+	  $(RUN) pipelines/$$pipeline.toml --set model=$$m --set base_url=$(BASE_URL) $$data --set out=$$out || exit 1; \
 	done
 
 ## reproduce-check: the three reproductions on the fixtures against the built-in mock (scripted replies)

@@ -26,32 +26,54 @@ COMMON=(--set base_url="$URL" --set model=mock-model --set concurrency=16)
 "$BIN" --store "$STORE" run pipelines/rag-stress.toml "${COMMON[@]}" --set data=fixtures/rc --set triviaqa=triviaqa-mini.json \
   --set hotpotqa=hotpotqa-mini.json --set searchqa=searchqa-mini.jsonl --set medqa=medqa-mini-en.jsonl \
   --set medqa_zh=medqa-mini-zh.jsonl --set backend=openai --set bootstrap=2000 --set out="$OUT/stress"
-# RGB with its data fetched by name: the fixtures laid out as RGB's
-# repository paths on a local mirror (RAGPROBE_MIRROR), `data get --study`.
-MIRROR="$OUT/mirror/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data"
-mkdir -p "$MIRROR"
+# The four studies again with their data by name (no `--set data=`), the
+# local mirror server standing in for the internet: the pipelines' ingest
+# steps fetch what they name (`fetch = ...`) through RAGPROBE_MIRROR (plain
+# URLs, their paths kept) and HF_ENDPOINT (the hub protocol). The fixtures
+# are laid out at the registry's sources: RGB's repository files, DPR's NQ
+# results, HotpotQA's file, NoMIRACL's hub layout (English and German).
+M="$OUT/mirror"
+RGB="$M/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data"
+mkdir -p "$RGB" "$M/dpr/data/retriever_results/single" "$M/datasets/hotpot"
 for pair in en:rgb-mini zh:rgb-zh-mini en_int:rgb-int-mini zh_int:rgb-int-mini en_fact:rgb-mini zh_fact:rgb-zh-mini; do
-  cp "fixtures/${pair#*:}.jsonl" "$MIRROR/${pair%%:*}.json"
+  cp "fixtures/${pair#*:}.jsonl" "$RGB/${pair%%:*}.json"
 done
-MURLFILE="$OUT/mirror.url"
-"$BIN" data mirror-server --root "$OUT/mirror" --max-seconds 1800 > "$MURLFILE" &
-MIRRORPID=$!
-trap 'kill $MOCK $MIRRORPID 2>/dev/null || true' EXIT
-for _ in $(seq 100); do [ -s "$MURLFILE" ] && break; sleep 0.1; done
-RAGPROBE_MIRROR=$(head -1 "$MURLFILE") "$BIN" --store "$STORE" data get --study rgb > /dev/null
-"$BIN" --store "$STORE" run pipelines/rgb.toml "${COMMON[@]}" --set data="$STORE/datasets/rgb" --set out="$OUT/rgb"
-# NoMIRACL by name through the hub protocol: the distribution fixture laid
-# out as miracl/nomiracl at the registry's revision (English and German).
-HUB="$OUT/mirror/datasets/miracl/nomiracl/resolve/ecd08778d0426a5ca28ac99763b0c9ddc2c78e68/data"
+cp fixtures/nq-mini.jsonl.gz "$M/dpr/data/retriever_results/single/nq-test.json.gz"
+cp fixtures/rc/hotpotqa-mini.json "$M/datasets/hotpot/hotpot_dev_distractor_v1.json"
+HUB="$M/datasets/miracl/nomiracl/resolve/ecd08778d0426a5ca28ac99763b0c9ddc2c78e68/data"
 for lang in english german; do
   mkdir -p "$HUB/$lang"
   cp -r fixtures/nomiracl-dist/en/topics fixtures/nomiracl-dist/en/qrels "$HUB/$lang/"
   gzip -c fixtures/nomiracl-dist/en/corpus.jsonl > "$HUB/$lang/corpus.jsonl.gz"
 done
-kill $MIRRORPID 2>/dev/null || true
-"$BIN" data mirror-server --root "$OUT/mirror" --max-seconds 1800 > "$MURLFILE" &
+MURLFILE="$OUT/mirror.url"
+"$BIN" data mirror-server --root "$M" --max-seconds 1800 > "$MURLFILE" &
 MIRRORPID=$!
+trap 'kill $MOCK $MIRRORPID 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$MURLFILE" ] && break; sleep 0.1; done
-HF_ENDPOINT=$(head -1 "$MURLFILE") HF_HUB_CACHE="$OUT/hub-cache" "$BIN" --store "$STORE" data get nomiracl --only en,de > /dev/null
-"$BIN" --store "$STORE" run pipelines/nomiracl.toml "${COMMON[@]}" --set data="$STORE/datasets/nomiracl" --set ext= --set langs=en,de --set out="$OUT/nomiracl-by-name"
-echo "reports: $OUT/imperfect $OUT/nomiracl $OUT/stress $OUT/rgb $OUT/nomiracl-by-name" >&2
+export RAGPROBE_MIRROR HF_ENDPOINT HF_HUB_CACHE="$OUT/hub-cache"
+RAGPROBE_MIRROR=$(head -1 "$MURLFILE"); HF_ENDPOINT=$RAGPROBE_MIRROR
+NAMED="$OUT/named-store"
+# Datasets no host serves in the pipelines' format are placed by hand where
+# `ragprobe data get NAME` says (TriviaQA/WebQ retrieval results, TriviaQA-RC,
+# SearchQA, MedQA).
+D="$NAMED/datasets"
+mkdir -p "$D/imperfect-retrieval" "$D/rag-stress/triviaqa"
+cp fixtures/nq-mini.jsonl "$D/imperfect-retrieval/tqa.jsonl"
+cp fixtures/nq-mini.jsonl "$D/imperfect-retrieval/webq.jsonl"
+cp fixtures/rc/triviaqa-mini.json "$D/rag-stress/triviaqa/wikipedia-dev.json"
+cp -r fixtures/rc/triviaqa-evidence "$D/rag-stress/triviaqa-evidence"
+cp fixtures/rc/searchqa-mini.jsonl "$D/rag-stress/searchqa-dev.jsonl"
+cp fixtures/rc/medqa-mini-en.jsonl "$D/rag-stress/medqa-test.jsonl"
+cp fixtures/rc/medqa-mini-zh.jsonl "$D/rag-stress/medqa-test-zh.jsonl"
+# PopQA's file is pinned by SHA-256 (the real one): a fixture cannot stand
+# in for it on the mirror, so it is read from a local directory, which wins
+# for that step while the others fetch.
+mkdir -p "$OUT/popqa-only"
+cp fixtures/popqa-mini.jsonl "$OUT/popqa-only/popqa.jsonl"
+"$BIN" --store "$NAMED" run pipelines/rgb.toml "${COMMON[@]}" --dry-run | grep -q "rgb en.jsonl"
+"$BIN" --store "$NAMED" run pipelines/rgb.toml "${COMMON[@]}" --set out="$OUT/rgb"
+"$BIN" --store "$NAMED" run pipelines/nomiracl.toml "${COMMON[@]}" --set langs=en,de --set out="$OUT/nomiracl-by-name"
+"$BIN" --store "$NAMED" run pipelines/imperfect-retrieval.toml "${COMMON[@]}" --set data="$OUT/popqa-only" --set conflict_share=0.6 --set out="$OUT/imperfect-by-name"
+"$BIN" --store "$NAMED" run pipelines/rag-stress.toml "${COMMON[@]}" --set backend=openai --set bootstrap=2000 --set out="$OUT/stress-by-name"
+echo "reports: $OUT/imperfect $OUT/nomiracl $OUT/stress $OUT/rgb $OUT/nomiracl-by-name $OUT/imperfect-by-name $OUT/stress-by-name" >&2

@@ -76,9 +76,7 @@ pub fn run(store: &Store, cmd: DataCmd) -> Result<crate::StageOut> {
             );
             for d in DATASETS {
                 let parts: Vec<&ragprobe_data::Part> = d.parts.iter().collect();
-                let size = Dataset::bytes(&parts).map_or("unknown".to_string(), |b| {
-                    format!("{:.1} MB", b as f64 / 1e6)
-                });
+                let size = Dataset::bytes(&parts).map_or("unknown".to_string(), megabytes);
                 let here = ragprobe_data::parts_here(d, &opts.data_dir);
                 let here = match (&d.access, here) {
                     (_, n) if n == d.parts.len() => "yes".to_string(),
@@ -225,4 +223,9 @@ fn get_one(store: &Store, name: &str, opts: &DataOptions, out: &mut crate::Stage
     out.cached &= r.parts.iter().all(|p| p.cached);
     eprintln!("data: {} laid out in {}", r.dataset.name, r.dir.display());
     Ok(())
+}
+
+/// A download size as `data ls` and `run --dry-run` show it (decimal MB).
+pub fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
 }

@@ -15,7 +15,7 @@ pub struct IngestArgs {
     #[arg(long, short)]
     pub format: Format,
     /// Input files (a directory for BEIR).
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "fetch", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Dataset name [default: the file name without extensions].
     #[arg(long)]
@@ -68,6 +68,48 @@ pub struct IngestArgs {
     /// Table format (corpus): text column.
     #[arg(long, default_value = "text", help_heading = "Table format")]
     pub col_text: String,
+    /// Fetch the registry dataset NAME (`ragprobe data ls`) and ingest its
+    /// files when a PATH does not exist or none is given: local files win.
+    #[arg(long, value_name = "NAME", help_heading = "Data by name")]
+    pub fetch: Option<String>,
+    /// With --fetch: only these parts (languages, testbed files) [default: all].
+    #[arg(
+        long,
+        value_name = "PART",
+        value_delimiter = ',',
+        requires = "fetch",
+        help_heading = "Data by name"
+    )]
+    pub part: Vec<String>,
+}
+
+/// The registry dataset this ingest reads instead of its paths: the one
+/// `--fetch` names, when a path is missing or none is given. Its format
+/// must be the one asked for.
+pub fn fetched_dataset(a: &IngestArgs) -> Result<Option<&'static ragprobe_data::Dataset>> {
+    let Some(name) = &a.fetch else {
+        return Ok(None);
+    };
+    if !a.paths.is_empty() && a.paths.iter().all(|p| p.exists()) {
+        return Ok(None);
+    }
+    let d = ragprobe_data::find(name).map_err(anyhow::Error::msg)?;
+    if d.format != a.format {
+        anyhow::bail!(
+            "--fetch {name}: the dataset is in format `{}`, the step reads `{}`",
+            d.format.name(),
+            a.format.name()
+        );
+    }
+    d.select(&a.part).map_err(anyhow::Error::msg)?;
+    Ok(Some(d))
+}
+
+/// The options to fetch `--part` of a dataset into this store's data directory.
+pub fn data_options(store: &Store, a: &IngestArgs) -> ragprobe_data::DataOptions {
+    let mut opts = ragprobe_data::DataOptions::from_env(store.root());
+    opts.only = a.part.clone();
+    opts
 }
 
 /// The stage's options from its arguments.
@@ -98,7 +140,35 @@ pub fn options(a: IngestArgs) -> IngestOptions {
     }
 }
 
-pub fn run(store: &Store, a: IngestArgs) -> Result<crate::StageOut> {
+pub fn run(store: &Store, mut a: IngestArgs) -> Result<crate::StageOut> {
+    if let Some(d) = fetched_dataset(&a)? {
+        if let Some(p) = a.paths.iter().find(|p| !p.exists()) {
+            tracing::info!(
+                "{} does not exist: reading dataset `{}` instead",
+                p.display(),
+                d.name
+            );
+        }
+        let laid = ragprobe_data::lay_out(d, &data_options(store, &a))?;
+        tracing::info!(
+            "dataset `{}`: {} file(s) downloaded, reading {}",
+            d.name,
+            laid.fetched,
+            laid.dir.display()
+        );
+        a.paths = laid.paths;
+        // A directory option under the step's data directory is where the
+        // dataset's layout has the same name (TriviaQA's evidence).
+        if let Some(e) = a.evidence_dir.as_ref().filter(|e| !e.exists()) {
+            if let Some(here) = e
+                .file_name()
+                .map(|n| laid.dir.join(n))
+                .filter(|p| p.exists())
+            {
+                a.evidence_dir = Some(here);
+            }
+        }
+    }
     let opts = options(a);
     let report = ingest(store, &opts)?;
     if !report.cached {

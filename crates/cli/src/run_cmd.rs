@@ -88,6 +88,12 @@ impl StepExecutor for CliSteps<'_> {
         let mut i = StepInputs::default();
         match cmd {
             Command::Ingest(a) => {
+                // A step reading a dataset by name keys on the dataset's
+                // pinned sources (the files are not there before it runs).
+                if let Ok(Some(d)) = crate::ingest_cmd::fetched_dataset(&a) {
+                    i.sources = ragprobe_data::identity(d, &a.part).unwrap_or_default();
+                    return i;
+                }
                 // Exactly the files the stage reads (a BEIR directory's
                 // corpus, queries and qrels; not everything under it). A
                 // step whose inputs cannot be listed fails when it runs,
@@ -168,6 +174,7 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
             };
             println!("  {n:<28} {stage:<9} {state}");
         }
+        print_downloads(store, &p);
         return Ok(());
     }
     let summary = p.run(store, &steps, &opts, &mut |n, outs| {
@@ -198,6 +205,69 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
     );
     store.log_run(json!({"stage": "run", "pipeline": a.pipeline.display().to_string(), "ran": summary.ran, "cached": summary.cached, "seconds": started.elapsed().as_secs_f64()}));
     Ok(())
+}
+
+/// What the ingest steps that read datasets by name would download: each
+/// file with its size, and the total (`run --dry-run`).
+fn print_downloads(store: &Store, p: &Pipeline) {
+    let mut lines = Vec::new();
+    let (mut total, mut unknown, mut manual) = (0u64, 0usize, Vec::new());
+    for s in p.steps.values().filter(|s| s.stage == "ingest") {
+        let Ok(argv) = p.argv(s, &|r| {
+            Err(ragprobe_pipeline::PipelineError::Invalid(r.into()))
+        }) else {
+            continue;
+        };
+        let Ok(Command::Ingest(a)) = parse(&argv) else {
+            continue;
+        };
+        let Ok(Some(d)) = crate::ingest_cmd::fetched_dataset(&a) else {
+            continue;
+        };
+        let opts = crate::ingest_cmd::data_options(store, &a);
+        for f in ragprobe_data::pending(d, &opts).unwrap_or_default() {
+            if f.manual {
+                manual.push(format!("{}/{}", d.name, f.file));
+                continue;
+            }
+            match f.bytes {
+                Some(b) => total += b,
+                None => unknown += 1,
+            }
+            let size = f
+                .bytes
+                .map_or("size unknown".to_string(), crate::data_cmd::megabytes);
+            let line = format!("  {:<40} {size}", format!("{} {}", d.name, f.file));
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+    }
+    if lines.is_empty() && manual.is_empty() {
+        return;
+    }
+    println!(
+        "downloads into {} ({} file(s), {}{}):",
+        ragprobe_data::DataOptions::from_env(store.root())
+            .data_dir
+            .display(),
+        lines.len(),
+        crate::data_cmd::megabytes(total),
+        if unknown > 0 {
+            format!(" + {unknown} of unknown size")
+        } else {
+            String::new()
+        }
+    );
+    for l in lines {
+        println!("{l}");
+    }
+    for m in manual {
+        println!(
+            "  {m:<40} must be placed by hand (ragprobe data get {})",
+            m.split('/').next().unwrap_or("")
+        );
+    }
 }
 
 /// Ids of the artifacts the already-run steps of a pipeline produced (with

@@ -54,21 +54,7 @@ fn outputs_via_hub(store: &Path, hub: &str, cache: &Path, args: &[&str]) -> Vec<
 
 #[test]
 fn a_study_runs_on_data_fetched_by_name() {
-    let mut s = Served::default();
-    for (name, file) in [
-        ("en", "rgb-mini"),
-        ("zh", "rgb-zh-mini"),
-        ("en_int", "rgb-int-mini"),
-        ("zh_int", "rgb-int-mini"),
-        ("en_fact", "rgb-mini"),
-        ("zh_fact", "rgb-zh-mini"),
-    ] {
-        s.plain_files.insert(
-            format!("/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data/{name}.json"),
-            std::fs::read(root().join(format!("fixtures/{file}.jsonl"))).unwrap(),
-        );
-    }
-    let server = TestServer::start(s).unwrap();
+    let server = rgb_server();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
 
@@ -152,6 +138,123 @@ fn a_study_runs_on_data_fetched_by_name() {
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(report.join("index.html").is_file());
+}
+
+/// RGB's six files on a plain-file server laid out as the registry's
+/// source (GitHub raw at the pinned commit).
+fn rgb_server() -> TestServer {
+    let mut s = Served::default();
+    for (name, file) in [
+        ("en", "rgb-mini"),
+        ("zh", "rgb-zh-mini"),
+        ("en_int", "rgb-int-mini"),
+        ("zh_int", "rgb-int-mini"),
+        ("en_fact", "rgb-mini"),
+        ("zh_fact", "rgb-zh-mini"),
+    ] {
+        s.plain_files.insert(
+            format!("/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data/{name}.json"),
+            std::fs::read(root().join(format!("fixtures/{file}.jsonl"))).unwrap(),
+        );
+    }
+    TestServer::start(s).unwrap()
+}
+
+/// `step\tkind\tid` lines of the ingest steps in a run's output.
+fn ingest_lines(out: &str) -> Vec<String> {
+    let mut v: Vec<String> = out
+        .lines()
+        .filter(|l| {
+            [
+                "en\t",
+                "zh\t",
+                "en_fact\t",
+                "zh_fact\t",
+                "en_int\t",
+                "zh_int\t",
+            ]
+            .iter()
+            .any(|p| l.starts_with(p))
+        })
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// #34: a pipeline's ingest steps name their dataset (`fetch = "rgb"`,
+/// `part = "en"`): with no `data` set, `run --dry-run` lists the downloads,
+/// `run` fetches them and reads the same files as a run given them by
+/// path (same artifact ids), and a second run makes no request.
+#[test]
+fn a_pipeline_fetches_the_datasets_its_steps_name() {
+    let server = rgb_server();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt
+        .block_on(start(
+            MockConfig {
+                replies: Replies::Scripted,
+                ..Default::default()
+            },
+            0,
+        ))
+        .unwrap();
+    let base = format!("base_url={}", mock.base_url());
+    let out = format!("out={}", d.path().join("report").display());
+    let args = [
+        "run",
+        "pipelines/rgb.toml",
+        "--set",
+        &base,
+        "--set",
+        "model=mock-model",
+        "--set",
+        &out,
+    ];
+    let mut dry = args.to_vec();
+    dry.push("--dry-run");
+    let (plan, err) = text(&rp(&store, &dry, &server.url()));
+    assert!(
+        plan.contains("downloads into") && plan.contains("rgb en_fact.jsonl"),
+        "{plan}{err}"
+    );
+    assert_eq!(
+        server.requests.load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "a dry run downloads nothing"
+    );
+
+    let o = rp(&store, &args, &server.url());
+    let (by_name, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(d.path().join("report/index.html").is_file());
+    assert_eq!(ingest_lines(&by_name).len(), 12, "{by_name}");
+
+    // The same files given by path: the same artifacts.
+    let other = d.path().join("other");
+    let data = format!("data={}", store.join("datasets/rgb").display());
+    let mut by_path_args = args.to_vec();
+    by_path_args.extend(["--set", &data]);
+    let o = rp(&other, &by_path_args, "http://127.0.0.1:9");
+    let (by_path, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(ingest_lines(&by_path), ingest_lines(&by_name));
+
+    // Again: every step cached, no request.
+    let before = server.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let o = rp(&store, &args, &server.url());
+    let (_, err) = text(&o);
+    assert!(o.status.success() && err.contains("0 step(s) run"), "{err}");
+    assert_eq!(
+        server.requests.load(std::sync::atomic::Ordering::Relaxed),
+        before
+    );
 }
 
 /// `--model hf:<owner>/<name>/<file>@<rev>` fetches the GGUF through the hub

@@ -165,6 +165,29 @@ fn write_record(dir: &Path, r: &Record) -> Result<(), DataError> {
         .map_err(|e| DataError::Fetch(format!("{}: {e}", path.display())))
 }
 
+/// Holds `<dir>/.lock` while a process lays out or ingests a study
+/// directory: steps of one pipeline (and two runs) fetching the same
+/// dataset share its files and its `.hashes.json`, so they take turns.
+fn lock_dir(dir: &Path) -> Result<std::fs::File, DataError> {
+    let path = dir.join(".lock");
+    let fail = |e: std::io::Error| DataError::Fetch(format!("{}: {e}", path.display()));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(fail)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            tracing::info!("{}: in use by another download; waiting", dir.display());
+            file.lock().map_err(fail)?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(fail(e)),
+    }
+    Ok(file)
+}
+
 /// What `.hashes.json` records for an optional file the source lacks.
 const ABSENT: &str = "absent";
 
@@ -224,11 +247,8 @@ pub fn get_dataset(
     let dir = opts.data_dir.join(dataset.study);
     std::fs::create_dir_all(&dir)
         .map_err(|e| DataError::Fetch(format!("{}: {e}", dir.display())))?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| DataError::Fetch(format!("starting the downloader: {e}")))?;
+    let rt = runtime()?;
+    let _lock = lock_dir(&dir)?;
     let mut record = read_record(&dir);
     let mut reports = Vec::new();
     for part in parts {
@@ -240,6 +260,123 @@ pub fn get_dataset(
         dir,
         parts: reports,
     })
+}
+
+/// What [`lay_out`] laid out.
+#[derive(Debug, Clone)]
+pub struct LaidOut {
+    /// The directory of the dataset's study (`<data dir>/<study>`).
+    pub dir: PathBuf,
+    /// What to ingest, the selected parts' in order (files, or a part's
+    /// directory).
+    pub paths: Vec<PathBuf>,
+    /// Files downloaded now.
+    pub fetched: usize,
+}
+
+/// Downloads (what is missing) and verifies the parts `opts.only` selects,
+/// without ingesting them: what a pipeline's ingest step that names the
+/// dataset (`fetch = "nomiracl"`) reads with its own options. A dataset
+/// that must be placed by hand is used when its files are there, and
+/// otherwise its instructions are the error.
+pub fn lay_out(dataset: &'static Dataset, opts: &DataOptions) -> Result<LaidOut, DataError> {
+    let parts = dataset.select(&opts.only).map_err(DataError::Unknown)?;
+    let dir = opts.data_dir.join(dataset.study);
+    if let Access::Manual(how) = dataset.access {
+        let mut paths = Vec::new();
+        for part in &parts {
+            if let Some(f) = part.files.iter().find(|f| !dir.join(f.name).is_file()) {
+                return Err(DataError::Manual(format!(
+                    "dataset `{}`: {} is not there, and the dataset cannot be downloaded automatically: {how}",
+                    dataset.name,
+                    dir.join(f.name).display()
+                )));
+            }
+            match part.ingest {
+                Some(p) => paths.push(dir.join(p)),
+                None => paths.extend(part.files.iter().map(|f| dir.join(f.name))),
+            }
+        }
+        return Ok(LaidOut {
+            dir,
+            paths,
+            fetched: 0,
+        });
+    }
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| DataError::Fetch(format!("{}: {e}", dir.display())))?;
+    let rt = runtime()?;
+    let _lock = lock_dir(&dir)?;
+    let mut record = read_record(&dir);
+    let mut out = LaidOut {
+        dir: dir.clone(),
+        paths: Vec::new(),
+        fetched: 0,
+    };
+    for part in parts {
+        let (paths, fetched) = lay_out_part(&rt, dataset, part, &dir, &mut record, opts)?;
+        out.paths.extend(paths);
+        out.fetched += fetched;
+    }
+    Ok(out)
+}
+
+/// A file [`lay_out`] would download.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// The part it belongs to.
+    pub part: &'static str,
+    /// Its name in the dataset's directory.
+    pub file: &'static str,
+    /// Its size, when the registry knows it.
+    pub bytes: Option<u64>,
+    /// It must be placed by hand.
+    pub manual: bool,
+}
+
+/// The files of the parts `opts.only` selects that are not laid out yet
+/// (nor recorded absent from their source): what a run would download.
+/// Reads no file and makes no request.
+pub fn pending(dataset: &'static Dataset, opts: &DataOptions) -> Result<Vec<Pending>, DataError> {
+    let parts = dataset.select(&opts.only).map_err(DataError::Unknown)?;
+    let dir = opts.data_dir.join(dataset.study);
+    let record = read_record(&dir);
+    Ok(parts
+        .iter()
+        .flat_map(|p| p.files.iter().map(move |f| (p.name, f)))
+        .filter(|(_, f)| {
+            !dir.join(f.name).is_file() && record.files.get(f.name).is_none_or(|h| h != ABSENT)
+        })
+        .map(|(part, f)| Pending {
+            part,
+            file: f.name,
+            bytes: f.bytes,
+            manual: matches!(dataset.access, Access::Manual(_)),
+        })
+        .collect())
+}
+
+/// The identity of the selected parts' sources: each file's name, source
+/// (repository, revision and path, or URL) and pinned hash. Neither the
+/// mirror nor the data directory is part of it, so a pipeline step that
+/// fetches a dataset keys on what it reads, not where from.
+pub fn identity(dataset: &'static Dataset, only: &[String]) -> Result<Vec<String>, DataError> {
+    let parts = dataset.select(only).map_err(DataError::Unknown)?;
+    Ok(parts
+        .iter()
+        .flat_map(|p| {
+            p.files.iter().map(move |f| {
+                format!(
+                    "{}/{}/{}: {:?} sha256={}",
+                    dataset.name,
+                    p.name,
+                    f.name,
+                    f.source,
+                    f.sha256.unwrap_or("-")
+                )
+            })
+        })
+        .collect())
 }
 
 fn get_part(
@@ -275,6 +412,44 @@ fn get_part(
             });
         }
     }
+    let (paths, fetched) = lay_out_part(rt, dataset, part, dir, record, opts)?;
+    let ingest_opts = IngestOptions {
+        format: Some(dataset.format),
+        paths,
+        dataset: Some(part.dataset.to_string()),
+        lang: part.lang.map(str::to_string),
+        passage_words: 100,
+        progress: opts.progress,
+        ..Default::default()
+    };
+    let r = ingest(store, &ingest_opts)?;
+    record.outputs.insert(
+        key,
+        r.outputs
+            .iter()
+            .map(|o| (o.kind.clone(), o.id.clone(), o.rows))
+            .collect(),
+    );
+    write_record(dir, record)?;
+    Ok(PartReport {
+        part: part.name.to_string(),
+        outputs: r.outputs,
+        fetched,
+        cached: false,
+    })
+}
+
+/// Downloads what is missing of one part, verifies every file of it, and
+/// returns what is ingested for it (its files, or its `ingest` directory)
+/// with the number of files downloaded now.
+fn lay_out_part(
+    rt: &tokio::runtime::Runtime,
+    dataset: &Dataset,
+    part: &Part,
+    dir: &Path,
+    record: &mut Record,
+    opts: &DataOptions,
+) -> Result<(Vec<PathBuf>, usize), DataError> {
     let mut fetched = 0;
     let mut paths = Vec::new();
     for f in part.files {
@@ -328,30 +503,7 @@ fn get_part(
         Some(p) => vec![dir.join(p)],
         None => paths,
     };
-    let ingest_opts = IngestOptions {
-        format: Some(dataset.format),
-        paths,
-        dataset: Some(part.dataset.to_string()),
-        lang: part.lang.map(str::to_string),
-        passage_words: 100,
-        progress: opts.progress,
-        ..Default::default()
-    };
-    let r = ingest(store, &ingest_opts)?;
-    record.outputs.insert(
-        key,
-        r.outputs
-            .iter()
-            .map(|o| (o.kind.clone(), o.id.clone(), o.rows))
-            .collect(),
-    );
-    write_record(dir, record)?;
-    Ok(PartReport {
-        part: part.name.to_string(),
-        outputs: r.outputs,
-        fetched,
-        cached: false,
-    })
+    Ok((paths, fetched))
 }
 
 /// `hf:<owner>/<name>[/<path>][@<revision>]` split into (repo, path, revision);

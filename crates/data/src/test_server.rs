@@ -143,9 +143,12 @@ fn respond(
         Ok(true)
     };
     let mut extra = String::new();
+    // A hub path has `resolve` as its third segment after `/datasets/`
+    // (datasets) or after `/` (models); anything else is a plain file
+    // (HotpotQA's URL path also starts with `/datasets/`).
     let hub = match path.strip_prefix("/datasets/") {
-        Some(rest) => Some((rest, true)),
-        None => {
+        Some(rest) if rest.split('/').nth(2) == Some("resolve") => Some((rest, true)),
+        _ => {
             let rest = &path[1..];
             (rest.split('/').nth(2) == Some("resolve")).then_some((rest, false))
         }

@@ -68,6 +68,9 @@ pub fn step_key(pipeline_dir: &Path, argv: &[String], inputs: &StepInputs) -> Re
     if !inputs.engines.is_empty() {
         v["engines"] = json!(inputs.engines);
     }
+    if !inputs.sources.is_empty() {
+        v["sources"] = json!(inputs.sources);
+    }
     Ok(sha256_hex(canonical_json(&v).as_bytes()))
 }
 

@@ -22,6 +22,12 @@
 //! scenario = ["base", "add-random"]
 //! ```
 //!
+//! An ingest step may read a dataset by name: with `fetch = "nomiracl"`
+//! (and `part = ["{{langs}}"]`) its `paths` are read when they all exist
+//! (local files win) and otherwise the dataset is downloaded, verified and
+//! read from the store's data directory; such paths are not required
+//! inputs, and the step keys on the dataset's pinned sources.
+//!
 //! A list variable expands a list item that uses it into one item per
 //! value (`paths = ["{{data}}/{{langs}}.jsonl"]` reads one file per
 //! language); in a single value it becomes the comma-separated list. An
@@ -113,6 +119,9 @@ pub struct StepInputs {
     /// Versions of the in-process engines it runs models with: their
     /// arithmetic decides its outputs, so a new engine is a new key.
     pub engines: Vec<String>,
+    /// Inputs named rather than read from disk (a dataset fetched by name:
+    /// its pinned sources, revisions and hashes), keyed as given.
+    pub sources: Vec<String>,
 }
 
 /// What a finished step wrote.

@@ -44,6 +44,10 @@ pub struct Step {
     pub deps: BTreeSet<String>,
 }
 
+/// The step parameter naming a dataset to read when the step's paths do
+/// not exist (`fetch = "nomiracl"`).
+pub const FETCH: &str = "fetch";
+
 /// An input path of the pipeline and where its value came from.
 #[derive(Debug, Clone)]
 pub struct InputPath {
@@ -214,6 +218,7 @@ impl<'a> Context<'a> {
         }
         let mut params = Vec::new();
         let mut deps = BTreeSet::new();
+        let mut step_inputs = Vec::new();
         for (k, (key, val)) in self.entries(&stage, table) {
             if k == "stage" {
                 continue;
@@ -227,8 +232,13 @@ impl<'a> Context<'a> {
                 self.after(val.get_ref(), &kat, &at, &mut deps)?;
                 continue;
             }
-            let values = self.param(k, val.get_ref(), &kat, &mut deps, inputs)?;
+            let values = self.param(k, val.get_ref(), &kat, &mut deps, &mut step_inputs)?;
             params.push((k.to_string(), values));
+        }
+        // A step that names a dataset to fetch reads its paths only when
+        // they exist: they are not required inputs.
+        if !params.iter().any(|(k, _)| k == FETCH) {
+            inputs.extend(step_inputs);
         }
         Ok(Step {
             name,
