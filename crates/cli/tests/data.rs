@@ -257,6 +257,68 @@ fn a_pipeline_fetches_the_datasets_its_steps_name() {
     );
 }
 
+/// #34: `kill -9` of `data get` in the middle of a file, then a rerun:
+/// the finished file is not fetched again, the cut one continues from its
+/// `.part` with a range request, and the artifacts are the ones an
+/// uninterrupted download gives.
+#[test]
+fn a_killed_download_resumes_without_fetching_finished_files() {
+    let server = rgb_server();
+    let zh = "/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data/zh.json".to_string();
+    let en = zh.replace("zh.json", "en.json");
+    server.served.lock().unwrap().stall.insert(zh.clone(), 3000);
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(&store)
+        .args(["data", "get", "rgb"])
+        .env("RAGPROBE_MIRROR", server.url())
+        .env_remove("RAGPROBE_DATA")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let part = store.join("datasets/rgb/zh.jsonl.part");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0) < 3000 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the download did not start"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "ragprobe exited early");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(store.join("datasets/rgb/en.jsonl").is_file());
+    assert!(
+        !store.join("datasets/rgb/zh.jsonl").exists(),
+        "no half file under the final name"
+    );
+
+    server.served.lock().unwrap().stall.clear();
+    let o = rp(&store, &["data", "get", "rgb"], &server.url());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    {
+        let s = server.served.lock().unwrap();
+        assert_eq!(s.gets[&en], 1, "the finished file is not fetched again");
+        assert_eq!(s.gets[&zh], 2);
+        assert_eq!(
+            s.ranged_gets[&zh], 1,
+            "the cut file continues from its part"
+        );
+    }
+    assert_eq!(
+        std::fs::read(store.join("datasets/rgb/zh.jsonl")).unwrap(),
+        std::fs::read(root().join("fixtures/rgb-zh-mini.jsonl")).unwrap()
+    );
+    let fresh = d.path().join("fresh");
+    let (whole, _) = text(&rp(&fresh, &["data", "get", "rgb"], &server.url()));
+    assert_eq!(out, whole);
+}
+
 /// `--model hf:<owner>/<name>/<file>@<rev>` fetches the GGUF through the hub
 /// protocol (here the local server) into the hub cache; the model's content
 /// hash is its identity, so the responses are the ones the same file gives

@@ -9,7 +9,9 @@
 //!   repository is `401` without `Authorization: Bearer <token>`.
 //! * `GET /<any other path>`: a plain file, with range requests.
 //! * Faults: [`Served::cut_once`] makes the first full download of a file
-//!   stop after some bytes (the connection closes mid-body).
+//!   stop after some bytes (the connection closes mid-body);
+//!   [`Served::stall`] holds a download after some bytes (to kill the
+//!   client mid-file). [`Served::gets`] counts the requests per file.
 //!
 //! One thread per connection; stopped when dropped.
 
@@ -37,6 +39,13 @@ pub struct Served {
     pub token: Option<String>,
     /// URL path -> bytes after which its first whole-file response is cut.
     pub cut_once: BTreeMap<String, usize>,
+    /// URL path -> bytes after which every response to it stalls (the rest
+    /// is never sent): a download in progress, for a process to be killed.
+    pub stall: BTreeMap<String, usize>,
+    /// URL path -> GET requests answered (whole or ranged).
+    pub gets: BTreeMap<String, usize>,
+    /// URL path -> ranged GET requests answered (resumed downloads).
+    pub ranged_gets: BTreeMap<String, usize>,
 }
 
 /// A running server.
@@ -230,6 +239,20 @@ fn respond(
     )?;
     if method == "HEAD" {
         return Ok(true);
+    }
+    *s.gets.entry(path.to_string()).or_default() += 1;
+    if range.is_some() {
+        *s.ranged_gets.entry(path.to_string()).or_default() += 1;
+    }
+    if let Some(&n) = s.stall.get(path).filter(|&&n| slice.len() > n) {
+        drop(s);
+        conn.write_all(&slice[..n])?;
+        conn.flush()?;
+        // Hold the connection open (until the client goes away).
+        let mut sink = [0u8; 1];
+        let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(120)));
+        let _ = conn.read(&mut sink);
+        return Ok(false);
     }
     // The first response longer than the cut is cut, as a dropped connection.
     if s.cut_once.get(path).is_some_and(|&n| slice.len() > n) {
