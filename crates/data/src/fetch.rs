@@ -47,20 +47,19 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 
 /// Fetches `source` to `dest` (a final path: nothing is there until the
 /// file is whole). `what` names the dataset and file in errors.
-pub fn fetch(
-    rt: &tokio::runtime::Runtime,
+pub async fn fetch(
     source: &Source,
     dest: &Path,
     opts: &DataOptions,
     what: &str,
 ) -> Result<(), DataError> {
     match source {
-        Source::Url(_) => rt.block_on(fetch_url(&url_of(source, opts), dest, opts, what)),
+        Source::Url(_) => fetch_url(&url_of(source, opts), dest, opts, what).await,
         Source::Hub {
             repo,
             revision,
             path,
-        } => rt.block_on(fetch_hub(repo, revision, path, dest, opts, what)),
+        } => fetch_hub(repo, revision, path, dest, opts, what).await,
     }
 }
 

@@ -188,6 +188,9 @@ fn lock_dir(dir: &Path) -> Result<std::fs::File, DataError> {
     Ok(file)
 }
 
+/// Files of one part downloaded at once.
+const PARALLEL_FILES: usize = 4;
+
 /// What `.hashes.json` records for an optional file the source lacks.
 const ABSENT: &str = "absent";
 
@@ -196,7 +199,10 @@ pub(crate) fn bar(show: bool, total: Option<u64>, what: &str) -> indicatif::Prog
     if !show {
         return indicatif::ProgressBar::hidden();
     }
-    let b = indicatif::ProgressBar::new(total.unwrap_or(0));
+    // One display for the files downloading at once.
+    static BARS: std::sync::LazyLock<indicatif::MultiProgress> =
+        std::sync::LazyLock::new(indicatif::MultiProgress::new);
+    let b = BARS.add(indicatif::ProgressBar::new(total.unwrap_or(0)));
     b.set_style(
         indicatif::ProgressStyle::with_template(
             "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
@@ -450,17 +456,40 @@ fn lay_out_part(
     record: &mut Record,
     opts: &DataOptions,
 ) -> Result<(Vec<PathBuf>, usize), DataError> {
+    let what = |f: &FileSpec| format!("dataset `{}` file `{}`", dataset.name, f.name);
+    // The missing files download at once (up to PARALLEL_FILES), each to
+    // its own `.part`; then every file is checked in the part's order.
+    let mut missing = Vec::new();
+    for f in part.files {
+        let dest = dir.join(f.name);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| DataError::Fetch(format!("{}: {}: {e}", what(f), parent.display())))?;
+        }
+        if !dest.is_file() {
+            missing.push((f, dest));
+        }
+    }
+    let results: Vec<Result<(), DataError>> = {
+        use futures::StreamExt;
+        rt.block_on(
+            futures::stream::iter(missing.iter().map(|(f, dest)| {
+                let what = what(f);
+                async move { fetch::fetch(&f.source, dest, opts, &what).await }
+            }))
+            .buffered(PARALLEL_FILES)
+            .collect(),
+        )
+    };
+    let mut outcomes: BTreeMap<&str, Result<(), DataError>> =
+        missing.iter().map(|(f, _)| f.name).zip(results).collect();
     let mut fetched = 0;
     let mut paths = Vec::new();
     for f in part.files {
         let dest = dir.join(f.name);
-        let what = format!("dataset `{}` file `{}`", dataset.name, f.name);
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| DataError::Fetch(format!("{what}: {}: {e}", parent.display())))?;
-        }
-        if !dest.is_file() {
-            match fetch::fetch(rt, &f.source, &dest, opts, &what) {
+        let what = what(f);
+        if let Some(outcome) = outcomes.remove(f.name) {
+            match outcome {
                 Ok(()) => fetched += 1,
                 Err(DataError::NotFound(m)) if f.optional => {
                     tracing::info!("{m} (optional: skipped)");
