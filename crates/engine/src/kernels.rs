@@ -85,6 +85,10 @@ unsafe fn tile<const TT: usize, const NN: usize>(
 }
 
 /// Rows `n0..n1` of `out = x · wᵀ` for all `t` rows of `x`, tiled `TT × NN`.
+///
+/// # Safety
+/// `x` holds `t × k` values, `w` holds rows `n0..n1` of `k` values, and
+/// `out` covers `out[r * ldo + n]` for every row `r < t` and `n` in `n0..n1`.
 #[inline(always)]
 unsafe fn matmul_rows<const TT: usize, const NN: usize>(
     x: &[f32],
@@ -267,6 +271,9 @@ mod x86 {
 
     /// The 16 partial sums of a 512-bit register, then the tail and the
     /// fixed reduction.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and FMA (the caller detected them).
     #[inline]
     #[target_feature(enable = "avx512f,fma")]
     unsafe fn finish512(acc: __m512, tail: impl Fn(&mut [f32; LANES])) -> f32 {
@@ -276,6 +283,10 @@ mod x86 {
         reduce(&a)
     }
 
+    /// [`finish512`] for two AVX2 registers (lanes 0..8 and 8..16).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA (the caller detected them).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn finish256(lo: __m256, hi: __m256, tail: impl Fn(&mut [f32; LANES])) -> f32 {
@@ -287,6 +298,9 @@ mod x86 {
     }
 
     /// Element `j >= full` of a dot product, into lane `j - full`.
+    ///
+    /// # Safety
+    /// `x` and `w` are valid for `k` reads and `k - full <= LANES`.
     #[inline(always)]
     unsafe fn tail_of(x: *const f32, w: *const f32, full: usize, k: usize, a: &mut [f32; LANES]) {
         for j in full..k {
@@ -305,6 +319,10 @@ mod x86 {
     /// A `TT × NN` tile kernel with AVX-512: `out[t * ldo + n] = dot(x[t], w[n])`.
     macro_rules! tile512 {
         ($name:ident, ($($t:literal)*), $nl:tt, $nn:literal) => {
+            /// # Safety
+            /// The CPU has AVX-512F and FMA (the caller detected them).
+            /// `x` holds the tile's rows and `w` its `NN` rows, each `k` long and
+            /// `k` apart; `out` covers `out[t * ldo + n]` for the tile.
             #[inline]
             #[target_feature(enable = "avx512f,fma")]
             unsafe fn $name(x: *const f32, w: *const f32, k: usize, out: *mut f32, ldo: usize) {
@@ -358,6 +376,9 @@ mod x86 {
     /// `a[4m + j]`. Fifteen vector additions instead of sixteen stores and
     /// 240 scalar ones; with k = 384 the scalar reductions took about as
     /// long as the dot products.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F (the caller detected it).
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn reduce_16x16(a: &[__m512; 16]) -> __m512 {
@@ -399,6 +420,10 @@ mod x86 {
     #[derive(Clone, Copy)]
     struct Pair(__m256, __m256);
 
+    /// `x * w + a` on both halves.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA (the caller detected them).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn fma_pair(x: Pair, w: Pair, a: Pair) -> Pair {
@@ -408,6 +433,10 @@ mod x86 {
         )
     }
 
+    /// Sixteen values from `p` as a [`Pair`].
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA (the caller detected them). `p` is valid for 16 reads.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn load_pair(p: *const f32) -> Pair {
@@ -417,6 +446,10 @@ mod x86 {
     /// A `TT × NN` tile kernel with AVX2.
     macro_rules! tile256 {
         ($name:ident, ($($t:literal)*), $nl:tt, $nn:literal) => {
+            /// # Safety
+            /// The CPU has AVX2 and FMA (the caller detected them).
+            /// `x` holds the tile's rows and `w` its `NN` rows, each `k` long and
+            /// `k` apart; `out` covers `out[t * ldo + n]` for the tile.
             #[inline]
             #[target_feature(enable = "avx2,fma")]
             unsafe fn $name(x: *const f32, w: *const f32, k: usize, out: *mut f32, ldo: usize) {
@@ -453,6 +486,11 @@ mod x86 {
     macro_rules! rows {
         ($name:ident, $feat:literal, $tt:literal, $nn:literal, $full:ident, $tail_n:ident, $tail_t:ident, $one:ident) => {
             /// Rows `n0..n1` of `out = x · wᵀ`, tiled.
+            ///
+            /// # Safety
+            /// The CPU has the macro's target features (the caller detected them);
+            /// `x` holds `t × k` values, `w` rows `n0..n1` of `k` values, and `out`
+            /// covers `out[r * ldo + n]` for every row `r < t` and `n` in `n0..n1`.
             #[target_feature(enable = $feat)]
             pub unsafe fn $name(
                 x: &[f32],
@@ -500,6 +538,9 @@ mod x86 {
     rows!(rows_avx2, "avx2,fma", 2, 2, t256_2x2, t256_2x1, t256_1x2, t256_1x1);
 
     /// `dot(a, b)` in the fixed lane order.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and FMA (the caller detected them). `b` is at least as long as `a`.
     #[inline]
     #[target_feature(enable = "avx512f,fma")]
     unsafe fn dot512(a: &[f32], b: &[f32]) -> f32 {
@@ -517,6 +558,10 @@ mod x86 {
         finish512(acc, |l| tail_of(a.as_ptr(), b.as_ptr(), full, k, l))
     }
 
+    /// [`dot512`] with AVX2, the same lane order.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA (the caller detected them). `b` is at least as long as `a`.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn dot256(a: &[f32], b: &[f32]) -> f32 {
@@ -533,6 +578,9 @@ mod x86 {
     }
 
     /// `o = p · v + o`, elementwise.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and FMA (the caller detected them). `v` is at least as long as `o`.
     #[inline]
     #[target_feature(enable = "avx512f,fma")]
     unsafe fn axpy512(p: f32, v: &[f32], o: &mut [f32]) {
@@ -552,6 +600,10 @@ mod x86 {
         }
     }
 
+    /// [`axpy512`] with AVX2.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA (the caller detected them). `v` is at least as long as `o`.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn axpy256(p: f32, v: &[f32], o: &mut [f32]) {
@@ -572,6 +624,9 @@ mod x86 {
     }
 
     /// Attention of one token, AVX-512.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and FMA (the caller detected them). The slices are as [`attend_with`] takes them.
     #[target_feature(enable = "avx512f,fma")]
     pub unsafe fn attend_avx512(
         a: &Attend,
@@ -592,6 +647,9 @@ mod x86 {
     }
 
     /// Attention of one token, AVX2.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA (the caller detected them). The slices are as [`attend_with`] takes them.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn attend_avx2(
         a: &Attend,

@@ -233,6 +233,10 @@ mod x86 {
     use std::arch::x86_64::*;
 
     /// Block `blk`'s weights 0..16 and 16..32 as two 16-lane registers.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and FMA (the caller detected them).
+    /// `blk` is a block of `p` (`blk < rows × k / BLOCK`).
     #[inline]
     #[target_feature(enable = "avx512f,fma")]
     unsafe fn block512(p: &Packed, blk: usize) -> (__m512, __m512) {
@@ -264,6 +268,11 @@ mod x86 {
     }
 
     /// [`rows_portable`] with AVX-512.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and FMA (the caller detected them).
+    /// As [`rows_portable`]: `x` covers `TT × p.k` values, `n0..n1` are
+    /// rows of `p`, and `out` covers `out[t * ldo + n]` for them.
     #[target_feature(enable = "avx512f,fma")]
     pub unsafe fn rows_avx512<const TT: usize>(
         x: &[f32],
@@ -293,6 +302,10 @@ mod x86 {
     }
 
     /// Eight weights starting at `off` of block `blk` (off = 0, 8, 16, 24).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA (the caller detected them).
+    /// `blk` is a block of `p` and `off` one of 0, 8, 16, 24.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn eight256(p: &Packed, blk: usize, off: usize) -> __m256 {
@@ -318,6 +331,11 @@ mod x86 {
     }
 
     /// [`rows_portable`] with AVX2 (lanes 0..8 low register, 8..16 high).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA (the caller detected them).
+    /// As [`rows_portable`]: `x` covers `TT × p.k` values, `n0..n1` are
+    /// rows of `p`, and `out` covers `out[t * ldo + n]` for them.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn rows_avx2<const TT: usize>(
         x: &[f32],

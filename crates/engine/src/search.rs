@@ -315,6 +315,9 @@ mod x86 {
     use std::arch::x86_64::*;
 
     /// 16 panel values from `p` as f32: loaded, or widened from halves.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F (and F16C for halves); `p` is valid for 16 reads of `T`.
     #[inline(always)]
     unsafe fn load16<T: Element>(p: *const T) -> __m512 {
         if T::HALF {
@@ -325,6 +328,9 @@ mod x86 {
     }
 
     /// 8 panel values from `p` as f32 (AVX2; halves through F16C).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 (and F16C for halves); `p` is valid for 8 reads of `T`.
     #[inline(always)]
     unsafe fn load8<T: Element>(p: *const T) -> __m256 {
         if T::HALF {
