@@ -7,8 +7,8 @@ use arrow::datatypes::Schema;
 
 use crate::column::Column;
 
-/// An artifact kind: its name, schema version, row type and columns
-/// (design.md §4). Each kind lives in `kinds/<kind>.rs`.
+/// An artifact kind: its name, schema version, row type and columns.
+/// Each kind lives in `kinds/<kind>.rs`.
 pub trait Kind: 'static {
     /// The kind's name, recorded in every manifest.
     const NAME: &'static str;

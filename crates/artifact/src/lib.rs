@@ -1,4 +1,4 @@
-//! The content-hashed Parquet artifact store (design.md §3).
+//! The content-hashed Parquet artifact store (ARCHITECTURE.md).
 //!
 //! Stages exchange artifacts: one Parquet file each, addressed by the
 //! SHA-256 of its bytes, with its execution record (the [`Manifest`]) in the

@@ -1,4 +1,4 @@
-//! Model backends shared by the stages (design.md §2): every model call in
+//! Model backends shared by the stages: every model call in
 //! ragprobe goes through this crate.
 //!
 //! * [`embed`]: all-MiniLM-L6-v2 sentence embeddings (mean pooling + L2

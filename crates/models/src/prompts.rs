@@ -30,7 +30,7 @@ pub const PLACEHOLDERS: &[&str] = &[
     "foil",
     "options",
 ];
-/// Roles a template may declare (design.md §3): what it does in its study.
+/// Roles a template may declare: what it does in its study.
 /// `closed-book`: the no-retrieval baseline (seed 000 closed QA; seed 002
 /// K/U strata); `normal`, `unans`, `conflict`: seed 000's three answer
 /// prompts (Table 9); `soft`, `strict`: seed 002's source-priority

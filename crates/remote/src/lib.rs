@@ -1,6 +1,6 @@
 //! Team sharing: a store pushes artifacts to an object store (S3 and
 //! S3-compatible servers, GCS, Azure, HTTP/WebDAV, local directories; the
-//! `object_store` crate) and pulls them back, by lineage (design.md §3).
+//! `object_store` crate) and pulls them back, by lineage.
 //!
 //! Layout of a remote (under its URL's prefix):
 //!

@@ -227,7 +227,7 @@ impl Bm25Index {
             Index::create_in_dir(&partial, schema)?
         };
         index.tokenizers().register(TOKENIZER, analyzer.build()?);
-        // One thread: a deterministic segment layout (design.md §7).
+        // One thread: a deterministic segment layout (ARCHITECTURE.md, invariants: determinism).
         let mut writer = match index.writer_with_num_threads::<TantivyDocument>(1, 256 << 20) {
             Ok(w) => w,
             Err(tantivy::TantivyError::LockFailure(..)) => {

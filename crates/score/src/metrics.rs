@@ -5,7 +5,7 @@
 //! Each sample mean carries n and a question-clustered 95% bootstrap
 //! interval ([`crate::bootstrap`]). An empty subset gives n = 0 and no value.
 //! Families whose study defines them under a particular prompt are computed
-//! for the responses whose template *declared* that role (design.md §3),
+//! for the responses whose template *declared* that role,
 //! never from template ids: conflict detection for `conflict`; RAD for
 //! `normal` and `unans`; stubbornness and PAR for `normal`; the RAG-Stress
 //! family for `soft`/`strict` paired with the study's `closed-book`

@@ -1,4 +1,4 @@
-//! Every artifact kind, one file each (design.md §4), and the registry of
+//! Every artifact kind, one file each, and the registry of
 //! kinds known by name at run time.
 //!
 //! Each kind has a file in `schemas/<kind>.md` listing every column with its
