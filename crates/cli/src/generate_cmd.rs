@@ -58,7 +58,7 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub rpm: Option<u32>,
     /// Maximum new tokens per response.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = ragprobe_models::llm::DEFAULT_MAX_TOKENS)]
     pub max_tokens: u32,
     /// Cut every passage to this many tokens of the model's tokenizer before
     /// rendering, the title counting (NoMIRACL's `max_passage_tokens`, 380 in

@@ -24,10 +24,15 @@ pub enum Next {
     Stop,
 }
 
+/// Sequences decoded together by default: the one default of the embedded
+/// generator's batch size (`models` and the CLI take it from here).
+pub const DEFAULT_BATCH: usize = 8;
+
 /// How to batch.
 #[derive(Debug, Clone)]
 pub struct BatchOptions {
-    /// Sequences decoded together (1 = one request at a time).
+    /// Sequences decoded together (1 = one request at a time; 0 is taken
+    /// as 1: the engine is the one place that clamps it).
     pub batch: usize,
     /// Tokens fed per step at most (prompt chunks are cut to fit).
     pub step_tokens: usize,
@@ -40,7 +45,7 @@ pub struct BatchOptions {
 impl Default for BatchOptions {
     fn default() -> Self {
         BatchOptions {
-            batch: 8,
+            batch: DEFAULT_BATCH,
             step_tokens: 512,
             prefix_entries: 4,
             min_prefix: 16,

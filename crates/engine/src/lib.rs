@@ -31,7 +31,7 @@ pub mod packed;
 pub mod search;
 pub mod weights;
 
-pub use batch::{BatchOptions, Next, Request, Sink};
+pub use batch::{BatchOptions, Next, Request, Sink, DEFAULT_BATCH};
 pub use model::Model;
 pub use weights::Config;
 

@@ -115,8 +115,9 @@ pub struct LocalBackend {
 /// weight. One model is kept, no more.
 static LOADED: Mutex<Option<(String, Arc<LocalLlm>)>> = Mutex::new(None);
 
-/// The default number of sequences the embedded model decodes together.
-pub const DEFAULT_BATCH: usize = 8;
+/// The default number of sequences the embedded model decodes together
+/// (the engine's).
+pub use ragprobe_engine::DEFAULT_BATCH;
 
 impl LocalBackend {
     /// Hashes `gguf` (the model's id, with the engine's version); does not

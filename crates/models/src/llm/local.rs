@@ -418,7 +418,7 @@ impl LocalLlm {
             on_done,
         };
         let opts = BatchOptions {
-            batch: batch.max(1),
+            batch,
             prefix_entries: self.prefix_entries,
             ..Default::default()
         };

@@ -55,10 +55,14 @@ pub struct GenSettings {
     pub top_p: Option<f32>,
 }
 
+/// The most new tokens per response unless set: the one default (the CLI's
+/// `--max-tokens` and [`GenSettings::default`] take it from here).
+pub const DEFAULT_MAX_TOKENS: u32 = 32;
+
 impl Default for GenSettings {
     fn default() -> Self {
         GenSettings {
-            max_tokens: 64,
+            max_tokens: DEFAULT_MAX_TOKENS,
             temperature: 0.0,
             stop: vec![],
             seed: None,
