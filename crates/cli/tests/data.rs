@@ -103,20 +103,7 @@ fn a_study_runs_on_data_fetched_by_name() {
     );
 
     // The study's pipeline on what was fetched, against the mock.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mock = rt
-        .block_on(start(
-            MockConfig {
-                replies: Replies::Scripted,
-                ..Default::default()
-            },
-            0,
-        ))
-        .unwrap();
+    let (_rt, mock) = scripted_mock();
     let report = d.path().join("report");
     let data = store.join("datasets/rgb");
     let o = rp(
@@ -138,6 +125,29 @@ fn a_study_runs_on_data_fetched_by_name() {
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(report.join("index.html").is_file());
+}
+
+/// The mock model server with scripted replies, on its own runtime (kept
+/// alive by the caller).
+fn scripted_mock() -> (
+    tokio::runtime::Runtime,
+    ragprobe_models::llm::mock::MockServer,
+) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt
+        .block_on(start(
+            MockConfig {
+                replies: Replies::Scripted,
+                ..Default::default()
+            },
+            0,
+        ))
+        .unwrap();
+    (rt, mock)
 }
 
 /// RGB's six files on a plain-file server laid out as the registry's
@@ -191,20 +201,7 @@ fn a_pipeline_fetches_the_datasets_its_steps_name() {
     let server = rgb_server();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mock = rt
-        .block_on(start(
-            MockConfig {
-                replies: Replies::Scripted,
-                ..Default::default()
-            },
-            0,
-        ))
-        .unwrap();
+    let (_rt, mock) = scripted_mock();
     let base = format!("base_url={}", mock.base_url());
     let out = format!("out={}", d.path().join("report").display());
     let args = [
