@@ -7,7 +7,9 @@ use anyhow::Result;
 use clap::{Args, Parser};
 use ragprobe_artifact::Store;
 use ragprobe_models::llm::local::ENGINE_ID;
-use ragprobe_pipeline::{Pipeline, PlanState, RunOptions, StepExecutor, StepInputs, StepOutcome};
+use ragprobe_pipeline::{
+    Pipeline, PlanState, RunOptions, StepError, StepExecutor, StepInputs, StepOutcome,
+};
 use ragprobe_retrieve::Method;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -66,14 +68,16 @@ impl StepExecutor for CliSteps<'_> {
         STAGES
     }
 
-    fn check(&self, argv: &[String]) -> Result<(), String> {
+    fn check(&self, argv: &[String]) -> Result<(), StepError> {
         parse(argv).map(|_| ()).map_err(|e| {
             let msg = e.to_string();
-            msg.lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .trim_start_matches("error: ")
-                .to_string()
+            StepError::Invalid(
+                msg.lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+                    .to_string(),
+            )
         })
     }
 
@@ -136,11 +140,11 @@ impl StepExecutor for CliSteps<'_> {
         i
     }
 
-    fn run(&self, argv: &[String]) -> Result<StepOutcome, String> {
-        let cmd = parse(argv).map_err(|e| e.to_string())?;
-        let out = dispatch(self.store, cmd).map_err(|e| format!("{e:#}"))?;
+    fn run(&self, argv: &[String]) -> Result<StepOutcome, StepError> {
+        let cmd = parse(argv).map_err(|e| StepError::Invalid(e.to_string()))?;
+        let out = dispatch(self.store, cmd).map_err(|e| StepError::Failed(e.into()))?;
         if let Some(e) = out.error {
-            return Err(e);
+            return Err(StepError::Failed(e.into()));
         }
         Ok(StepOutcome {
             outputs: out.outputs,

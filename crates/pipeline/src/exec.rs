@@ -197,10 +197,10 @@ impl Pipeline {
             .then(|| exclusive.lock().unwrap_or_else(|e| e.into_inner()));
         bar.set_message(format!("running {n} ({})", s.stage));
         tracing::info!("step {n}: {}", argv.join(" "));
-        let out = exec.run(&argv).map_err(|message| PipelineError::Step {
+        let out = exec.run(&argv).map_err(|e| PipelineError::Step {
             step: n.to_string(),
             stage: s.stage.clone(),
-            message,
+            message: e.to_string(),
         })?;
         record_step(store, &key, &out.outputs)?;
         Ok((out, false))

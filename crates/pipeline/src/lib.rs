@@ -137,16 +137,62 @@ pub struct StepOutcome {
     pub cached: bool,
 }
 
-/// The stages behind a pipeline. `argv` is `[stage, args...]`.
+/// Why a step could not be checked or run.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The step's arguments are not ones its stage accepts: the reason, on
+    /// one line (the pipeline adds the file, line and step).
+    #[error("{0}")]
+    Invalid(String),
+    /// The stage ran and failed; the error with its causes.
+    #[error("{}", chain(.0.as_ref()))]
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// An error and its causes on one line (`a: b: c`), each said once.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !parts.iter().any(|p| p.contains(&t)) {
+            parts.push(t);
+        }
+        src = s.source();
+    }
+    parts.join(": ")
+}
+
+/// The stages behind a pipeline. `argv` is `[stage, args...]`, the step's
+/// parameters as the stage's command-line flags.
+///
+/// The pipeline calls [`check`](Self::check) on every step before anything
+/// runs, [`inputs`](Self::inputs) to key a step (and to decide whether it
+/// runs alone), and [`run`](Self::run) only for a step whose key has no
+/// cached outputs, after every step it refers to has run. Steps the
+/// pipeline finds independent run on several threads at once, hence
+/// `Sync`; steps whose inputs say `exclusive` never overlap each other.
 pub trait StepExecutor: Sync {
-    /// The stage names a step may use.
+    /// The stage names a step may use. Must not change between calls.
     fn stages(&self) -> &[&str];
-    /// Checks a step's arguments without running it; the error is one line.
-    fn check(&self, argv: &[String]) -> std::result::Result<(), String>;
-    /// The files and models a step reads.
+    /// Checks a step's arguments without running it or touching the store
+    /// or the network: `Ok` means the stage accepts them, so a later
+    /// [`run`](Self::run) can fail only for what running finds (missing
+    /// files, a server, the data). `@step` references are given as a
+    /// placeholder id.
+    fn check(&self, argv: &[String]) -> Result<(), StepError>;
+    /// Everything outside the store a step reads — files (hashed into its
+    /// key), model files (fingerprinted), engine versions, named sources —
+    /// and whether it must run alone. Must be deterministic for the same
+    /// `argv` and files, and cheap: it is called for every step on every
+    /// plan. A step whose inputs cannot be listed declares none (its run
+    /// will fail with the stage's own error).
     fn inputs(&self, argv: &[String]) -> StepInputs;
-    /// Runs a step.
-    fn run(&self, argv: &[String]) -> std::result::Result<StepOutcome, String>;
+    /// Runs a step. On success every output it lists is in the store
+    /// (the pipeline records them as the step's cached result); the same
+    /// `argv` and inputs must give the same outputs. On failure nothing it
+    /// half-wrote may be visible in the store.
+    fn run(&self, argv: &[String]) -> Result<StepOutcome, StepError>;
 }
 
 #[cfg(test)]
@@ -171,18 +217,18 @@ pub(crate) mod tests {
         fn stages(&self) -> &[&str] {
             &["a"]
         }
-        fn check(&self, argv: &[String]) -> std::result::Result<(), String> {
+        fn check(&self, argv: &[String]) -> std::result::Result<(), StepError> {
             match argv.iter().find(|a| *a == "--reject") {
-                Some(_) => Err("unexpected argument '--reject'".into()),
+                Some(_) => Err(StepError::Invalid("unexpected argument '--reject'".into())),
                 None => Ok(()),
             }
         }
         fn inputs(&self, _argv: &[String]) -> StepInputs {
             StepInputs::default()
         }
-        fn run(&self, argv: &[String]) -> std::result::Result<StepOutcome, String> {
+        fn run(&self, argv: &[String]) -> std::result::Result<StepOutcome, StepError> {
             if argv.iter().any(|a| a == "--fail") {
-                return Err("asked to fail".into());
+                return Err(StepError::Failed("asked to fail".into()));
             }
             self.calls.lock().unwrap().push(argv.to_vec());
             Ok(StepOutcome {
