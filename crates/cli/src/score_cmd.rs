@@ -58,8 +58,8 @@ pub struct ScoreArgs {
     /// Seed 002: the matcher that defines K (closed-book-correct). `paper`
     /// uses accuracy for the main MR tables and exact match for the audit
     /// families (HOR, BCR, transitions, controls), as the paper does.
-    #[arg(long, default_value = "paper", value_parser = ["paper", "exact", "accuracy"])]
-    pub k_matcher: String,
+    #[arg(long, default_value_t = KMatcher::default(), value_parser = k_matchers())]
+    pub k_matcher: KMatcher,
     /// Also compute every metric per group of these columns (comma-separated):
     /// question columns dataset, lang, split, subset, meta.FIELD (e.g.
     /// meta.s_pop); case columns condition, answer_position, inserted_at,
@@ -162,7 +162,7 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
             ParseMode::Reference
         },
         conflict_share: a.conflict_share,
-        k_matcher: KMatcher::parse(&a.k_matcher).expect("checked by clap"),
+        k_matcher: a.k_matcher,
         breakdown: (!a.by.is_empty()).then(|| ragprobe_score::breakdown::Breakdown {
             columns: a.by.clone(),
             bins: a.bins.clone().unwrap_or_default(),
@@ -232,4 +232,11 @@ fn no_huge_pages() {
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
+}
+
+/// `--k-matcher`'s values (listed in `--help`), named once by [`KMatcher::name`].
+fn k_matchers() -> impl clap::builder::TypedValueParser<Value = KMatcher> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(KMatcher::ALL.map(KMatcher::name))
+        .map(|s| KMatcher::parse(&s).expect("one of the listed names"))
 }

@@ -70,7 +70,7 @@ impl Default for ScoreOptions {
             seed: 0,
             parse: Default::default(),
             conflict_share: None,
-            k_matcher: metrics::KMatcher::Paper,
+            k_matcher: metrics::KMatcher::default(),
             breakdown: None,
         }
     }

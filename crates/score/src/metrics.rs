@@ -105,16 +105,9 @@ pub struct Key {
 pub struct Out {
     /// The metric rows collected so far.
     pub rows: Vec<MetricRow>,
-    /// Bootstrap resamples per interval.
-    pub bootstrap: usize,
-    /// Seed of the bootstrap and of the `conflict_share` draw.
-    pub seed: u64,
-    /// Seed 000 Table 7: share of the conflict-passage questions put in C.
-    pub conflict_share: Option<f64>,
-    /// Seed 002: which matcher defines K.
-    pub k_matcher: KMatcher,
-    /// Parsing rules the rows were scored with (RGB correction quirk).
-    pub parse: ragprobe_matching::parse::ParseMode,
+    /// The options the metrics are computed with (bootstrap, seed,
+    /// conflict share, K matcher, parsing rules).
+    pub opts: crate::ScoreOptions,
 }
 
 /// Seed 002: the matcher that defines K (closed-book-correct) and decides
@@ -146,11 +139,17 @@ impl KMatcher {
             KMatcher::Accuracy => "accuracy",
         }
     }
-    /// The matcher with this option name, if any.
-    pub fn parse(s: &str) -> Option<KMatcher> {
-        [KMatcher::Paper, KMatcher::Exact, KMatcher::Accuracy]
+    /// Every matcher, in the order `--k-matcher` lists them.
+    pub const ALL: [KMatcher; 3] = [KMatcher::Paper, KMatcher::Exact, KMatcher::Accuracy];
+    /// The matcher with this option name, or an error listing the names.
+    pub fn parse(s: &str) -> Result<KMatcher, String> {
+        KMatcher::ALL
             .into_iter()
             .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = KMatcher::ALL.iter().map(|m| m.name()).collect();
+                format!("`{s}` is not a K matcher (one of: {})", names.join(", "))
+            })
     }
     /// The matcher of the main MR tables.
     fn main(self) -> Matcher {
@@ -167,6 +166,12 @@ impl KMatcher {
         } else {
             Matcher::Exact
         }
+    }
+}
+
+impl std::fmt::Display for KMatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -204,11 +209,7 @@ impl Out {
     pub fn new(opts: &crate::ScoreOptions) -> Out {
         Out {
             rows: Vec::new(),
-            bootstrap: opts.bootstrap,
-            seed: opts.seed,
-            conflict_share: opts.conflict_share,
-            k_matcher: opts.k_matcher,
-            parse: opts.parse,
+            opts: opts.clone(),
         }
     }
 
@@ -224,7 +225,7 @@ impl Out {
     ) {
         let vals = c.grouped();
         let p = point(vals);
-        let ci = interval(vals, self.bootstrap, self.seed);
+        let ci = interval(vals, self.opts.bootstrap, self.opts.seed);
         let mut d = details;
         if let Some(o) = d.as_object_mut() {
             o.insert("questions".into(), json!(vals.len()));
@@ -535,7 +536,7 @@ pub fn conflict_detection(rows: &[Scored], out: &mut Out) {
         }
         let base = by_qid(&rs, "base");
         let k = key("imperfect", &g);
-        let (share_p, seed) = (out.conflict_share, out.seed);
+        let (share_p, seed) = (out.opts.conflict_share, out.opts.seed);
         let in_c = |qid: &str| match share_p {
             None => true,
             Some(p) => share_draw(seed, qid) < p,
@@ -565,7 +566,7 @@ pub fn conflict_detection(rows: &[Scored], out: &mut Out) {
         }
         let (nc_n, c_n) = (nc.n() as f64, c.n() as f64);
         let share = (c_n + nc_n > 0.0).then(|| c_n / (c_n + nc_n));
-        let cs = out.conflict_share;
+        let cs = out.opts.conflict_share;
         let d = |s: &str| json!({"definition": s, "c": c_n, "nc": nc_n, "c_share": share, "conflict_share": cs});
         out.mean(&k, "add-conflict", "acc_c", &c, 100.0, d("C: answerable questions whose conflict passage was built (add-conflict case), answered 'conflict'"));
         out.mean(&k, "base", "acc_nc", &nc, 100.0, d("NC: the other answerable questions (top-k only), answered with the gold answer and not 'conflict'"));
@@ -794,7 +795,7 @@ type Strata<'a> = (BTreeSet<&'a str>, BTreeSet<&'a str>);
 /// `strict_minus_soft`; per prompt version in
 /// `StressGroup::gap_change_from_v0`; across models in `common_stratum`.
 pub fn stress(rows: &[Scored], out: &mut Out) {
-    let (main_m, audit_m) = (out.k_matcher.main(), out.k_matcher.audit());
+    let (main_m, audit_m) = (out.opts.k_matcher.main(), out.opts.k_matcher.audit());
     let by_dm = by_dataset_model(rows);
     // Per dataset: model -> (K, U) under the audit matcher on complete
     // questions, and each model's per-variant pairs, for §C.5.
@@ -1410,7 +1411,7 @@ fn stress_position_diffs(out: &mut Out, k: &Key, p: &EvidencePrompt, s: &Variant
 ///   a response that rejects (its label is `[-1]`); `--lenient` drops that
 ///   quirk and matches the phrases case-insensitively.
 pub fn rgb(rows: &[Scored], out: &mut Out) {
-    let reference = out.parse == ragprobe_matching::parse::ParseMode::Reference;
+    let reference = out.opts.parse == ragprobe_matching::parse::ParseMode::Reference;
     for (g, rs) in groups(rows, |r| r.condition.starts_with("rgb-")) {
         let k = key("rgb", &g);
         let conds: BTreeSet<&str> = rs.iter().map(|r| r.condition).collect();
