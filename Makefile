@@ -104,7 +104,7 @@ reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb: build-rel
 	  $(RUN) pipelines/$$pipeline.toml --set model=$$m --set base_url=$(BASE_URL) $$data --set out=$$out || exit 1; \
 	done
 
-## reproduce-check: the three reproductions on the fixtures against the built-in mock (scripted replies)
+## reproduce-check: the four reproductions on the fixtures against the built-in mock (scripted replies), then again with their data fetched by name from a local mirror
 reproduce-check:
 	$(CARGO) build --workspace
 	bash scripts/reproduce-check.sh

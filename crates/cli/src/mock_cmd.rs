@@ -1,6 +1,6 @@
 use anyhow::Result;
 use clap::Args;
-use ragprobe_models::llm::mock::{start, MockConfig};
+use ragprobe_mock::{start, MockConfig};
 use std::time::Duration;
 
 /// A loopback OpenAI-compatible server for tests and benchmarks. Prints its
@@ -63,9 +63,9 @@ pub fn run(a: MockArgs) -> Result<()> {
             rate_slow: a.rate_slow,
             slow_delay: Duration::from_millis(a.slow_ms),
             replies: if a.replies == "scripted" {
-                ragprobe_models::llm::mock::Replies::Scripted
+                ragprobe_mock::Replies::Scripted
             } else {
-                ragprobe_models::llm::mock::Replies::Hash
+                ragprobe_mock::Replies::Hash
             },
             embed_dim: a.embed_dim,
             ..Default::default()

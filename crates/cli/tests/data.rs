@@ -3,7 +3,7 @@
 //! run on them against the mock model server.
 
 use ragprobe_data::test_server::{Served, TestServer};
-use ragprobe_models::llm::mock::{start, MockConfig, Replies};
+use ragprobe_mock::{start, MockConfig, Replies};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -129,10 +129,7 @@ fn a_study_runs_on_data_fetched_by_name() {
 
 /// The mock model server with scripted replies, on its own runtime (kept
 /// alive by the caller).
-fn scripted_mock() -> (
-    tokio::runtime::Runtime,
-    ragprobe_models::llm::mock::MockServer,
-) {
+fn scripted_mock() -> (tokio::runtime::Runtime, ragprobe_mock::MockServer) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

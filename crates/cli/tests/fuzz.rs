@@ -654,7 +654,7 @@ fn fuzz_remote_records(rng: &mut Rng) -> Tally {
 /// either fails naming the IVF index or returns the undamaged top-k.
 fn fuzz_ivf_files(rng: &mut Rng) -> Tally {
     use ragprobe_artifact::{Corpus, CorpusRow, QuestionRow, Questions, Recipe, Sink};
-    use ragprobe_models::llm::mock::{start, MockConfig};
+    use ragprobe_mock::{start, MockConfig};
     use ragprobe_models::llm::openai::OpenAiConfig;
     use ragprobe_models::{RemoteEncoder, RemoteEncoderConfig, TextEncoder};
     use ragprobe_retrieve::{retrieve, AnnOptions, IvfOptions, Method, RetrieveOptions};

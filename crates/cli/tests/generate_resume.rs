@@ -2,7 +2,7 @@
 //! finishes with the same artifact id as an uninterrupted run, and the
 //! server never sees a finished request again.
 
-use ragprobe_models::llm::mock::{start, MockConfig};
+use ragprobe_mock::{start, MockConfig};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

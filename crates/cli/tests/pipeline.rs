@@ -1,7 +1,7 @@
 //! The pipeline runner: validation before anything runs, the quickstart end
 //! to end with the embedded model, caching, and resuming a killed run.
 
-use ragprobe_models::llm::mock::{start, MockConfig};
+use ragprobe_mock::{start, MockConfig};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

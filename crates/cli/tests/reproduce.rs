@@ -3,7 +3,7 @@
 //! scripted replies, and fill every table the studies report — GenADV,
 //! Table 7's C/NC split and K's matcher included.
 
-use ragprobe_models::llm::mock::{start, MockConfig, MockServer, Replies};
+use ragprobe_mock::{start, MockConfig, MockServer, Replies};
 use std::path::Path;
 use std::process::Command;
 

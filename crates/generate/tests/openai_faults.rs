@@ -4,7 +4,7 @@
 
 use ragprobe_artifact::{read, write_all, CaseDoc, CaseRow, Cases, Recipe, Responses, Store};
 use ragprobe_generate::{generate, BackendSpec, GenerateOptions, Template};
-use ragprobe_models::llm::mock::{reply_for, start, MockConfig, MockServer};
+use ragprobe_mock::{reply_for, start, MockConfig, MockServer};
 use ragprobe_models::llm::openai::OpenAiConfig;
 use ragprobe_models::llm::GenSettings;
 use serde_json::json;

@@ -6,7 +6,7 @@
 use ragprobe_artifact::{
     read, Contexts, Corpus, CorpusRow, QuestionRow, Questions, Recipe, Sink, Store,
 };
-use ragprobe_models::llm::mock::{mock_embedding, start, MockConfig, MockServer};
+use ragprobe_mock::{mock_embedding, start, MockConfig, MockServer};
 use ragprobe_models::llm::openai::OpenAiConfig;
 use ragprobe_models::{RemoteEncoder, RemoteEncoderConfig, TextEncoder};
 use ragprobe_retrieve::{retrieve, Method, RetrieveOptions, VectorType};

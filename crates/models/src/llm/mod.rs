@@ -7,13 +7,10 @@
 //!   and rate limits.
 //! * [`journal`]: the crash-safe request journal that makes every call
 //!   happen once.
-//! * [`mock`]: a loopback OpenAI-compatible server with fault injection, for
-//!   tests and benchmarks.
 
 pub mod backend;
 pub mod journal;
 pub mod local;
-pub mod mock;
 pub mod openai;
 pub mod session;
 

@@ -16,6 +16,12 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
+/// Hex SHA-256 of a string: what the replies are a function of.
+fn sha256_str(s: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
 /// Fault rates (0..1) and timings.
 #[derive(Debug, Clone)]
 pub struct MockConfig {
@@ -138,7 +144,7 @@ impl Drop for MockServer {
 
 /// The deterministic reply for a prompt: a short answer derived from it.
 pub fn reply_for(prompt: &str) -> String {
-    let h = crate::paths::sha256_str(prompt);
+    let h = sha256_str(prompt);
     format!("Mock answer {}.", &h[..8])
 }
 
@@ -155,7 +161,7 @@ pub fn reply_for(prompt: &str) -> String {
 /// * otherwise one of the prompt's passages (a line of 12 words or more
 ///   that is not an instruction), whole; without passages, a hash answer.
 pub fn scripted_reply(prompt: &str) -> String {
-    let h = crate::paths::sha256_str(prompt);
+    let h = sha256_str(prompt);
     let r = u64::from_str_radix(&h[..12], 16).unwrap_or(0);
     let field = |label: &str| {
         prompt
@@ -234,7 +240,7 @@ const MOCK_CLUSTERS: u64 = 64;
 /// text-specific offset, so that vectors have the clustered structure of
 /// real embeddings (approximate search behaves as on real data).
 pub fn mock_embedding(text: &str, dim: usize) -> Vec<f32> {
-    let h = crate::paths::sha256_str(text);
+    let h = sha256_str(text);
     let seed = u64::from_str_radix(&h[..16], 16).unwrap_or(0);
     let mut centre = rand_chacha::ChaCha8Rng::seed_from_u64(seed % MOCK_CLUSTERS);
     let mut own = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -483,9 +489,7 @@ async fn serve(
                 .answered
                 .lock()
                 .unwrap()
-                .entry(crate::paths::sha256_str(&String::from_utf8_lossy(
-                    &req.body,
-                )))
+                .entry(sha256_str(&String::from_utf8_lossy(&req.body)))
                 .or_default() += 1;
         }
     }
