@@ -138,6 +138,67 @@ fn handle(conn: TcpStream, requests: &AtomicUsize, served: &Mutex<Served>) -> st
     }
 }
 
+/// The bytes at `path` with the extra headers of their answer, or the
+/// status line of the refusal (404, or 401 for a gated repository).
+fn lookup(
+    s: &Served,
+    path: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<(Vec<u8>, String), &'static str> {
+    // A hub path has `resolve` as its third segment after `/datasets/`
+    // (datasets) or after `/` (models); anything else is a plain file
+    // (HotpotQA's URL path also starts with `/datasets/`).
+    let hub = match path.strip_prefix("/datasets/") {
+        Some(rest) if rest.split('/').nth(2) == Some("resolve") => Some((rest, true)),
+        _ => {
+            let rest = &path[1..];
+            (rest.split('/').nth(2) == Some("resolve")).then_some((rest, false))
+        }
+    };
+    if let Some((rest, dataset)) = hub {
+        // <owner>/<name>/resolve/<revision>/<path>
+        let p: Vec<&str> = rest.splitn(5, '/').collect();
+        if p.len() < 5 || p[2] != "resolve" {
+            return Err("404 Not Found");
+        }
+        let repo = format!("{}/{}", p[0], p[1]);
+        if s.gated.contains(&repo) {
+            let ok = s
+                .token
+                .as_ref()
+                .is_some_and(|t| headers.get("authorization") == Some(&format!("Bearer {t}")));
+            if !ok {
+                return Err("401 Unauthorized");
+            }
+        }
+        let Some(commit) = s.revisions.get(&(repo.clone(), p[3].to_string())).cloned() else {
+            return Err("404 Not Found");
+        };
+        let files = if dataset {
+            &s.hub_files
+        } else {
+            &s.model_files
+        };
+        let Some(b) = files
+            .get(&(repo, commit.clone(), p[4].to_string()))
+            .cloned()
+        else {
+            return Err("404 Not Found");
+        };
+        let etag = hex_sha256(&b);
+        let extra = format!(
+            "etag: \"{etag}\"\r\nx-repo-commit: {commit}\r\nx-linked-size: {}\r\n",
+            b.len()
+        );
+        Ok((b, extra))
+    } else {
+        match s.plain_files.get(path) {
+            Some(b) => Ok((b.clone(), String::new())),
+            None => Err("404 Not Found"),
+        }
+    }
+}
+
 /// Writes one response; false when the connection must close.
 fn respond(
     mut conn: &TcpStream,
@@ -151,58 +212,9 @@ fn respond(
         write!(conn, "HTTP/1.1 {code}\r\ncontent-length: 0\r\n\r\n")?;
         Ok(true)
     };
-    let mut extra = String::new();
-    // A hub path has `resolve` as its third segment after `/datasets/`
-    // (datasets) or after `/` (models); anything else is a plain file
-    // (HotpotQA's URL path also starts with `/datasets/`).
-    let hub = match path.strip_prefix("/datasets/") {
-        Some(rest) if rest.split('/').nth(2) == Some("resolve") => Some((rest, true)),
-        _ => {
-            let rest = &path[1..];
-            (rest.split('/').nth(2) == Some("resolve")).then_some((rest, false))
-        }
-    };
-    let body: Vec<u8> = if let Some((rest, dataset)) = hub {
-        // <owner>/<name>/resolve/<revision>/<path>
-        let p: Vec<&str> = rest.splitn(5, '/').collect();
-        if p.len() < 5 || p[2] != "resolve" {
-            return status(&mut conn, "404 Not Found");
-        }
-        let repo = format!("{}/{}", p[0], p[1]);
-        if s.gated.contains(&repo) {
-            let ok = s
-                .token
-                .as_ref()
-                .is_some_and(|t| headers.get("authorization") == Some(&format!("Bearer {t}")));
-            if !ok {
-                return status(&mut conn, "401 Unauthorized");
-            }
-        }
-        let Some(commit) = s.revisions.get(&(repo.clone(), p[3].to_string())).cloned() else {
-            return status(&mut conn, "404 Not Found");
-        };
-        let files = if dataset {
-            &s.hub_files
-        } else {
-            &s.model_files
-        };
-        let Some(b) = files
-            .get(&(repo, commit.clone(), p[4].to_string()))
-            .cloned()
-        else {
-            return status(&mut conn, "404 Not Found");
-        };
-        let etag = hex_sha256(&b);
-        extra = format!(
-            "etag: \"{etag}\"\r\nx-repo-commit: {commit}\r\nx-linked-size: {}\r\n",
-            b.len()
-        );
-        b
-    } else {
-        match s.plain_files.get(path) {
-            Some(b) => b.clone(),
-            None => return status(&mut conn, "404 Not Found"),
-        }
+    let (body, extra) = match lookup(&s, path, headers) {
+        Ok(found) => found,
+        Err(code) => return status(&mut conn, code),
     };
     if method != "GET" && method != "HEAD" {
         return status(&mut conn, "405 Method Not Allowed");
