@@ -66,17 +66,31 @@ pub struct CallOutcome {
 pub type OnDone<'a> = dyn FnMut(usize, CallOutcome) -> Result<()> + 'a;
 
 /// A model that answers chat requests.
+///
+/// The generate stage keys every request by the backend's [`BackendId::key`],
+/// the messages and the settings, journals each answer, and asks a backend
+/// only for requests whose answer it has not journalled: so a backend must
+/// give the answer that key stands for (the same model and arithmetic
+/// whenever `key` is the same), and a failure is an outcome, not a panic.
 pub trait LlmBackend: Send {
-    /// Who the model is.
+    /// Who the model is. Must not change over the backend's life: `key`
+    /// enters every request hash.
     fn id(&self) -> &BackendId;
-    /// How many calls may be in flight at once.
+    /// How many calls may be in flight at once (what
+    /// [`call_all`](Self::call_all) is given at a time); at least 1.
     fn max_in_flight(&self) -> usize {
         1
     }
-    /// One call.
+    /// Answers one chat with `settings`, retrying transient failures as
+    /// the backend's configuration says. Never panics on a model or
+    /// network failure: the final error is the outcome's `result`, its
+    /// message recorded in the responses artifact (so it must hold no
+    /// secret); `attempts` counts every try.
     fn call(&mut self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome;
-    /// Every call of `requests`, reporting each as it finishes (in any
-    /// order). The default runs them one after another.
+    /// Every call of `requests`, reporting each exactly once to `on_done`
+    /// with its index as it finishes (in any order); an error `on_done`
+    /// returns stops the rest and is returned. The default runs them one
+    /// after another through [`call`](Self::call).
     fn call_all(
         &mut self,
         requests: &[&[ChatMessage]],
