@@ -80,6 +80,22 @@ pub fn regular_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// An error and its causes on one line (`a: b: c`), a cause whose text an
+/// earlier part already holds said once (libraries often repeat their
+/// source in their own message).
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !parts.iter().any(|p| p.contains(&t)) {
+            parts.push(t);
+        }
+        src = s.source();
+    }
+    parts.join(": ")
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};

@@ -145,22 +145,8 @@ pub enum StepError {
     #[error("{0}")]
     Invalid(String),
     /// The stage ran and failed; the error with its causes.
-    #[error("{}", chain(.0.as_ref()))]
+    #[error("{}", ragprobe_artifact::error_chain(.0.as_ref()))]
     Failed(Box<dyn std::error::Error + Send + Sync>),
-}
-
-/// An error and its causes on one line (`a: b: c`), each said once.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut src = e.source();
-    while let Some(s) = src {
-        let t = s.to_string();
-        if !parts.iter().any(|p| p.contains(&t)) {
-            parts.push(t);
-        }
-        src = s.source();
-    }
-    parts.join(": ")
 }
 
 /// The stages behind a pipeline. `argv` is `[stage, args...]`, the step's

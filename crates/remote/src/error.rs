@@ -68,17 +68,7 @@ pub type Result<T, E = RemoteError> = std::result::Result<T, E>;
 /// An `object_store` error on one line, with the causes a user can act on
 /// said plainly (the raw answer follows).
 pub(crate) fn one_line(e: &object_store::Error) -> String {
-    use std::error::Error as _;
-    let mut parts = vec![e.to_string()];
-    let mut src = e.source();
-    while let Some(s) = src {
-        let t = s.to_string();
-        if !parts.iter().any(|p| p.contains(&t)) {
-            parts.push(t);
-        }
-        src = s.source();
-    }
-    let raw = parts.join(": ");
+    let raw = ragprobe_artifact::error_chain(e);
     let denied = matches!(
         e,
         object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. }
