@@ -31,7 +31,7 @@ COMMON=(--set base_url="$URL" --set model=mock-model --set concurrency=16)
 # steps fetch what they name (`fetch = ...`) through RAGPROBE_MIRROR (plain
 # URLs, their paths kept) and HF_ENDPOINT (the hub protocol). The fixtures
 # are laid out at the registry's sources: RGB's repository files, DPR's NQ
-# results, HotpotQA's file, NoMIRACL's hub layout (English and German).
+# results, HotpotQA's file, NoMIRACL's hub layout (English and German), SearchQA's zip.
 M="$OUT/mirror"
 RGB="$M/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data"
 mkdir -p "$RGB" "$M/dpr/data/retriever_results/single" "$M/datasets/hotpot"
@@ -46,6 +46,15 @@ for lang in english german; do
   cp -r fixtures/nomiracl-dist/en/topics fixtures/nomiracl-dist/en/qrels "$HUB/$lang/"
   gzip -c fixtures/nomiracl-dist/en/corpus.jsonl > "$HUB/$lang/corpus.jsonl.gz"
 done
+# SearchQA's val.zip: one JSON file per question, as the hub repository ships it.
+SQA="$M/datasets/kyunghyuncho/search_qa/resolve/06907e45883b7cae435453b65d598447039fde79/data/train_test_val"
+mkdir -p "$SQA"
+python3 - fixtures/rc/searchqa-mini.jsonl "$SQA/val.zip" <<'PY'
+import json, sys, zipfile
+with zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_DEFLATED) as z:
+    for i, line in enumerate(open(sys.argv[1], encoding="utf-8")):
+        z.writestr(f"q{i:03}.json", json.dumps(json.loads(line), indent=1))
+PY
 MURLFILE="$OUT/mirror.url"
 "$BIN" data mirror-server --root "$M" --max-seconds 1800 > "$MURLFILE" &
 MIRRORPID=$!
@@ -55,15 +64,16 @@ export RAGPROBE_MIRROR HF_ENDPOINT HF_HUB_CACHE="$OUT/hub-cache"
 RAGPROBE_MIRROR=$(head -1 "$MURLFILE"); HF_ENDPOINT=$RAGPROBE_MIRROR
 NAMED="$OUT/named-store"
 # Datasets no host serves in the pipelines' format are placed by hand where
-# `ragprobe data get NAME` says (TriviaQA/WebQ retrieval results, TriviaQA-RC,
-# SearchQA, MedQA).
+# `ragprobe data get NAME` says (TriviaQA/WebQ retrieval results, MedQA);
+# TriviaQA-RC's archive is pinned by the real file's SHA-256, so its
+# unpacked files are placed where `data get` unpacks them (which then
+# fetches nothing).
 D="$NAMED/datasets"
 mkdir -p "$D/imperfect-retrieval" "$D/rag-stress/triviaqa"
 cp fixtures/nq-mini.jsonl "$D/imperfect-retrieval/tqa.jsonl"
 cp fixtures/nq-mini.jsonl "$D/imperfect-retrieval/webq.jsonl"
 cp fixtures/rc/triviaqa-mini.json "$D/rag-stress/triviaqa/wikipedia-dev.json"
 cp -r fixtures/rc/triviaqa-evidence "$D/rag-stress/triviaqa-evidence"
-cp fixtures/rc/searchqa-mini.jsonl "$D/rag-stress/searchqa-dev.jsonl"
 cp fixtures/rc/medqa-mini-en.jsonl "$D/rag-stress/medqa-test.jsonl"
 cp fixtures/rc/medqa-mini-zh.jsonl "$D/rag-stress/medqa-test-zh.jsonl"
 # PopQA's file is pinned by SHA-256 (the real one): a fixture cannot stand

@@ -112,6 +112,23 @@ pub fn data_options(store: &Store, a: &IngestArgs) -> ragprobe_data::DataOptions
     opts
 }
 
+/// The step's arguments reading a fetched dataset's files: its laid-out
+/// paths, and a directory option that does not exist where the dataset's
+/// layout has one of the same name (TriviaQA's evidence).
+pub fn with_laid_out(mut a: IngestArgs, laid: ragprobe_data::LaidOut) -> IngestArgs {
+    a.paths = laid.paths;
+    if let Some(e) = a.evidence_dir.as_ref().filter(|e| !e.exists()) {
+        if let Some(here) = e
+            .file_name()
+            .map(|n| laid.dir.join(n))
+            .filter(|p| p.exists())
+        {
+            a.evidence_dir = Some(here);
+        }
+    }
+    a
+}
+
 /// The stage's options from its arguments.
 pub fn options(a: IngestArgs) -> IngestOptions {
     IngestOptions {
@@ -156,18 +173,7 @@ pub fn run(store: &Store, mut a: IngestArgs) -> Result<crate::StageOut> {
             laid.fetched,
             laid.dir.display()
         );
-        a.paths = laid.paths;
-        // A directory option under the step's data directory is where the
-        // dataset's layout has the same name (TriviaQA's evidence).
-        if let Some(e) = a.evidence_dir.as_ref().filter(|e| !e.exists()) {
-            if let Some(here) = e
-                .file_name()
-                .map(|n| laid.dir.join(n))
-                .filter(|p| p.exists())
-            {
-                a.evidence_dir = Some(here);
-            }
-        }
+        a = with_laid_out(a, laid);
     }
     let opts = options(a);
     let report = ingest(store, &opts)?;

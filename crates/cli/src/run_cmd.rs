@@ -93,9 +93,22 @@ impl StepExecutor for CliSteps<'_> {
         match cmd {
             Command::Ingest(a) => {
                 // A step reading a dataset by name keys on the dataset's
-                // pinned sources (the files are not there before it runs).
+                // pinned sources (the files are not there before it runs, and
+                // are verified against pinned or recorded hashes when they
+                // are); files placed by hand are whatever the user put
+                // there, so they are hashed as well, like any local input.
                 if let Ok(Some(d)) = crate::ingest_cmd::fetched_dataset(&a) {
                     i.sources = ragprobe_data::identity(d, &a.part).unwrap_or_default();
+                    if let ragprobe_data::Access::Manual(_) = d.access {
+                        let opts = crate::ingest_cmd::data_options(self.store, &a);
+                        if let Ok(laid) = ragprobe_data::placed_by_hand(d, &opts) {
+                            let a = crate::ingest_cmd::with_laid_out(a, laid);
+                            let opts = crate::ingest_cmd::options(a);
+                            if let Ok(files) = ragprobe_ingest::input_files(&opts) {
+                                i.files = files.iter().map(|p| path_str(p)).collect();
+                            }
+                        }
+                    }
                     return i;
                 }
                 // Exactly the files the stage reads (a BEIR directory's

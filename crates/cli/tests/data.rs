@@ -437,3 +437,48 @@ fn an_encoder_by_name_is_the_same_encoder_as_its_files() {
     let built_in = retrieve(&[]);
     assert_eq!(by_name, built_in);
 }
+
+/// A dataset placed by hand (MedQA) is keyed on its files, not only on its
+/// registry entry: edit the file and the pipeline's ingest step runs again
+/// and reads the new bytes (it was a cache hit of the old artifacts).
+#[test]
+fn a_dataset_placed_by_hand_is_keyed_on_its_files() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let placed = store.join("datasets/rag-stress/medqa-test.jsonl");
+    std::fs::create_dir_all(placed.parent().unwrap()).unwrap();
+    let full = std::fs::read_to_string(root().join("fixtures/rc/medqa-mini-en.jsonl")).unwrap();
+    std::fs::write(&placed, &full).unwrap();
+    let pipeline = d.path().join("medqa.toml");
+    std::fs::write(
+        &pipeline,
+        "[vars]\ndata = \"not-here\"\n\n[steps.medqa]\nstage = \"ingest\"\nformat = \"mcq\"\n\
+         dataset = \"medqa\"\npaths = [\"{{data}}/medqa-test.jsonl\"]\nfetch = \"medqa\"\npart = \"test\"\n",
+    )
+    .unwrap();
+    let run = || {
+        let o = rp(
+            &store,
+            &["run", pipeline.to_str().unwrap()],
+            "http://127.0.0.1:9",
+        );
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let ids: Vec<String> = out
+            .lines()
+            .filter(|l| l.starts_with("medqa\t"))
+            .map(str::to_string)
+            .collect();
+        assert!(!ids.is_empty(), "{out}");
+        (ids, err)
+    };
+    let (first, _) = run();
+    let (again, err) = run();
+    assert_eq!(again, first);
+    assert!(err.contains("0 step(s) run"), "{err}");
+    let first_line = full.lines().next().unwrap();
+    std::fs::write(&placed, format!("{first_line}\n")).unwrap();
+    let (edited, err) = run();
+    assert!(err.contains("1 step(s) run"), "{err}");
+    assert_ne!(edited, first, "the edited file gives other artifacts");
+}

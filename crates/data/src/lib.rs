@@ -26,13 +26,14 @@
 pub mod fetch;
 pub mod registry;
 pub mod test_server;
+mod unpack;
 
 use ragprobe_artifact::{Store, Written};
 use ragprobe_ingest::{ingest, IngestOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use registry::{find, Access, Dataset, FileSpec, Part, Source, DATASETS};
+pub use registry::{find, Access, Dataset, FileSpec, Part, Source, Take, Unpack, DATASETS};
 
 /// What can go wrong getting a dataset. Every message is one line naming
 /// the dataset, the file and the cause.
@@ -56,6 +57,10 @@ pub enum DataError {
     /// A file's bytes are not the expected ones.
     #[error("{0}")]
     Mismatch(String),
+    /// An archive could not be unpacked (not a zip, a member missing or
+    /// unsafe, a record that is not JSON).
+    #[error("{0}")]
+    Archive(String),
     /// Ingesting the downloaded files failed.
     #[error(transparent)]
     Ingest(#[from] ragprobe_ingest::IngestError),
@@ -224,7 +229,9 @@ pub fn parts_here(dataset: &Dataset, data_dir: &Path) -> usize {
         .iter()
         .filter(|p| {
             p.files.iter().all(|f| {
-                dir.join(f.name).is_file() || record.files.get(f.name).is_some_and(|h| h == ABSENT)
+                dir.join(f.name).is_file()
+                    || superseded(p, f, &dir)
+                    || record.files.get(f.name).is_some_and(|h| h == ABSENT)
             })
         })
         .count()
@@ -288,26 +295,8 @@ pub struct LaidOut {
 pub fn lay_out(dataset: &'static Dataset, opts: &DataOptions) -> Result<LaidOut, DataError> {
     let parts = dataset.select(&opts.only).map_err(DataError::Unknown)?;
     let dir = opts.data_dir.join(dataset.study);
-    if let Access::Manual(how) = dataset.access {
-        let mut paths = Vec::new();
-        for part in &parts {
-            if let Some(f) = part.files.iter().find(|f| !dir.join(f.name).is_file()) {
-                return Err(DataError::Manual(format!(
-                    "dataset `{}`: {} is not there, and the dataset cannot be downloaded automatically: {how}",
-                    dataset.name,
-                    dir.join(f.name).display()
-                )));
-            }
-            match part.ingest {
-                Some(p) => paths.push(dir.join(p)),
-                None => paths.extend(part.files.iter().map(|f| dir.join(f.name))),
-            }
-        }
-        return Ok(LaidOut {
-            dir,
-            paths,
-            fetched: 0,
-        });
+    if let Access::Manual(_) = dataset.access {
+        return placed_by_hand(dataset, opts);
     }
     std::fs::create_dir_all(&dir)
         .map_err(|e| DataError::Fetch(format!("{}: {e}", dir.display())))?;
@@ -325,6 +314,60 @@ pub fn lay_out(dataset: &'static Dataset, opts: &DataOptions) -> Result<LaidOut,
         out.fetched += fetched;
     }
     Ok(out)
+}
+
+/// The parts `opts.only` selects of a dataset placed by hand, as
+/// [`lay_out`] gives them, when every file is there; otherwise the error
+/// names the first missing file and says how to get it. Reads no file and
+/// makes no request: a pipeline hashes these paths to key its step.
+pub fn placed_by_hand(dataset: &'static Dataset, opts: &DataOptions) -> Result<LaidOut, DataError> {
+    let parts = dataset.select(&opts.only).map_err(DataError::Unknown)?;
+    let dir = opts.data_dir.join(dataset.study);
+    let how = match dataset.access {
+        Access::Manual(how) => how,
+        Access::Download => "`ragprobe data get` downloads it",
+    };
+    let mut paths = Vec::new();
+    for part in &parts {
+        if let Some(f) = part.files.iter().find(|f| !dir.join(f.name).is_file()) {
+            return Err(DataError::Manual(format!(
+                "dataset `{}`: {} is not there, and the dataset cannot be downloaded automatically: {how}",
+                dataset.name,
+                dir.join(f.name).display()
+            )));
+        }
+        paths.extend(ingest_paths(
+            part,
+            &dir,
+            part.files.iter().map(|f| dir.join(f.name)),
+        ));
+    }
+    Ok(LaidOut {
+        dir,
+        paths,
+        fetched: 0,
+    })
+}
+
+/// What is ingested for a part laid out in `dir`: its `ingest` path when it
+/// names one, else its files.
+fn ingest_paths(part: &Part, dir: &Path, files: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
+    match part.ingest {
+        Some(p) => vec![dir.join(p)],
+        None => files.collect(),
+    }
+}
+
+/// True when `f` is an archive of `part` that is no longer needed: every
+/// output [`Part::unpack`] makes of it is there (outputs are renamed into
+/// place whole, so one that exists is complete).
+fn superseded(part: &Part, f: &FileSpec, dir: &Path) -> bool {
+    let mut outputs = part
+        .unpack
+        .iter()
+        .filter(|u| u.archive == f.name)
+        .peekable();
+    outputs.peek().is_some() && outputs.all(|u| dir.join(u.to).exists())
 }
 
 /// A file [`lay_out`] would download.
@@ -350,8 +393,12 @@ pub fn pending(dataset: &'static Dataset, opts: &DataOptions) -> Result<Vec<Pend
     Ok(parts
         .iter()
         .flat_map(|p| p.files.iter().map(move |f| (p.name, f)))
-        .filter(|(_, f)| {
-            !dir.join(f.name).is_file() && record.files.get(f.name).is_none_or(|h| h != ABSENT)
+        .filter(|(part, f)| {
+            !dir.join(f.name).is_file()
+                && record.files.get(f.name).is_none_or(|h| h != ABSENT)
+                && !parts
+                    .iter()
+                    .any(|p| p.name == *part && superseded(p, f, &dir))
         })
         .map(|(part, f)| Pending {
             part,
@@ -399,7 +446,7 @@ fn get_part(
     if let Some(outs) = record.outputs.get(&key) {
         let files_ok = part.files.iter().all(|f| match record.files.get(f.name) {
             Some(h) if h == ABSENT => true,
-            Some(_) => dir.join(f.name).is_file(),
+            Some(_) => dir.join(f.name).is_file() || superseded(part, f, dir),
             None => false,
         });
         if files_ok && outs.iter().all(|(_, id, _)| store.contains(id)) {
@@ -424,6 +471,7 @@ fn get_part(
         paths,
         dataset: Some(part.dataset.to_string()),
         lang: part.lang.map(str::to_string),
+        evidence_dir: part.evidence.map(|e| dir.join(e)),
         passage_words: 100,
         progress: opts.progress,
         ..Default::default()
@@ -466,7 +514,7 @@ fn lay_out_part(
             std::fs::create_dir_all(parent)
                 .map_err(|e| DataError::Fetch(format!("{}: {}: {e}", what(f), parent.display())))?;
         }
-        if !dest.is_file() {
+        if !dest.is_file() && !superseded(part, f, dir) {
             missing.push((f, dest));
         }
     }
@@ -488,6 +536,9 @@ fn lay_out_part(
     for f in part.files {
         let dest = dir.join(f.name);
         let what = what(f);
+        if superseded(part, f, dir) {
+            continue;
+        }
         if let Some(outcome) = outcomes.remove(f.name) {
             match outcome {
                 Ok(()) => fetched += 1,
@@ -528,11 +579,13 @@ fn lay_out_part(
         paths.push(dest);
     }
     write_record(dir, record)?;
-    let paths = match part.ingest {
-        Some(p) => vec![dir.join(p)],
-        None => paths,
-    };
-    Ok((paths, fetched))
+    for u in part.unpack {
+        if !dir.join(u.to).exists() {
+            let what = format!("dataset `{}` archive `{}`", dataset.name, u.archive);
+            unpack::unpack(&dir.join(u.archive), u, dir, &what)?;
+        }
+    }
+    Ok((ingest_paths(part, dir, paths.into_iter()), fetched))
 }
 
 /// `hf:<owner>/<name>[/<path>][@<revision>]` split into (repo, path, revision);

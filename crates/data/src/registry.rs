@@ -62,8 +62,44 @@ pub struct Part {
     /// `--lang` of the ingest, when the pipeline sets it.
     pub lang: Option<&'static str>,
     /// What is ingested, relative to the study's directory, when it is not
-    /// the files themselves (a directory such as NoMIRACL's `<lang>/`).
+    /// the files themselves (a directory such as NoMIRACL's `<lang>/`, or
+    /// what [`Part::unpack`] makes of an archive).
     pub ingest: Option<&'static str>,
+    /// `--evidence-dir` of the ingest, relative to the study's directory
+    /// (TriviaQA's evidence documents).
+    pub evidence: Option<&'static str>,
+    /// What is made of the part's archives (zip files among its `files`):
+    /// each output is written once, atomically, after the archive is
+    /// verified; once every output is there the archive is not needed
+    /// again (it may be deleted, and is not fetched again).
+    pub unpack: &'static [Unpack],
+}
+
+/// One output made of a zip archive of a part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unpack {
+    /// The archive: the name of one of the part's files.
+    pub archive: &'static str,
+    /// What of it.
+    pub take: Take,
+    /// The output, relative to the study's directory.
+    pub to: &'static str,
+}
+
+/// What an [`Unpack`] takes from its archive. Member paths are the
+/// archive's own (`/`-separated, no leading `/`); a member whose path
+/// would leave the output is refused, never written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// One member, as a file.
+    Member(&'static str),
+    /// Every file under a directory prefix (`evidence/wikipedia/`), as a
+    /// directory with the same relative paths.
+    Tree(&'static str),
+    /// Every file under a prefix (`""`: the whole archive), each one JSON
+    /// object, in member-name order, as one JSON Lines file (SearchQA's
+    /// one-file-per-question archives).
+    JsonLines(&'static str),
 }
 
 /// How a dataset is obtained.
@@ -151,6 +187,8 @@ macro_rules! rgb_part {
             dataset: concat!("rgb-", $name),
             lang: Some($lang),
             ingest: None,
+            evidence: None,
+            unpack: &[],
         }
     };
 }
@@ -193,6 +231,8 @@ macro_rules! nomiracl_part {
             dataset: "nomiracl",
             lang: None,
             ingest: Some($code),
+            evidence: None,
+            unpack: &[],
         }
     };
 }
@@ -212,6 +252,8 @@ macro_rules! one_file {
             dataset: $dataset,
             lang: None,
             ingest: None,
+            evidence: None,
+            unpack: &[],
         }
     };
 }
@@ -317,15 +359,42 @@ pub const DATASETS: &[Dataset] = &[
     Dataset {
         name: "triviaqa-rc",
         study: "rag-stress",
-        description: "TriviaQA reading comprehension with Wikipedia evidence documents",
+        description: "TriviaQA reading comprehension, Wikipedia domain, dev set, with its evidence documents",
         license: "Apache 2.0",
         citation: "Joshi et al. TriviaQA: A Large Scale Distantly Supervised Challenge Dataset for Reading Comprehension. ACL 2017",
         format: Format::Triviaqa,
-        parts: &[one_file!("dev", "triviaqa/wikipedia-dev.json", Source::Url("https://huggingface.co/datasets/mandarjoshi/trivia_qa/resolve/main/data/triviaqa-rc.zip"), None, Some(2_875_302_453), "triviaqa")],
-        access: Access::Manual(
-            "download triviaqa-rc.zip (2.9 GB, SHA-256 f5c28a667a3cace893b0dafef8293891dd26b03144a53fc045d6db90aa0ea734) from the Hugging Face dataset mandarjoshi/trivia_qa (data/triviaqa-rc.zip), unzip it, and put qa/wikipedia-dev.json at <data dir>/rag-stress/triviaqa/wikipedia-dev.json and evidence/ at <data dir>/rag-stress/triviaqa-evidence",
-        ),
-        note: "by hand: a 2.9 GB zip to unpack; its SHA-256 is the repository's LFS pointer's",
+        parts: &[Part {
+            name: "dev",
+            files: &[FileSpec {
+                name: "triviaqa-rc.zip",
+                source: Source::Hub {
+                    repo: "mandarjoshi/trivia_qa",
+                    revision: "main",
+                    path: "data/triviaqa-rc.zip",
+                },
+                sha256: Some("f5c28a667a3cace893b0dafef8293891dd26b03144a53fc045d6db90aa0ea734"),
+                bytes: Some(2_875_302_453),
+                optional: false,
+            }],
+            dataset: "triviaqa",
+            lang: None,
+            ingest: Some("triviaqa/wikipedia-dev.json"),
+            evidence: Some("triviaqa-evidence"),
+            unpack: &[
+                Unpack {
+                    archive: "triviaqa-rc.zip",
+                    take: Take::Member("qa/wikipedia-dev.json"),
+                    to: "triviaqa/wikipedia-dev.json",
+                },
+                Unpack {
+                    archive: "triviaqa-rc.zip",
+                    take: Take::Tree("evidence/wikipedia/"),
+                    to: "triviaqa-evidence/wikipedia",
+                },
+            ],
+        }],
+        access: Access::Download,
+        note: "the Hugging Face copy of the authors' triviaqa-rc archive (2.9 GB; qa/ and evidence/ as in the original tarball); its bytes are pinned by the SHA-256 of the repository's LFS pointer, its revision is `main` because no commit of the repository could be checked from here; qa/wikipedia-dev.json and evidence/wikipedia/ are unpacked, after which the zip may be deleted",
     },
     Dataset {
         name: "hotpotqa",
@@ -341,15 +410,35 @@ pub const DATASETS: &[Dataset] = &[
     Dataset {
         name: "searchqa",
         study: "rag-stress",
-        description: "SearchQA: Jeopardy! questions with search-engine snippets",
+        description: "SearchQA: Jeopardy! questions with search-engine snippets, validation split",
         license: "unknown (the Hugging Face card says so)",
         citation: "Dunn et al. SearchQA: A New Q&A Dataset Augmented with Context from a Search Engine. arXiv 1704.05179, 2017",
         format: Format::Searchqa,
-        parts: &[one_file!("dev", "searchqa-dev.jsonl", Source::Hub { repo: "kyunghyuncho/search_qa", revision: "06907e45883b7cae435453b65d598447039fde79", path: "data/train_test_val/val.zip" }, None, None, "searchqa")],
-        access: Access::Manual(
-            "download data/train_test_val/val.zip (314 MB) from the Hugging Face dataset kyunghyuncho/search_qa at 06907e45, unzip it, and write its records as JSON Lines to <data dir>/rag-stress/searchqa-dev.jsonl",
-        ),
-        note: "by hand: a zip of per-question files",
+        parts: &[Part {
+            name: "dev",
+            files: &[FileSpec {
+                name: "searchqa-val.zip",
+                source: Source::Hub {
+                    repo: "kyunghyuncho/search_qa",
+                    revision: "06907e45883b7cae435453b65d598447039fde79",
+                    path: "data/train_test_val/val.zip",
+                },
+                sha256: None,
+                bytes: None,
+                optional: false,
+            }],
+            dataset: "searchqa",
+            lang: None,
+            ingest: Some("searchqa-dev.jsonl"),
+            evidence: None,
+            unpack: &[Unpack {
+                archive: "searchqa-val.zip",
+                take: Take::JsonLines(""),
+                to: "searchqa-dev.jsonl",
+            }],
+        }],
+        access: Access::Download,
+        note: "the Hugging Face dataset's val.zip (about 314 MB; one JSON file per question, as its loading script reads them), written as JSON Lines in member-name order; no published checksum: recorded on first download; a member that is not JSON stops the unpacking with its name",
     },
     Dataset {
         name: "medqa",

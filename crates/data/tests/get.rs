@@ -243,6 +243,8 @@ fn pinned(server_path: &'static str, sha256: &'static str) -> &'static Dataset {
         dataset: "rgb-en",
         lang: Some("en"),
         ingest: None,
+        evidence: None,
+        unpack: &[],
     }]));
     Box::leak(Box::new(Dataset {
         name: "pinned",
