@@ -193,6 +193,32 @@ fn lock_dir(dir: &Path) -> Result<std::fs::File, DataError> {
     Ok(file)
 }
 
+/// A study directory held for laying out: created, locked against other
+/// processes ([`lock_dir`]), its record read, and a downloader runtime.
+struct StudyDir {
+    dir: PathBuf,
+    rt: tokio::runtime::Runtime,
+    _lock: std::fs::File,
+    record: Record,
+}
+
+impl StudyDir {
+    fn open(dataset: &Dataset, opts: &DataOptions) -> Result<StudyDir, DataError> {
+        let dir = opts.data_dir.join(dataset.study);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| DataError::Fetch(format!("{}: {e}", dir.display())))?;
+        let rt = runtime()?;
+        let _lock = lock_dir(&dir)?;
+        let record = read_record(&dir);
+        Ok(StudyDir {
+            dir,
+            rt,
+            _lock,
+            record,
+        })
+    }
+}
+
 /// Files of one part downloaded at once.
 const PARALLEL_FILES: usize = 4;
 
@@ -257,12 +283,12 @@ pub fn get_dataset(
         )));
     }
     let parts = dataset.select(&opts.only).map_err(DataError::Unknown)?;
-    let dir = opts.data_dir.join(dataset.study);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| DataError::Fetch(format!("{}: {e}", dir.display())))?;
-    let rt = runtime()?;
-    let _lock = lock_dir(&dir)?;
-    let mut record = read_record(&dir);
+    let StudyDir {
+        dir,
+        rt,
+        _lock,
+        mut record,
+    } = StudyDir::open(dataset, opts)?;
     let mut reports = Vec::new();
     for part in parts {
         let report = get_part(store, &rt, dataset, part, &dir, &mut record, opts)?;
@@ -294,15 +320,15 @@ pub struct LaidOut {
 /// otherwise its instructions are the error.
 pub fn lay_out(dataset: &'static Dataset, opts: &DataOptions) -> Result<LaidOut, DataError> {
     let parts = dataset.select(&opts.only).map_err(DataError::Unknown)?;
-    let dir = opts.data_dir.join(dataset.study);
     if let Access::Manual(_) = dataset.access {
         return placed_by_hand(dataset, opts);
     }
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| DataError::Fetch(format!("{}: {e}", dir.display())))?;
-    let rt = runtime()?;
-    let _lock = lock_dir(&dir)?;
-    let mut record = read_record(&dir);
+    let StudyDir {
+        dir,
+        rt,
+        _lock,
+        mut record,
+    } = StudyDir::open(dataset, opts)?;
     let mut out = LaidOut {
         dir: dir.clone(),
         paths: Vec::new(),
