@@ -167,6 +167,7 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
             columns: a.by.clone(),
             bins: a.bins.clone().unwrap_or_default(),
         }),
+        studies: ragprobe_studies::studies(),
     };
     let report = if let Some(file) = &a.predictions {
         let Some(against) = &a.against else {

@@ -439,6 +439,7 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
                 let store = Store::open(&sd).unwrap();
                 let opts = ScoreOptions {
                     bootstrap: 20,
+                    studies: ragprobe_studies::studies(),
                     ..Default::default()
                 };
                 score_predictions(

@@ -61,6 +61,9 @@ pub struct ScoreOptions {
     pub k_matcher: metrics::KMatcher,
     /// `--by`: also compute every metric per group of these columns.
     pub breakdown: Option<breakdown::Breakdown>,
+    /// The studies whose metric families are computed (none by default:
+    /// the caller registers them; scoring with none is refused).
+    pub studies: metrics::Studies,
 }
 
 impl Default for ScoreOptions {
@@ -72,11 +75,23 @@ impl Default for ScoreOptions {
             conflict_share: None,
             k_matcher: metrics::KMatcher::default(),
             breakdown: None,
+            studies: metrics::Studies::default(),
         }
     }
 }
 
 impl ScoreOptions {
+    /// Refuses options that would score with no study registered: the
+    /// metrics artifact would hold no metric.
+    pub fn check_studies(&self) -> Result<()> {
+        if self.studies.0.is_empty() {
+            return Err(ScoreError::Invalid(
+                "no study is registered (ScoreOptions::studies): no metric would be computed; register ragprobe_studies::METRIC_FAMILIES".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The options as recipe parameters.
     pub fn params(&self) -> serde_json::Value {
         let mut p = json!({"bootstrap": self.bootstrap, "seed": self.seed, "parse": self.parse.name(), "conflict_share": self.conflict_share, "k_matcher": self.k_matcher.name()});
@@ -148,6 +163,7 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
     if responses.is_empty() {
         return Err(ScoreError::Invalid("no --responses given".into()));
     }
+    opts.check_studies()?;
     let mut ids: Vec<String> = responses
         .iter()
         .map(|r| store.resolve_kind(r, kinds::RESPONSES))

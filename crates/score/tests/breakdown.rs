@@ -70,6 +70,7 @@ fn accuracy_per_popularity_bin_matches_the_hand_count() {
             columns: vec!["meta.s_pop".into()],
             bins: "100,1000".parse::<Bins>().unwrap(),
         }),
+        studies: ragprobe_studies::studies(),
         ..Default::default()
     };
     let (report, _) = score_predictions(&store, &preds, &q.id, &cols, &opts).unwrap();
@@ -103,6 +104,7 @@ fn accuracy_per_popularity_bin_matches_the_hand_count() {
     // The breakdown is part of the recipe: without it, another action.
     let plain = ScoreOptions {
         bootstrap: 100,
+        studies: ragprobe_studies::studies(),
         ..Default::default()
     };
     let (again, _) = score_predictions(&store, &preds, &q.id, &cols, &plain).unwrap();

@@ -11,9 +11,9 @@
 //! family for `soft`/`strict` paired with the study's `closed-book`
 //! baseline. A template named `no-conflict-v2` runs what its role says.
 //!
-//! One file per study's families — `imperfect` (seed 000), `nomiracl`
-//! (seed 001), `stress` (seed 002), `rgb` — over the accumulators and
-//! grouping defined here once.
+//! The families themselves live with their studies (`ragprobe-studies`,
+//! one folder per study) behind [`MetricFamilies`]; this module holds what
+//! they share: the accumulators, grouping, the row collector [`Out`].
 
 use ragprobe_artifact::MetricRow;
 
@@ -156,7 +156,7 @@ impl KMatcher {
             })
     }
     /// The matcher of the main MR tables.
-    fn main(self) -> Matcher {
+    pub fn main(self) -> Matcher {
         if self == KMatcher::Exact {
             Matcher::Exact
         } else {
@@ -164,7 +164,7 @@ impl KMatcher {
         }
     }
     /// The matcher of the audit families (§C).
-    fn audit(self) -> Matcher {
+    pub fn audit(self) -> Matcher {
         if self == KMatcher::Accuracy {
             Matcher::Accuracy
         } else {
@@ -182,25 +182,30 @@ impl std::fmt::Display for KMatcher {
 /// A concrete matcher: whether a row gives the reference, and whether it
 /// gives the foil only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Matcher {
+pub enum Matcher {
+    /// Normalised exact match (`em`; foil-only: `foil_exact` and not `em`).
     Exact,
+    /// Normalised substring (`accuracy`; foil-only: `foil_only`).
     Accuracy,
 }
 
 impl Matcher {
-    fn name(self) -> &'static str {
+    /// The matcher's name in metric details.
+    pub fn name(self) -> &'static str {
         match self {
             Matcher::Exact => "exact",
             Matcher::Accuracy => "accuracy",
         }
     }
-    fn correct(self, r: &Scored) -> bool {
+    /// The row gives the reference.
+    pub fn correct(self, r: &Scored) -> bool {
         match self {
             Matcher::Exact => r.em == Some(true),
             Matcher::Accuracy => r.accuracy == Some(true),
         }
     }
-    fn foil_only(self, r: &Scored) -> bool {
+    /// The row gives the foil and not the reference.
+    pub fn foil_only(self, r: &Scored) -> bool {
         match self {
             Matcher::Exact => r.foil_exact == Some(true) && r.em != Some(true),
             Matcher::Accuracy => r.foil_only == Some(true),
@@ -279,7 +284,8 @@ impl Out {
     }
 }
 
-pub(crate) fn b(x: bool) -> f64 {
+/// A judgement as a value to average: 1 or 0.
+pub fn b(x: bool) -> f64 {
     if x {
         1.0
     } else {
@@ -288,14 +294,15 @@ pub(crate) fn b(x: bool) -> f64 {
 }
 
 /// Rows grouped by (dataset, model, prompt), failed rows removed (counted).
-pub(crate) type Groups<'a> = BTreeMap<(&'a str, &'a str, &'a str), Vec<&'a Scored<'a>>>;
+pub type Groups<'a> = BTreeMap<(&'a str, &'a str, &'a str), Vec<&'a Scored<'a>>>;
 
 /// The template's declared role is one of `roles`.
-pub(crate) fn role_in(r: &Scored, roles: &[&str]) -> bool {
+pub fn role_in(r: &Scored, roles: &[&str]) -> bool {
     r.prompt_role.is_some_and(|x| roles.contains(&x))
 }
 
-pub(crate) fn groups<'a>(rows: &'a [Scored], pred: impl Fn(&Scored) -> bool) -> Groups<'a> {
+/// The rows `pred` keeps, failed requests left out, by (dataset, model, prompt).
+pub fn groups<'a>(rows: &'a [Scored], pred: impl Fn(&Scored) -> bool) -> Groups<'a> {
     let mut g: Groups = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.failed && pred(r)) {
         g.entry((r.dataset, r.model, r.prompt)).or_default().push(r);
@@ -303,7 +310,8 @@ pub(crate) fn groups<'a>(rows: &'a [Scored], pred: impl Fn(&Scored) -> bool) -> 
     g
 }
 
-pub(crate) fn key(study: &'static str, g: &(&str, &str, &str)) -> Key {
+/// The key of a (dataset, model, prompt) group in `study`.
+pub fn key(study: &'static str, g: &(&str, &str, &str)) -> Key {
     Key {
         study,
         dataset: g.0.to_string(),
@@ -312,25 +320,60 @@ pub(crate) fn key(study: &'static str, g: &(&str, &str, &str)) -> Key {
     }
 }
 
-mod imperfect;
-mod nomiracl;
-mod rgb;
-mod stress;
+/// A study's metric families: the score stage's extension point. The
+/// stage knows no study; it runs the families it is given, in the order
+/// given, over every scored row of the run (`ragprobe-studies` registers
+/// the studies).
+///
+/// The caller guarantees: `rows` are all the scored rows of the run (or of
+/// one `--by` group), every study's mixed, failed requests included and
+/// marked (`Scored::failed`); `out.opts` are the run's options.
+///
+/// An implementation must: pick its own population from the rows (by
+/// condition, declared prompt role, study) and leave other rows alone;
+/// leave failed requests out of every denominator; append rows to `out`
+/// only, deterministically (the same rows and options give the same metric
+/// rows in the same order: iterate ordered maps, draw only from seeded
+/// generators); never panic on rows it does not expect (a study absent
+/// from a run gives no rows); name in each row's `details.definition` what
+/// the numerator and denominator are.
+pub trait MetricFamilies: Sync {
+    /// The study's name (`rgb`): how runs and errors name it.
+    fn name(&self) -> &'static str;
+    /// Appends the study's metric rows for `rows` to `out`.
+    fn compute(&self, rows: &[Scored], out: &mut Out);
+}
 
-pub use imperfect::{conflict_detection, par, qa, rad, share_draw, stubbornness, unanswerable};
-pub use nomiracl::nomiracl;
-pub use rgb::rgb;
-pub use stress::stress;
+/// The studies whose families a run computes, in order: registered by the
+/// caller (`ragprobe_studies::METRIC_FAMILIES`), since the stage names no
+/// study. Not a recipe parameter: the families' code is the stage's
+/// version, as any of its code.
+#[derive(Clone, Copy, Default)]
+pub struct Studies(pub &'static [&'static dyn MetricFamilies]);
 
-/// Every family.
+impl Studies {
+    /// The registered studies' names, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.0.iter().map(|s| s.name()).collect()
+    }
+}
+
+impl std::fmt::Debug for Studies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl PartialEq for Studies {
+    fn eq(&self, other: &Studies) -> bool {
+        self.names() == other.names()
+    }
+}
+
+/// Every family of the options' studies, in order.
 pub fn all(rows: &[Scored], out: &mut Out) {
-    qa(rows, out);
-    unanswerable(rows, out);
-    rad(rows, out);
-    conflict_detection(rows, out);
-    stubbornness(rows, out);
-    par(rows, out);
-    nomiracl(rows, out);
-    stress(rows, out);
-    rgb(rows, out);
+    let studies = out.opts.studies;
+    for s in studies.0 {
+        s.compute(rows, out);
+    }
 }

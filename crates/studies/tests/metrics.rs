@@ -1,9 +1,13 @@
 //! Every metric on small tables worked out by hand.
 
 use ragprobe_artifact::{MetricRow, ScoreRow};
-use ragprobe_score::metrics::{self, Out};
+use ragprobe_score::metrics::Out;
 use ragprobe_score::scored::{Scored, ScoredArena};
 use ragprobe_score::{compare_rows, ScoreOptions};
+use ragprobe_studies::imperfect::metrics as imperfect;
+use ragprobe_studies::nomiracl::metrics as nomiracl;
+use ragprobe_studies::rgb::metrics as rgb;
+use ragprobe_studies::stress::metrics as stress;
 
 /// The role (study, role, variant) the built-in template of this id
 /// declares; test prompts with other ids declare none.
@@ -116,7 +120,7 @@ fn qa_accuracy_em_f1_and_failed_rows() {
     failed.failed = true;
     failed.accuracy = None;
     rows.push(failed);
-    let m = run(&rows, metrics::qa);
+    let m = run(&rows, imperfect::qa);
     // acc = 2/4 (the failed row is excluded), em = 1/4, f1 = (1 + 0.5)/4.
     assert!(close(get(&m, "base", "acc").value, 50.0) && get(&m, "base", "acc").n == 4);
     assert!(close(get(&m, "base", "em").value, 25.0));
@@ -141,7 +145,7 @@ fn unanswerable_table_4() {
     u("q3", true, false); // Acc.
     u("q4", false, true); // Cor.
     u("q5", false, false); // Hallu.
-    let m = run(&rows, metrics::unanswerable);
+    let m = run(&rows, imperfect::unanswerable);
     assert!(close(get(&m, "base", "acc").value, 40.0)); // q1, q3 of 5
     assert!(close(get(&m, "base", "acc_ans").value, 50.0) && get(&m, "base", "acc_ans").n == 2);
     assert!(
@@ -166,7 +170,7 @@ fn rad_pairs_by_qid() {
         acc(r("q4", "add-random", "normal"), true), // not in ARA: ignored
         acc(r("q1", "add-topk", "normal"), false),
     ];
-    let m = run(&rows, metrics::rad);
+    let m = run(&rows, imperfect::rad);
     // ARA = {q1, q2, q3}; ARA-Add(random) = {q1, q3} -> 66.7
     let x = get(&m, "add-random", "rad");
     assert!(close(x.value, 200.0 / 3.0) && x.n == 3, "{x:?}");
@@ -207,7 +211,7 @@ fn table7_rows() -> Vec<ScoreRow> {
 
 #[test]
 fn conflict_detection_table_7_populations_are_disjoint() {
-    let m = run(&table7_rows(), metrics::conflict_detection);
+    let m = run(&table7_rows(), imperfect::conflict_detection);
     let (c, nc, all) = (
         get(&m, "add-conflict", "acc_c"),
         get(&m, "base", "acc_nc"),
@@ -237,20 +241,20 @@ fn conflict_share_moves_questions_from_c_to_nc() {
         conflict_share: Some(p),
         ..Default::default()
     };
-    let m = run_with(&table7_rows(), metrics::conflict_detection, &opts(1.0));
+    let m = run_with(&table7_rows(), imperfect::conflict_detection, &opts(1.0));
     assert_eq!(get(&m, "add-conflict", "acc_c").n, 2);
     // P ~ 0: nobody is in C; q1 and q2 join NC by their base case (gold,
     // no "conflict": right) -> NC = 4 right of 5.
-    let m = run_with(&table7_rows(), metrics::conflict_detection, &opts(1e-12));
+    let m = run_with(&table7_rows(), imperfect::conflict_detection, &opts(1e-12));
     assert_eq!(get(&m, "add-conflict", "acc_c").n, 0);
     let nc = get(&m, "base", "acc_nc");
     assert!(close(nc.value, 80.0) && nc.n == 5, "{nc:?}");
     // The split is a pure function of (seed, qid).
-    let d = metrics::share_draw(1, "q1");
+    let d = imperfect::share_draw(1, "q1");
     assert!(
         (0.0..1.0).contains(&d)
-            && d == metrics::share_draw(1, "q1")
-            && d != metrics::share_draw(2, "q1")
+            && d == imperfect::share_draw(1, "q1")
+            && d != imperfect::share_draw(2, "q1")
     );
 }
 
@@ -263,22 +267,24 @@ fn families_follow_the_declared_role_not_the_name() {
         x.prompt = "no-conflict-v2".into();
         x.prompt_role = Some("normal".into());
     }
-    assert!(run(&rows, metrics::conflict_detection).is_empty());
-    assert!(!run(&rows, metrics::stubbornness).is_empty());
+    assert!(run(&rows, imperfect::conflict_detection).is_empty());
+    assert!(!run(&rows, imperfect::stubbornness).is_empty());
     // And one named `plain` that declares `conflict` gets conflict detection.
     for x in &mut rows {
         x.prompt = "plain".into();
         x.prompt_role = Some("conflict".into());
     }
-    assert!(!run(&rows, metrics::conflict_detection).is_empty());
-    assert!(run(&rows, metrics::rad).is_empty() && run(&rows, metrics::stubbornness).is_empty());
+    assert!(!run(&rows, imperfect::conflict_detection).is_empty());
+    assert!(
+        run(&rows, imperfect::rad).is_empty() && run(&rows, imperfect::stubbornness).is_empty()
+    );
     // A template without a role gets neither.
     for x in &mut rows {
         x.prompt_role = None;
     }
     assert!(
-        run(&rows, metrics::conflict_detection).is_empty()
-            && run(&rows, metrics::stubbornness).is_empty()
+        run(&rows, imperfect::conflict_detection).is_empty()
+            && run(&rows, imperfect::stubbornness).is_empty()
     );
 }
 
@@ -297,7 +303,7 @@ fn stubbornness_table_8() {
     rows.push(foil);
     rows.push(acc(r("q3", "add-conflict", p), false));
     rows.push(acc(r("q4", "add-conflict", p), true)); // not in ARA
-    let m = run(&rows, metrics::stubbornness);
+    let m = run(&rows, imperfect::stubbornness);
     for (metric, v) in [
         ("a_to_a", 100.0 / 3.0),
         ("a_to_c", 100.0 / 3.0),
@@ -317,7 +323,7 @@ fn par_table_13() {
     b.answerable = Some(false);
     let mut c = acc(r("q3", "base", p), true);
     c.answerable = Some(true);
-    let m = run(&[a, b, c], metrics::par);
+    let m = run(&[a, b, c], imperfect::par);
     let x = get(&m, "base", "par");
     assert!(close(x.value, 50.0) && x.n == 2);
 }
@@ -342,7 +348,7 @@ fn nomiracl_rates() {
         x.accuracy = None;
         rows.push(x);
     }
-    let m = run(&rows, metrics::nomiracl);
+    let m = run(&rows, nomiracl::nomiracl);
     let h = get(&m, "non_relevant", "hallucination_rate");
     assert!(close(h.value, 50.0) && h.n == 4, "{h:?}"); // 2 yes of 4
     assert!(close(get(&m, "non_relevant", "invalid_rate").value, 25.0));
@@ -415,7 +421,7 @@ fn stress_misleading_rate_and_contrasts() {
     let mut rows = stress_rows("m", &[("stress-soft", "stress-strict")], &fo_v0);
     // A closed-book response of study 000 must not define K (roles, not names).
     rows.push(same(r("q3", "closed-book", "imperfect-closed-book"), true));
-    let m = run(&rows, metrics::stress);
+    let m = run(&rows, stress::stress);
     let pick = |prompt: &str, cond: &str, metric: &str| {
         m.iter()
             .find(|x| x.prompt == prompt && x.condition == cond && x.metric == metric)
@@ -558,7 +564,7 @@ fn stress_fixed_population_leaves_out_incomplete_questions() {
             }
         }
     }
-    let m = run(&rows, metrics::stress);
+    let m = run(&rows, stress::stress);
     let pick = |prompt: &str, cond: &str, metric: &str| {
         m.iter()
             .find(|x| x.prompt == prompt && x.condition == cond && x.metric == metric)
@@ -599,7 +605,7 @@ fn stress_prompt_version_change_and_common_stratum() {
         &fo,
     );
     // Change from v0 on K: q1: (1/3 - 0) - (1 - 1/3) = -1/3; q2: (0 - 0) - (1/3 - 0) = -1/3 -> -33.3
-    let m = run(&rows, metrics::stress);
+    let m = run(&rows, stress::stress);
     let ch = m
         .iter()
         .find(|x| x.prompt == "v1 - v0" && x.metric == "mr_gap_change_from_v0")
@@ -615,7 +621,7 @@ fn stress_prompt_version_change_and_common_stratum() {
         x.em = Some(false);
     }
     rows.extend(m2);
-    let m = run(&rows, metrics::stress);
+    let m = run(&rows, stress::stress);
     let common = m
         .iter()
         .find(|x| {
@@ -649,7 +655,7 @@ fn stress_k_matcher_exact_versus_accuracy() {
         x.em = Some(false);
     }
     let k_of = |opts: ScoreOptions| {
-        let m = run_with(&rows, metrics::stress, &opts);
+        let m = run_with(&rows, stress::stress, &opts);
         let mr = m
             .iter()
             .find(|x| {
@@ -671,9 +677,9 @@ fn stress_k_matcher_exact_versus_accuracy() {
         ..Default::default()
     };
     // paper: MR on accuracy-K {q1, q2}, HOR on exact-K {q1}.
-    assert_eq!(k_of(o(metrics::KMatcher::Paper)), (2, 1));
-    assert_eq!(k_of(o(metrics::KMatcher::Exact)), (1, 1));
-    assert_eq!(k_of(o(metrics::KMatcher::Accuracy)), (2, 2));
+    assert_eq!(k_of(o(ragprobe_score::metrics::KMatcher::Paper)), (2, 1));
+    assert_eq!(k_of(o(ragprobe_score::metrics::KMatcher::Exact)), (1, 1));
+    assert_eq!(k_of(o(ragprobe_score::metrics::KMatcher::Accuracy)), (2, 2));
 }
 
 #[test]
@@ -700,7 +706,7 @@ fn rgb_noise_rejection_counterfactual_and_integration() {
     add("q1", "rgb-integration-0", "answer", true, false, false);
     add("q2", "rgb-integration-0", "answer", false, false, false);
     add("q3", "rgb-integration-0", "answer", false, true, false);
-    let m = run(&rows, metrics::rgb);
+    let m = run(&rows, rgb::rgb);
     assert!(close(get(&m, "rgb-noise-0", "acc").value, 50.0));
     assert!(close(get(&m, "rgb-noise-1", "rejection_rate").value, 50.0));
     assert!(close(
@@ -721,7 +727,7 @@ fn rgb_noise_rejection_counterfactual_and_integration() {
         parse: ragprobe_score::ParseMode::Lenient,
         ..Default::default()
     };
-    let m = run_with(&rows, metrics::rgb, &lenient);
+    let m = run_with(&rows, rgb::rgb, &lenient);
     assert!(close(
         get(&m, "rgb-counterfactual", "error_correction_rate").value,
         100.0 / 3.0
@@ -734,7 +740,7 @@ fn empty_subsets_have_n_zero_and_no_value() {
     let mut x = r("q1", "base", "unans");
     x.expected = ragprobe_artifact::Expected::Unanswerable;
     x.says_unanswerable = Some(true);
-    let m = run(&[x], metrics::unanswerable);
+    let m = run(&[x], imperfect::unanswerable);
     let a = get(&m, "base", "acc_ans");
     assert_eq!((a.n, a.value, a.ci_low, a.ci_high), (0, None, None, None));
     assert!(m.iter().all(|x| x.value.is_none_or(|v| v.is_finite())));

@@ -1,8 +1,8 @@
 //! Seed 001 (NoMIRACL): hallucination and error rates per language.
 
-use super::{b, key, Clusters, Groups, Out};
-use crate::scored::Scored;
 use ragprobe_artifact::Expected;
+use ragprobe_score::metrics::{b, key, Clusters, Groups, Out};
+use ragprobe_score::scored::Scored;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 

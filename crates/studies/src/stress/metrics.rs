@@ -1,10 +1,10 @@
 //! Seed 002 (RAG-Stress): misleading and override rates on the
 //! closed-book strata, paired contrasts, Strict−Soft, the common stratum.
 
-use super::Matcher;
-use super::{b, role_in, Clusters, Key, Out};
-use crate::scored::Scored;
 use ragprobe_artifact::condition;
+use ragprobe_score::metrics::Matcher;
+use ragprobe_score::metrics::{b, role_in, Clusters, Key, Out};
+use ragprobe_score::scored::Scored;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -68,7 +68,7 @@ type Strata<'a> = (BTreeSet<&'a str>, BTreeSet<&'a str>);
 ///
 /// Strata (§3.2, §C.1): K = questions whose closed-book response is
 /// correct, U = the others, under the matcher of each table
-/// ([`KMatcher`](super::KMatcher); recorded in every row's details as `k_matcher`).
+/// ([`KMatcher`](ragprobe_score::metrics::KMatcher); recorded in every row's details as `k_matcher`).
 ///
 /// Fixed population (§F.1: "paired analysis requires a fixed question
 /// population and complete clean/edited instruction–position records"):

@@ -1,9 +1,9 @@
 //! RGB (Chen et al. 2024): noise robustness, negative rejection,
 //! information integration and counterfactual robustness.
 
-use super::{b, groups, key, Clusters, Out};
-use crate::scored::Scored;
 use ragprobe_artifact::Expected;
+use ragprobe_score::metrics::{b, groups, key, Clusters, Out};
+use ragprobe_score::scored::Scored;
 use serde_json::json;
 use std::collections::BTreeSet;
 

@@ -1,9 +1,9 @@
 //! Seed 000 (imperfect retrieval): QA accuracy per condition, the
 //! unanswerable and conflict families, RAD, stubbornness and PAR.
 
-use super::{b, groups, key, role_in, Clusters, Key, Out};
-use crate::scored::Scored;
 use ragprobe_artifact::{condition, Expected};
+use ragprobe_score::metrics::{b, groups, key, role_in, Clusters, Key, Out};
+use ragprobe_score::scored::Scored;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
