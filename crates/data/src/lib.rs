@@ -581,26 +581,7 @@ fn lay_out_part(
                 Err(e) => return Err(e),
             }
         }
-        let got =
-            fetch::sha256_file(&dest).map_err(|e| DataError::Fetch(format!("{what}: {e}")))?;
-        let expected = f
-            .sha256
-            .map(str::to_string)
-            .or_else(|| record.files.get(f.name).cloned());
-        if let Some(want) = expected {
-            if got != want {
-                // Never kept: the next `data get` fetches it again.
-                let _ = std::fs::remove_file(&dest);
-                let why = if f.sha256.is_some() {
-                    "the registry pins"
-                } else {
-                    "was recorded at its first download"
-                };
-                return Err(DataError::Mismatch(format!(
-                    "{what}: SHA-256 {got}, expected {want} ({why}); the file was removed and nothing was ingested"
-                )));
-            }
-        }
+        let got = verify(f, &dest, record, &what)?;
         record.files.insert(f.name.to_string(), got);
         paths.push(dest);
     }
@@ -612,6 +593,32 @@ fn lay_out_part(
         }
     }
     Ok((ingest_paths(part, dir, paths.into_iter()), fetched))
+}
+
+/// The SHA-256 of the file `f` laid out at `dest`, checked against the
+/// registry's pinned hash or, failing that, the one recorded at its first
+/// download. Other bytes are removed (the next `data get` fetches them
+/// again) and refused, naming both hashes.
+fn verify(f: &FileSpec, dest: &Path, record: &Record, what: &str) -> Result<String, DataError> {
+    let got = fetch::sha256_file(dest).map_err(|e| DataError::Fetch(format!("{what}: {e}")))?;
+    let expected = f
+        .sha256
+        .map(str::to_string)
+        .or_else(|| record.files.get(f.name).cloned());
+    match expected {
+        Some(want) if got != want => {
+            let _ = std::fs::remove_file(dest);
+            let why = if f.sha256.is_some() {
+                "the registry pins"
+            } else {
+                "was recorded at its first download"
+            };
+            Err(DataError::Mismatch(format!(
+                "{what}: SHA-256 {got}, expected {want} ({why}); the file was removed and nothing was ingested"
+            )))
+        }
+        _ => Ok(got),
+    }
 }
 
 /// `hf:<owner>/<name>[/<path>][@<revision>]` split into (repo, path, revision);
