@@ -209,42 +209,104 @@ pub fn score_predictions(
         )));
     }
     let bytes = map_file(file)?;
-    // The targets are read on a thread of their own while the pool hashes
-    // the file (its digest goes into the recipe) and parses it; the
-    // decoder's scratch memory goes with the thread.
     let mut arenas = Arenas::new();
+    let (targets, source, preds) = read_inputs(store, &id, &kind, file, &bytes, cols, &mut arenas)?;
+    let kept = dedup(file, &preds, cols.on_duplicate)?;
+    let (mut matched, unmatched) = match_ids(file, &kind, &preds, &kept, &targets)?;
+    let mut recipe = Recipe::new(
+        "score-predictions",
+        crate::STAGE_VERSION,
+        json!({"options": opts.params(), "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model, "role": cols.role}, "on_duplicate": format!("{:?}", cols.on_duplicate).to_lowercase(), "unmatched": unmatched.len()}),
+    );
+    recipe.inputs = vec![id];
+    recipe.sources.insert("predictions".into(), source);
+    let prompt = crate::PromptInfo {
+        role: cols.role.clone(),
+        ..crate::PromptInfo::bare("external")
+    };
+    // The scores kind's canonical order (model, prompt, case_id,
+    // request_id; one prompt here), as `write_all` would sort the rows.
+    matched.par_sort_unstable_by(|&(pa, ca), &(pb, cb)| {
+        let (a, b) = (&preds[pa as usize], &preds[pb as usize]);
+        (a.model, targets.case_id(ca as usize))
+            .cmp(&(b.model, targets.case_id(cb as usize)))
+            .then_with(|| request_id(a).cmp(&request_id(b)))
+    });
+    let (sink, rows, failed) =
+        score_blocks(store, &recipe, &matched, &preds, &targets, &prompt, opts)?;
+    drop(matched);
+    drop(preds);
+    drop(arenas);
+    drop(bytes);
+    if let (Some(_), Targets::Cases(cases)) = (&opts.breakdown, targets) {
+        look.cases = cases.into_iter().map(|c| (c.case_id.clone(), c)).collect();
+    }
+    Ok((
+        crate::finish_streamed(store, &recipe, sink, (rows, failed), opts, &look)?,
+        unmatched,
+    ))
+}
+
+/// The targets (`id`, a `kind` artifact) and the predictions file's digest
+/// and predictions. The targets are read on a thread of their own while
+/// the pool hashes the file (its digest goes into the recipe) and parses
+/// it; the decoder's scratch memory goes with the thread.
+fn read_inputs<'a>(
+    store: &Store,
+    id: &str,
+    kind: &str,
+    file: &Path,
+    bytes: &'a [u8],
+    cols: &PredictionColumns,
+    arenas: &'a mut Arenas,
+) -> Result<(Targets, String, Vec<Prediction<'a>>)> {
     let (targets, (source, preds)) = std::thread::scope(|s| {
         let targets = s.spawn(|| {
             if kind == kinds::CASES {
-                Ok(Targets::Cases(read::<Cases>(store, &id)?))
+                Ok(Targets::Cases(read::<Cases>(store, id)?))
             } else {
-                Targets::questions(store, &id)
+                Targets::questions(store, id)
             }
         });
         let parsed = rayon::join(
-            || sha256_hex(&bytes),
-            || read_file(file, &bytes, cols, &mut arenas),
+            || sha256_hex(bytes),
+            || read_file(file, bytes, cols, arenas),
         );
         let targets = targets
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (targets, parsed)
     });
-    let (targets, preds) = (targets?, preds?);
-    let index = TargetIndex::new(&targets)?;
-    let kept = dedup(file, &preds, cols.on_duplicate)?;
+    Ok((targets?, source, preds?))
+}
+
+/// A prediction's request id: the hash of its id and model.
+fn request_id(p: &Prediction) -> String {
+    sha256_hex(format!("{}\u{1f}{}", p.id, p.model).as_bytes())
+}
+
+/// (prediction, target) of each kept prediction whose id names a case (or,
+/// failing that, a question), as 4-byte indices, and the ids that match
+/// nothing (warned about; none matching at all is an error).
+fn match_ids(
+    file: &Path,
+    kind: &str,
+    preds: &[Prediction],
+    kept: &[u32],
+    targets: &Targets,
+) -> Result<(Vec<(u32, u32)>, Vec<String>)> {
+    let index = TargetIndex::new(targets)?;
     // (prediction, target) of each kept prediction whose id names a case
     // (or, failing that, a question), as 4-byte indices.
     let mut matched: Vec<(u32, u32)> = Vec::with_capacity(kept.len());
     let mut unmatched = Vec::new();
-    for &p in &kept {
+    for &p in kept {
         let pid: &str = preds[p as usize].id;
         match index.get(pid) {
             Some(c) => matched.push((p, position(c)?)),
             None => unmatched.push(pid.to_string()),
         }
     }
-    let kept = kept.len();
     drop(index);
     if !unmatched.is_empty() {
         tracing::warn!(
@@ -262,32 +324,26 @@ pub fn score_predictions(
         return Err(ScoreError::Invalid(format!(
             "{}: none of the {} prediction ids matches the {kind} artifact",
             file.display(),
-            kept
+            kept.len()
         )));
     }
-    let mut recipe = Recipe::new(
-        "score-predictions",
-        crate::STAGE_VERSION,
-        json!({"options": opts.params(), "columns": {"id": cols.id, "prediction": cols.prediction, "model": cols.model, "role": cols.role}, "on_duplicate": format!("{:?}", cols.on_duplicate).to_lowercase(), "unmatched": unmatched.len()}),
-    );
-    recipe.inputs = vec![id];
-    recipe.sources.insert("predictions".into(), source);
-    let prompt = crate::PromptInfo {
-        role: cols.role.clone(),
-        ..crate::PromptInfo::bare("external")
-    };
-    let request_id = |p: &Prediction| sha256_hex(format!("{}\u{1f}{}", p.id, p.model).as_bytes());
-    // The scores kind's canonical order (model, prompt, case_id,
-    // request_id; one prompt here), as `write_all` would sort the rows.
-    matched.par_sort_unstable_by(|&(pa, ca), &(pb, cb)| {
-        let (a, b) = (&preds[pa as usize], &preds[pb as usize]);
-        (a.model, targets.case_id(ca as usize))
-            .cmp(&(b.model, targets.case_id(cb as usize)))
-            .then_with(|| request_id(a).cmp(&request_id(b)))
-    });
-    // Score on all cores a block at a time and stream each block into the
-    // scores artifact; keep only what the metrics read.
-    let mut sink = Sink::<Scores>::new(store, &recipe)?;
+    Ok((matched, unmatched))
+}
+
+/// Scores the matched predictions on all cores a block at a time and
+/// streams each block into a scores artifact of `recipe` (a writer thread
+/// encodes and compresses block n while the cores score block n + 1);
+/// returns the sink with the rows and failed rows written.
+fn score_blocks(
+    store: &Store,
+    recipe: &Recipe,
+    matched: &[(u32, u32)],
+    preds: &[Prediction],
+    targets: &Targets,
+    prompt: &crate::PromptInfo,
+    opts: &ScoreOptions,
+) -> Result<(Sink<Scores>, usize, usize)> {
+    let mut sink = Sink::<Scores>::new(store, recipe)?;
     let (mut rows, mut failed) = (0usize, 0usize);
     // A writer thread encodes and compresses block n while the cores
     // score block n + 1.
@@ -308,7 +364,7 @@ pub fn score_predictions(
                     let p = &preds[p as usize];
                     crate::row::score(
                         targets.case(c as usize, scratch),
-                        &prompt,
+                        prompt,
                         p.model,
                         &request_id(p),
                         Some(p.text),
@@ -327,17 +383,7 @@ pub fn score_predictions(
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })?;
-    drop(matched);
-    drop(preds);
-    drop(arenas);
-    drop(bytes);
-    if let (Some(_), Targets::Cases(cases)) = (&opts.breakdown, targets) {
-        look.cases = cases.into_iter().map(|c| (c.case_id.clone(), c)).collect();
-    }
-    Ok((
-        crate::finish_streamed(store, &recipe, sink, (rows, failed), opts, &look)?,
-        unmatched,
-    ))
+    Ok((sink, rows, failed))
 }
 
 /// The bytes of `file`, mapped rather than copied: they are read in place
