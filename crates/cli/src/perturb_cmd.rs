@@ -6,7 +6,7 @@ use ragprobe_models::llm::openai::OpenAiConfig;
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_perturb::genadv::WriterSettings;
 use ragprobe_perturb::{
-    perturb, summary_table, ConflictWriter, EntityFinder, PerturbOptions, Scenario,
+    perturb, summary_table, ConflictWriter, EntityFinder, PerturbOptions, ScenarioRef,
 };
 use std::path::PathBuf;
 
@@ -129,19 +129,16 @@ fn parse_nomiracl_sample(v: &str, seed: u64) -> Result<ragprobe_perturb::Nomirac
     })
 }
 
-/// The scenarios `--scenario` names.
-fn scenarios(a: &PerturbArgs) -> Result<Vec<Scenario>> {
+/// The scenarios `--scenario` names: the stage's shared ones and the
+/// studies' ([`ragprobe_studies::SCENARIOS`]).
+fn scenarios(a: &PerturbArgs) -> Result<Vec<ScenarioRef>> {
     a.scenario
         .iter()
         .map(|s| {
-            Scenario::parse(s.trim()).with_context(|| {
+            ragprobe_studies::scenario(s.trim()).with_context(|| {
                 format!(
                     "unknown scenario `{s}`; known: {}",
-                    Scenario::ALL
-                        .iter()
-                        .map(|x| x.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    ragprobe_perturb::scenario_names(ragprobe_studies::SCENARIOS).join(", ")
                 )
             })
         })

@@ -1,9 +1,11 @@
 //! Perturb stage: questions + contexts -> `cases`, one evaluation input
 //! each, with its ordered documents, condition and expected label.
 //!
-//! Scenarios built by rule (seed 000 §5.2–5.4, seed 001, seed 002 §3.1, RGB):
-//! `closed-book`, `base`, `add-random`, `add-topk`, `add-conflict`,
-//! `evidence-edit`, `nomiracl`, `rgb-noise`, `rgb-counterfactual`.
+//! The stage builds the scenarios every study shares (`closed-book`,
+//! `base`) and whatever the caller registers through [`Scenario`] (the
+//! studies' own: `ragprobe_studies::SCENARIOS`); it provides them the
+//! [`Builder`] (the run's questions, contexts, options, foil picker and
+//! writer model) and counts what they skip.
 //! Every random choice comes from an RNG seeded by (seed, qid, purpose), so
 //! results do not depend on order or threads: same inputs and seed give
 //! byte-identical artifacts.
@@ -12,26 +14,25 @@ pub mod foil;
 pub mod genadv;
 pub mod ner;
 pub mod pyrandom;
-mod scenarios;
+mod sample;
 pub mod text;
-use scenarios::nomiracl_subsample;
+use sample::nomiracl_subsample;
 
 use ragprobe_artifact::{
-    condition, kinds, read, sha256_hex, write_all, ActionRecord, ArtifactError, CaseDoc, CaseRow,
-    Cases, ContextRow, Contexts, DocSource, Expected, GenAdv, GenAdvStatus, QuestionRow, Questions,
+    kinds, read, sha256_hex, write_all, ActionRecord, ArtifactError, CaseDoc, CaseRow, Cases,
+    ContextRow, Contexts, DocSource, Expected, GenAdv, GenAdvStatus, QuestionRow, Questions,
     Recipe, Store, Written,
 };
 use ragprobe_matching::has_answer;
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_models::Embedder;
-use rand::seq::{IndexedRandom, SliceRandom};
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
 use foil::{Foil, FoilPicker};
-use text::{join_sentences, position_of, replace_aliases, span_centre, split_sentences};
 
 /// Version of the perturb stage's logic; part of every recipe.
 pub const STAGE_VERSION: u32 = 2;
@@ -53,75 +54,129 @@ pub enum PerturbError {
 /// The crate's result type; errors default to [`PerturbError`].
 pub type Result<T, E = PerturbError> = std::result::Result<T, E>;
 
-/// A rule-built scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Scenario {
-    /// `closed-book`: the question with no documents.
-    ClosedBook,
-    /// `base`: the top-k retrieved passages in rank order.
-    Base,
-    /// `add-random`: the top-k plus a passage retrieved for another question, without the answer, at a random slot.
-    AddRandom,
-    /// `add-topk`: the top-k plus the (k+1)-th retrieved passage, at a random slot.
-    AddTopk,
-    /// `add-conflict`: the top-k plus a passage supporting a foil answer, at a random slot.
-    AddConflict,
-    /// `add-genadv`: the top-k plus an accepted model-written GenADV passage, at a random slot.
-    AddGenadv,
-    /// `evidence-edit`: the answer-bearing passage with its answer sentence moved to the
-    /// first, middle or last slot; a clean arm and one with the answer replaced by a foil.
-    EvidenceEdit,
-    /// `nomiracl`: a query's judged passages in qrels order, labelled relevant or non_relevant.
-    Nomiracl,
-    /// `rgb-noise`: RGB's mix of positive and negative passages at each noise rate
-    /// (information integration when the answer has parts).
-    RgbNoise,
-    /// `rgb-counterfactual`: RGB's counterfactual passages topped up with negatives, shuffled.
-    RgbCounterfactual,
+/// A scenario: one way of composing the passages a model sees for a
+/// question. The perturb stage's extension point: the stage builds the two
+/// scenarios every study shares ([`ClosedBook`], [`Base`]) and whatever
+/// else the caller registers (`ragprobe_studies::SCENARIOS`); it names no
+/// study.
+///
+/// The caller guarantees: [`Scenario::build`] is called once per selected
+/// question, questions in their order and each question's scenarios in the
+/// order given, only for a question with contexts when
+/// [`Scenario::needs_contexts`]; the [`Builder`] holds every question (the
+/// pools), each question's contexts sorted by rank, the run's options, and
+/// the foil picker and the writer model when the run has them.
+///
+/// An implementation must: be deterministic and order-free — every random
+/// choice from [`rng_for`] seeded by (seed, qid, purpose), so a question's
+/// cases do not depend on which other questions or scenarios are in the
+/// run; name each case's condition (its name, or `<name>-<parameter>`);
+/// make each case with [`Builder::base_case`] from parameters holding all
+/// that shapes the case (they make its id); count a question it cannot
+/// build with [`Builder::skip`] and the reason, never drop it silently;
+/// return an error only for a failure of the run (a model call), never for
+/// a question that does not allow the scenario.
+pub trait Scenario: Sync {
+    /// The name `--scenario` takes; also the cases' condition (or its prefix).
+    fn name(&self) -> &'static str;
+    /// Other names `--scenario` accepts for it.
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// It reads the question's contexts: a question without any is skipped
+    /// (counted) before [`Scenario::build`], and a run without `--contexts`
+    /// is refused.
+    fn needs_contexts(&self) -> bool {
+        true
+    }
+    /// It picks foil answers (the embedder, when given, refines the choice).
+    fn needs_foil(&self) -> bool {
+        false
+    }
+    /// It needs the writer model (`conflict_writer_model`: add-conflict's
+    /// passage is model-written).
+    fn needs_writer(&self, conflict_writer_model: bool) -> bool {
+        let _ = conflict_writer_model;
+        false
+    }
+    /// The cases of question `q` (none, with the reason counted, when the
+    /// question does not allow the scenario).
+    fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>>;
 }
 
-impl Scenario {
-    /// Every scenario, in the order they are listed.
-    pub const ALL: [Scenario; 10] = [
-        Scenario::ClosedBook,
-        Scenario::Base,
-        Scenario::AddRandom,
-        Scenario::AddTopk,
-        Scenario::AddConflict,
-        Scenario::AddGenadv,
-        Scenario::EvidenceEdit,
-        Scenario::Nomiracl,
-        Scenario::RgbNoise,
-        Scenario::RgbCounterfactual,
-    ];
-
-    /// The scenario's name, as used on the command line and as the case condition.
-    pub fn name(self) -> &'static str {
-        match self {
-            Scenario::ClosedBook => "closed-book",
-            Scenario::Base => "base",
-            Scenario::AddRandom => "add-random",
-            Scenario::AddTopk => "add-topk",
-            Scenario::AddConflict => "add-conflict",
-            Scenario::AddGenadv => "add-genadv",
-            Scenario::EvidenceEdit => "evidence-edit",
-            Scenario::Nomiracl => "nomiracl",
-            Scenario::RgbNoise => "rgb-noise",
-            Scenario::RgbCounterfactual => "rgb-counterfactual",
-        }
+impl std::fmt::Debug for dyn Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
+}
 
-    /// A scenario by name (`genadv` is accepted for `add-genadv`).
-    pub fn parse(s: &str) -> Option<Scenario> {
-        if s == "genadv" {
-            return Some(Scenario::AddGenadv);
-        }
-        Scenario::ALL.into_iter().find(|x| x.name() == s)
-    }
+/// A registered scenario.
+pub type ScenarioRef = &'static dyn Scenario;
 
-    fn needs_foil(self) -> bool {
-        matches!(self, Scenario::AddConflict | Scenario::EvidenceEdit)
+/// `closed-book`: the question with no documents.
+pub struct ClosedBook;
+
+impl Scenario for ClosedBook {
+    fn name(&self) -> &'static str {
+        "closed-book"
     }
+    fn needs_contexts(&self) -> bool {
+        false
+    }
+    fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>> {
+        Ok(vec![b.base_case(
+            q,
+            self.name(),
+            vec![],
+            Expected::Answer,
+            json!({}),
+        )])
+    }
+}
+
+/// `base`: the top-k retrieved passages in rank order, labelled by
+/// `--relabel-unanswerable`.
+pub struct Base;
+
+impl Scenario for Base {
+    fn name(&self) -> &'static str {
+        "base"
+    }
+    fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>> {
+        let opts = b.opts;
+        let top = b.topk(&q.qid);
+        let docs = top.iter().map(|c| doc(c, DocSource::Retrieved)).collect();
+        let params = json!({"k": opts.k, "relabel_unanswerable": opts.relabel_unanswerable, "retrieved": top.iter().map(|c| c.doc_id.as_str()).collect::<Vec<_>>()});
+        Ok(vec![b.base_case(
+            q,
+            self.name(),
+            docs,
+            b.expected_for(&top),
+            params,
+        )])
+    }
+}
+
+/// The scenarios the stage itself builds.
+pub static SHARED_SCENARIOS: &[ScenarioRef] = &[&ClosedBook, &Base];
+
+/// The scenario called `name` (or one of its aliases) among the shared
+/// ones and `registered`.
+pub fn find_scenario(registered: &[ScenarioRef], name: &str) -> Option<ScenarioRef> {
+    SHARED_SCENARIOS
+        .iter()
+        .chain(registered)
+        .find(|s| s.name() == name || s.aliases().contains(&name))
+        .copied()
+}
+
+/// Every scenario's name, the shared ones first.
+pub fn scenario_names(registered: &[ScenarioRef]) -> Vec<&'static str> {
+    SHARED_SCENARIOS
+        .iter()
+        .chain(registered)
+        .map(|s| s.name())
+        .collect()
 }
 
 /// Who writes add-conflict's conflicting passage.
@@ -150,7 +205,7 @@ pub enum EntityFinder {
 #[derive(Debug, Clone)]
 pub struct PerturbOptions {
     /// The scenarios to build cases for.
-    pub scenarios: Vec<Scenario>,
+    pub scenarios: Vec<ScenarioRef>,
     /// Retrieved passages per question (top-k).
     pub k: usize,
     /// Seed of the run's random choices (each RNG is seeded by seed, qid and purpose).
@@ -194,11 +249,11 @@ pub struct NomiraclSample {
     pub seed: u64,
 }
 
-/// Whether `scenarios` need a writer model: add-genadv, or add-conflict
-/// when the model writes the conflicting passage.
-pub fn needs_writer(scenarios: &[Scenario], conflict_writer_model: bool) -> bool {
-    scenarios.contains(&Scenario::AddGenadv)
-        || (conflict_writer_model && scenarios.contains(&Scenario::AddConflict))
+/// Whether `scenarios` need a writer model ([`Scenario::needs_writer`]).
+pub fn needs_writer(scenarios: &[ScenarioRef], conflict_writer_model: bool) -> bool {
+    scenarios
+        .iter()
+        .any(|s| s.needs_writer(conflict_writer_model))
 }
 
 impl PerturbOptions {
@@ -218,7 +273,7 @@ impl PerturbOptions {
 impl Default for PerturbOptions {
     fn default() -> Self {
         PerturbOptions {
-            scenarios: vec![Scenario::Base],
+            scenarios: vec![&Base],
             k: 5,
             seed: 0,
             relabel_unanswerable: false,
@@ -280,7 +335,8 @@ fn case_id(qid: &str, condition: &str, params: &Value) -> String {
         .to_string()
 }
 
-fn doc(c: &ContextRow, source: DocSource) -> CaseDoc {
+/// A context as a case document from `source`.
+pub fn doc(c: &ContextRow, source: DocSource) -> CaseDoc {
     CaseDoc {
         doc_id: c.doc_id.clone(),
         title: c.title.clone(),
@@ -290,15 +346,24 @@ fn doc(c: &ContextRow, source: DocSource) -> CaseDoc {
     }
 }
 
-/// Shared state of one run.
-struct Builder<'a> {
-    opts: &'a PerturbOptions,
-    questions: &'a [QuestionRow],
+/// What a [`Scenario`] builds with: the run's options and inputs, the
+/// shared services (foil picker, writer model) and the summary it counts
+/// skips and notes in.
+pub struct Builder<'a> {
+    /// The run's options.
+    pub opts: &'a PerturbOptions,
+    /// Every question of the input (the pools draw from all of them, not
+    /// only the selected ones).
+    pub questions: &'a [QuestionRow],
     by_qid: HashMap<&'a str, Vec<&'a ContextRow>>,
-    foils: FoilPicker<'a>,
+    /// Foil answers of the right shape ([`foil`]).
+    pub foils: FoilPicker<'a>,
     summary: BTreeMap<&'static str, ScenarioSummary>,
-    writer: Option<genadv::Writer<'a>>,
-    trails: Vec<genadv::Trail>,
+    /// The writer model, when the run has one ([`genadv`]).
+    pub writer: Option<genadv::Writer<'a>>,
+    /// The trail of model-written passages, written as the `genadv`
+    /// artifact after the run.
+    pub trails: Vec<genadv::Trail>,
 }
 
 impl<'a> Builder<'a> {
@@ -339,7 +404,7 @@ impl<'a> Builder<'a> {
         for q in selected {
             for s in &opts.scenarios {
                 let cases = self.build(q, *s)?;
-                self.made(*s, cases.len() as u64);
+                self.made(s.name(), cases.len() as u64);
                 rows.extend(cases);
             }
         }
@@ -355,12 +420,13 @@ impl<'a> Builder<'a> {
             .collect()
     }
 
-    fn skip(&mut self, s: Scenario, reason: &str) {
+    /// Counts a question scenario `s` could not build, by reason.
+    pub fn skip(&mut self, s: &'static str, reason: &str) {
         *self
             .summary
-            .entry(s.name())
+            .entry(s)
             .or_insert_with(|| ScenarioSummary {
-                scenario: s.name().into(),
+                scenario: s.into(),
                 ..Default::default()
             })
             .skipped
@@ -369,12 +435,12 @@ impl<'a> Builder<'a> {
     }
 
     /// Count a fact about built cases (not a skip) in the summary.
-    fn note(&mut self, s: Scenario, what: &str) {
+    pub fn note(&mut self, s: &'static str, what: &str) {
         *self
             .summary
-            .entry(s.name())
+            .entry(s)
             .or_insert_with(|| ScenarioSummary {
-                scenario: s.name().into(),
+                scenario: s.into(),
                 ..Default::default()
             })
             .notes
@@ -382,21 +448,28 @@ impl<'a> Builder<'a> {
             .or_default() += 1;
     }
 
-    fn made(&mut self, s: Scenario, n: u64) {
+    fn made(&mut self, s: &'static str, n: u64) {
         self.summary
-            .entry(s.name())
+            .entry(s)
             .or_insert_with(|| ScenarioSummary {
-                scenario: s.name().into(),
+                scenario: s.into(),
                 ..Default::default()
             })
             .cases += n;
     }
 
-    fn contexts(&self, qid: &str) -> &[&'a ContextRow] {
+    /// The contexts of question `qid`, by rank.
+    pub fn contexts(&self, qid: &str) -> &[&'a ContextRow] {
         self.by_qid.get(qid).map(Vec::as_slice).unwrap_or(&[])
     }
 
-    fn topk(&self, qid: &str) -> Vec<&'a ContextRow> {
+    /// The question has contexts (any retrieved passage at all).
+    pub fn has_contexts(&self, qid: &str) -> bool {
+        self.by_qid.contains_key(qid)
+    }
+
+    /// The contexts of question `qid` ranked within `--k`.
+    pub fn topk(&self, qid: &str) -> Vec<&'a ContextRow> {
         self.contexts(qid)
             .iter()
             .copied()
@@ -404,7 +477,10 @@ impl<'a> Builder<'a> {
             .collect()
     }
 
-    fn base_case(
+    /// A case of question `q` with condition `condition`, these documents
+    /// and label; `params` (everything that shaped the case) make its id
+    /// and its recorded derivation.
+    pub fn base_case(
         &self,
         q: &QuestionRow,
         condition: &str,
@@ -431,11 +507,14 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn unanswerable(&self, top: &[&ContextRow]) -> bool {
+    /// No passage of `top` holds the answer.
+    pub fn unanswerable(&self, top: &[&ContextRow]) -> bool {
         !top.iter().any(|c| c.has_answer == Some(true))
     }
 
-    fn expected_for(&self, top: &[&ContextRow]) -> Expected {
+    /// The label of a case with passages `top`: unanswerable when
+    /// `--relabel-unanswerable` and none holds the answer.
+    pub fn expected_for(&self, top: &[&ContextRow]) -> Expected {
         if self.opts.relabel_unanswerable && self.unanswerable(top) {
             Expected::Unanswerable
         } else {
@@ -444,15 +523,15 @@ impl<'a> Builder<'a> {
     }
 
     /// Top-k plus one document at a seeded uniform slot among the k+1.
-    fn add_one(
+    pub fn add_one(
         &self,
         q: &QuestionRow,
-        s: Scenario,
+        s: &'static str,
         top: &[&ContextRow],
         extra: CaseDoc,
         extra_params: Value,
     ) -> CaseRow {
-        let mut rng = rng_for(self.opts.seed, &q.qid, &format!("{}:slot", s.name()));
+        let mut rng = rng_for(self.opts.seed, &q.qid, &format!("{s}:slot"));
         let mut docs: Vec<CaseDoc> = top.iter().map(|c| doc(c, DocSource::Retrieved)).collect();
         let inserted_id = extra.doc_id.clone();
         let slot = insert_at_random_slot(&mut docs, extra, &mut rng);
@@ -461,52 +540,19 @@ impl<'a> Builder<'a> {
         if let (Some(p), Some(e)) = (params.as_object_mut(), extra_params.as_object()) {
             p.extend(e.clone());
         }
-        let mut case = self.base_case(q, s.name(), docs, self.expected_for(top), params);
+        let mut case = self.base_case(q, s, docs, self.expected_for(top), params);
         case.inserted_at = Some(slot as i32);
         case
     }
 
     /// The cases of scenario `s` for question `q` (none, with the reason
     /// counted, when the question does not allow it).
-    fn build(&mut self, q: &QuestionRow, s: Scenario) -> Result<Vec<CaseRow>> {
-        let top = self.topk(&q.qid);
-        let has_contexts = !self.contexts(&q.qid).is_empty();
-        if !matches!(s, Scenario::ClosedBook) && !has_contexts {
-            self.skip(s, "no contexts for the question");
+    fn build(&mut self, q: &QuestionRow, s: ScenarioRef) -> Result<Vec<CaseRow>> {
+        if s.needs_contexts() && self.contexts(&q.qid).is_empty() {
+            self.skip(s.name(), "no contexts for the question");
             return Ok(vec![]);
         }
-        match s {
-            Scenario::ClosedBook => Ok(vec![self.base_case(
-                q,
-                s.name(),
-                vec![],
-                Expected::Answer,
-                json!({}),
-            )]),
-            Scenario::Base => Ok(vec![self.base(q, s, &top)]),
-            Scenario::AddRandom => self.add_random(q, s, &top),
-            Scenario::AddTopk => self.add_topk(q, s, &top),
-            Scenario::AddConflict => self.add_conflict(q, s, &top),
-            Scenario::AddGenadv => self.add_genadv(q, s, &top),
-            Scenario::EvidenceEdit => self.evidence_edit(q, &top),
-            Scenario::Nomiracl => self.nomiracl(q, s),
-            Scenario::RgbNoise => Ok(self
-                .opts
-                .noise_rates
-                .clone()
-                .into_iter()
-                .filter_map(|r| self.rgb_noise(q, r))
-                .collect()),
-            Scenario::RgbCounterfactual => self.rgb_counterfactual(q, s),
-        }
-    }
-
-    /// base: the top-k in rank order, labelled by `--relabel-unanswerable`.
-    fn base(&self, q: &QuestionRow, s: Scenario, top: &[&ContextRow]) -> CaseRow {
-        let opts = self.opts;
-        let docs = top.iter().map(|c| doc(c, DocSource::Retrieved)).collect();
-        let params = json!({"k": opts.k, "relabel_unanswerable": opts.relabel_unanswerable, "retrieved": top.iter().map(|c| c.doc_id.as_str()).collect::<Vec<_>>()});
-        self.base_case(q, s.name(), docs, self.expected_for(top), params)
+        s.build(self, q)
     }
 }
 
@@ -539,23 +585,8 @@ pub fn insert_at_random_slot<T>(docs: &mut Vec<T>, extra: T, rng: &mut impl Rng)
     slot
 }
 
-/// The answer part of an RGB integration passage (ingest `meta`).
-fn answer_part(c: &ContextRow) -> Option<usize> {
-    let m: Value = serde_json::from_str(c.meta.as_deref()?).ok()?;
-    m["answer_part"].as_u64().map(|i| i as usize)
-}
-
-fn fmt_rate(r: f64) -> String {
-    let s = format!("{r:.2}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s.is_empty() {
-        "0".into()
-    } else {
-        s.into()
-    }
-}
-
-fn foil_json(f: &Foil) -> Value {
+/// A foil as the cases record it in their derivation.
+pub fn foil_json(f: &Foil) -> Value {
     json!({"text": f.text, "shape": f.shape.name(), "how": f.how, "cosine": f.cosine})
 }
 
@@ -621,7 +652,7 @@ pub fn perturb(
 fn dedup_options(opts: &PerturbOptions) -> PerturbOptions {
     let mut deduped = opts.clone();
     let mut seen = std::collections::HashSet::new();
-    deduped.scenarios.retain(|s| seen.insert(*s));
+    deduped.scenarios.retain(|s| seen.insert(s.name()));
     let mut rates: Vec<f64> = Vec::new();
     for r in &opts.noise_rates {
         if !rates.iter().any(|x| x == r) {
@@ -641,7 +672,7 @@ fn validate_options(opts: &PerturbOptions, has_contexts: bool, has_writer: bool)
     if opts.scenarios.is_empty() {
         return Err(PerturbError::Invalid("no --scenario given".into()));
     }
-    if opts.scenarios.iter().any(|s| *s != Scenario::ClosedBook) && !has_contexts {
+    if opts.scenarios.iter().any(|s| s.needs_contexts()) && !has_contexts {
         return Err(PerturbError::Invalid(
             "these scenarios need --contexts (only closed-book does not)".into(),
         ));

@@ -7,7 +7,8 @@ use ragprobe_artifact::{
 };
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_models::llm::ChatMessage;
-use ragprobe_perturb::{perturb, PerturbOptions, Scenario};
+use ragprobe_perturb::{perturb, PerturbOptions};
+use ragprobe_studies::imperfect::scenarios as imperfect;
 use serde_json::json;
 
 fn setup(store: &Store) -> (String, String) {
@@ -114,7 +115,7 @@ fn every_genadv_branch() {
     let (q, c) = setup(&store);
     let mut writer = ModelSession::scripted("script", script());
     let opts = PerturbOptions {
-        scenarios: vec![Scenario::AddGenadv],
+        scenarios: vec![&imperfect::AddGenadv],
         k: 2,
         seed: 3,
         ..Default::default()
@@ -203,7 +204,7 @@ fn too_similar_sentences_are_rejected_with_the_embedder() {
         }),
     );
     let opts = PerturbOptions {
-        scenarios: vec![Scenario::AddGenadv],
+        scenarios: vec![&imperfect::AddGenadv],
         k: 2,
         limit: Some(4),
         ..Default::default()
@@ -223,7 +224,7 @@ fn model_written_conflict_passages_support_the_foil() {
     let (q, c) = setup(&store);
     let mut writer = ModelSession::scripted("script", script());
     let opts = PerturbOptions {
-        scenarios: vec![Scenario::AddConflict],
+        scenarios: vec![&imperfect::AddConflict],
         k: 2,
         conflict_writer_model: true,
         ..Default::default()
@@ -254,7 +255,7 @@ fn genadv_without_a_writer_is_refused() {
         &q,
         Some(&c),
         &PerturbOptions {
-            scenarios: vec![Scenario::AddGenadv],
+            scenarios: vec![&imperfect::AddGenadv],
             ..Default::default()
         },
         None,

@@ -3,7 +3,10 @@
 use ragprobe_artifact::{
     read, CaseRow, Cases, ContextRow, Contexts, QuestionRow, Questions, Recipe, Sink, Store,
 };
-use ragprobe_perturb::{perturb, PerturbOptions, Scenario};
+use ragprobe_perturb::{perturb, PerturbOptions, ScenarioRef};
+use ragprobe_studies::{
+    imperfect::scenarios as imperfect, rgb::scenarios as rgb, stress::scenarios as stress,
+};
 use serde_json::json;
 
 fn q(qid: &str, question: &str, answers: &[&str]) -> QuestionRow {
@@ -66,7 +69,7 @@ fn setup(store: &Store) -> (String, String) {
 }
 
 fn run(
-    scenarios: &[Scenario],
+    scenarios: &[ScenarioRef],
     relabel: bool,
     seed: u64,
 ) -> (Vec<CaseRow>, ragprobe_perturb::PerturbReport) {
@@ -90,7 +93,11 @@ fn ids(c: &CaseRow) -> Vec<&str> {
 
 #[test]
 fn base_and_relabel() {
-    let (cases, _) = run(&[Scenario::Base, Scenario::ClosedBook], false, 1);
+    let (cases, _) = run(
+        &[&ragprobe_perturb::Base, &ragprobe_perturb::ClosedBook],
+        false,
+        1,
+    );
     let a = cases
         .iter()
         .find(|x| x.qid == "a" && x.condition == "base")
@@ -105,7 +112,7 @@ fn base_and_relabel() {
         .find(|x| x.qid == "a" && x.condition == "closed-book")
         .unwrap();
     assert!(cb.docs.is_empty());
-    let (cases, _) = run(&[Scenario::Base], true, 1);
+    let (cases, _) = run(&[&ragprobe_perturb::Base], true, 1);
     let expected: Vec<(&str, &str)> = cases
         .iter()
         .map(|x| (x.qid.as_str(), x.expected.as_str()))
@@ -124,7 +131,7 @@ fn base_and_relabel() {
 
 #[test]
 fn add_one_conditions_insert_exactly_one_document() {
-    let (cases, _) = run(&[Scenario::AddRandom, Scenario::AddTopk], false, 7);
+    let (cases, _) = run(&[&imperfect::AddRandom, &imperfect::AddTopk], false, 7);
     for x in &cases {
         let slot = x.inserted_at.unwrap() as usize;
         assert!(slot <= 2);
@@ -168,7 +175,7 @@ fn add_one_conditions_insert_exactly_one_document() {
 
 #[test]
 fn add_conflict_replaces_the_answer_by_a_foil() {
-    let (cases, report) = run(&[Scenario::AddConflict], false, 3);
+    let (cases, report) = run(&[&imperfect::AddConflict], false, 3);
     // b has no answer-bearing passage in its top 2.
     assert_eq!(
         cases.iter().map(|x| x.qid.as_str()).collect::<Vec<_>>(),
@@ -202,7 +209,7 @@ fn add_conflict_replaces_the_answer_by_a_foil() {
 
 #[test]
 fn evidence_edit_moves_the_answer_sentence_and_edits_only_it() {
-    let (cases, report) = run(&[Scenario::EvidenceEdit], false, 3);
+    let (cases, report) = run(&[&stress::EvidenceEdit], false, 3);
     let a: Vec<&CaseRow> = cases.iter().filter(|x| x.qid == "a").collect();
     assert_eq!(a.len(), 6, "3 positions x 2 arms");
     let foil = a[0].foil.clone().unwrap();
@@ -251,11 +258,11 @@ fn evidence_edit_moves_the_answer_sentence_and_edits_only_it() {
 
 #[test]
 fn same_seed_same_artifact_other_seed_other_slots() {
-    let (_, r1) = run(&[Scenario::AddRandom, Scenario::AddConflict], false, 11);
-    let (_, r2) = run(&[Scenario::AddRandom, Scenario::AddConflict], false, 11);
+    let (_, r1) = run(&[&imperfect::AddRandom, &imperfect::AddConflict], false, 11);
+    let (_, r2) = run(&[&imperfect::AddRandom, &imperfect::AddConflict], false, 11);
     assert_eq!(r1.cases.id, r2.cases.id);
     let slots = |seed| {
-        run(&[Scenario::AddRandom], false, seed)
+        run(&[&imperfect::AddRandom], false, seed)
             .0
             .iter()
             .map(|x| x.inserted_at.unwrap())
@@ -297,7 +304,7 @@ fn rgb_noise_mixes_positives_and_negatives_like_rgb() {
         cs.finish(json!(null)).unwrap().id,
     );
     let opts = PerturbOptions {
-        scenarios: vec![Scenario::RgbNoise, Scenario::RgbCounterfactual],
+        scenarios: vec![&rgb::RgbNoise, &rgb::RgbCounterfactual],
         noise_rates: vec![0.0, 0.4, 0.8, 1.0],
         ..Default::default()
     };
@@ -384,7 +391,7 @@ fn bad_options_are_refused() {
         &qs,
         Some(&cs),
         &PerturbOptions {
-            scenarios: vec![Scenario::RgbNoise],
+            scenarios: vec![&rgb::RgbNoise],
             noise_rates: vec![1.5],
             ..Default::default()
         },
@@ -418,7 +425,7 @@ mod relabel_property {
                 }
             }
             let (qid, cid) = (qs.finish(json!(null)).unwrap().id, cs.finish(json!(null)).unwrap().id);
-            let opts = PerturbOptions { scenarios: vec![Scenario::Base], k, relabel_unanswerable: true, ..Default::default() };
+            let opts = PerturbOptions { scenarios: vec![&ragprobe_perturb::Base], k, relabel_unanswerable: true, ..Default::default() };
             let rep = perturb(&store, &qid, Some(&cid), &opts, None, None).unwrap();
             for case in read::<Cases>(&store, &rep.cases.id).unwrap() {
                 let i: usize = case.qid[1..].parse().unwrap();
@@ -457,8 +464,12 @@ fn a_rule_built_conflict_passage_must_hold_the_foil_and_no_gold_alias() {
 /// wrote duplicate case ids into one artifact.
 #[test]
 fn repeated_scenarios_are_built_once() {
-    let (once, _) = run(&[Scenario::Base], false, 0);
-    let (twice, _) = run(&[Scenario::Base, Scenario::Base], false, 0);
+    let (once, _) = run(&[&ragprobe_perturb::Base], false, 0);
+    let (twice, _) = run(
+        &[&ragprobe_perturb::Base, &ragprobe_perturb::Base],
+        false,
+        0,
+    );
     assert_eq!(once.len(), twice.len());
     let ids: std::collections::BTreeSet<&str> = twice.iter().map(|c| c.case_id.as_str()).collect();
     assert_eq!(ids.len(), twice.len(), "unique case ids");

@@ -10,6 +10,7 @@ use ragprobe_score::metrics::{MetricFamilies, Out};
 use ragprobe_score::scored::Scored;
 
 pub mod metrics;
+pub mod scenarios;
 
 /// The study.
 pub struct Rgb;
