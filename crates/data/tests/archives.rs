@@ -6,11 +6,14 @@
 
 use ragprobe_artifact::Store;
 use ragprobe_data::test_server::{Served, TestServer};
-use ragprobe_data::{find, get, get_dataset, pending, DataOptions, Dataset, FileSpec, Part};
+use ragprobe_data::{find, get, get_dataset, pending, Dataset, FileSpec, Part};
 use ragprobe_ingest::{ingest, Format, IngestOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+
+mod common;
+use common::options;
 
 const COMMIT: &str = "89abcdef0123456789abcdef0123456789abcdef";
 
@@ -33,20 +36,6 @@ fn zip_of(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
         }
     }
     w.finish().unwrap().into_inner()
-}
-
-fn options(server: &TestServer, dir: &Path) -> DataOptions {
-    DataOptions {
-        hub_endpoint: server.url(),
-        hub_token: None,
-        hub_cache: dir.join("hub"),
-        offline: false,
-        mirror: Some(server.url()),
-        data_dir: dir.join("data"),
-        only: Vec::new(),
-        retries: 3,
-        progress: false,
-    }
 }
 
 fn serve(repo: &str, revision: &str, path: &str, bytes: Vec<u8>) -> Served {
@@ -103,18 +92,23 @@ fn searchqa_zip() -> Vec<u8> {
     zip_of(&members)
 }
 
-#[test]
-fn searchqa_by_name_is_unpacked_to_json_lines_and_ingested_as_the_same_file_from_disk() {
-    let reg = find("searchqa").unwrap();
+/// SearchQA's archive `bytes` served where the registry's entry names it.
+fn serve_searchqa(bytes: Vec<u8>) -> Served {
     let ragprobe_data::Source::Hub {
         repo,
         revision,
         path,
-    } = reg.parts[0].files[0].source
+    } = find("searchqa").unwrap().parts[0].files[0].source
     else {
         panic!("searchqa is a hub source");
     };
-    let server = TestServer::start(serve(repo, revision, path, searchqa_zip())).unwrap();
+    serve(repo, revision, path, bytes)
+}
+
+#[test]
+fn searchqa_by_name_is_unpacked_to_json_lines_and_ingested_as_the_same_file_from_disk() {
+    let reg = find("searchqa").unwrap();
+    let server = TestServer::start(serve_searchqa(searchqa_zip())).unwrap();
     let d = tempfile::tempdir().unwrap();
     let store = Store::open(d.path().join("store")).unwrap();
     let opts = options(&server, d.path());
@@ -239,15 +233,6 @@ fn triviaqa_rc_unpacks_its_questions_and_evidence_and_ingests_as_from_disk() {
 
 #[test]
 fn a_hostile_or_broken_archive_is_refused_in_one_line_and_leaves_nothing() {
-    let reg = find("searchqa").unwrap();
-    let ragprobe_data::Source::Hub {
-        repo,
-        revision,
-        path,
-    } = reg.parts[0].files[0].source
-    else {
-        panic!("searchqa is a hub source");
-    };
     for (members, says) in [
         (
             vec![
@@ -264,7 +249,7 @@ fn a_hostile_or_broken_archive_is_refused_in_one_line_and_leaves_nothing() {
             "member `bad.json`: line 1",
         ),
     ] {
-        let server = TestServer::start(serve(repo, revision, path, zip_of(&members))).unwrap();
+        let server = TestServer::start(serve_searchqa(zip_of(&members))).unwrap();
         let d = tempfile::tempdir().unwrap();
         let store = Store::open(d.path().join("store")).unwrap();
         let e = get(&store, "searchqa", &options(&server, d.path()))

@@ -9,6 +9,9 @@ use ragprobe_ingest::{ingest, Format, IngestOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
+mod common;
+use common::options;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -76,20 +79,6 @@ fn served() -> Served {
 /// The URL path of an RGB file (the registry's URL after the mirror).
 fn rgb_path(name: &str) -> String {
     format!("/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data/{name}.json")
-}
-
-fn options(server: &TestServer, dir: &Path) -> DataOptions {
-    DataOptions {
-        hub_endpoint: server.url(),
-        hub_token: None,
-        hub_cache: dir.join("hub"),
-        offline: false,
-        mirror: Some(server.url()),
-        data_dir: dir.join("data"),
-        only: Vec::new(),
-        retries: 3,
-        progress: false,
-    }
 }
 
 /// The ids `ragprobe ingest` gives the same files, options as the pipeline's.
