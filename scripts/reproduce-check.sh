@@ -33,6 +33,9 @@ COMMON=(--set base_url="$URL" --set model=mock-model --set concurrency=16)
 # are laid out at the registry's sources: RGB's repository files, DPR's NQ
 # results, HotpotQA's file, NoMIRACL's hub layout (English and German), SearchQA's zip.
 M="$OUT/mirror"
+# The by-name half starts from nothing each time (its first assertion is
+# that a dry run lists the downloads, true only of an empty store).
+rm -rf "$M" "$OUT/hub-cache" "$OUT/named-store"
 RGB="$M/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data"
 mkdir -p "$RGB" "$M/dpr/data/retriever_results/single" "$M/datasets/hotpot"
 for pair in en:rgb-mini zh:rgb-zh-mini en_int:rgb-int-mini zh_int:rgb-int-mini en_fact:rgb-mini zh_fact:rgb-zh-mini; do
