@@ -231,6 +231,7 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
                 &r.request_id,
                 r.text.as_deref(),
                 opts.parse,
+                opts.studies,
             ));
         }
     }

@@ -1,16 +1,15 @@
 //! Per-response scores (see schemas/scores.md for each flag's definition).
 
 use ragprobe_artifact::{CaseRow, DocSource, ScoreRow};
-use ragprobe_matching::parse::{
-    nomiracl_label_with, rgb_correct, rgb_fact_error, rgb_rejection, says_conflict_normalized,
-    says_unanswerable_normalized, ParseMode,
-};
+use ragprobe_matching::parse::{says_conflict_normalized, says_unanswerable_normalized, ParseMode};
 use ragprobe_matching::{normalize_answer, squad_scores_normalized};
 
+use crate::metrics::Studies;
 use crate::PromptInfo;
 
 /// Score one response (`None` = the request failed) to one case, under
-/// the prompt's declared study and role, parsing with `mode`.
+/// the prompt's declared study and role, parsing with `mode`; the
+/// registered `studies` add their own judgements ([`crate::metrics::MetricFamilies::judge`]).
 pub fn score(
     case: &CaseRow,
     prompt: &PromptInfo,
@@ -18,6 +17,7 @@ pub fn score(
     request_id: &str,
     response: Option<&str>,
     mode: ParseMode,
+    studies: Studies,
 ) -> ScoreRow {
     let mut row = unscored_row(case, prompt, model, request_id, response);
     let Some(text) = response else { return row };
@@ -39,7 +39,9 @@ pub fn score(
     row.says_unanswerable = Some(says_unanswerable_normalized(&normalized));
     row.says_conflict = Some(says_conflict_normalized(&normalized));
     score_foil(&mut row, case, &normalized);
-    score_labels(&mut row, case, text, mode, has_gold);
+    for s in studies.0 {
+        s.judge(case, text, mode, &mut row);
+    }
     row
 }
 
@@ -152,21 +154,4 @@ fn score_foil(row: &mut ScoreRow, case: &CaseRow, normalized: &str) {
         row.foil_only = Some(matches_foil && !row.accuracy.unwrap_or(false));
         row.foil_exact = Some(!nf.is_empty() && normalized == nf);
     }
-}
-
-/// The labels of the NoMIRACL and RGB parsers: the NoMIRACL label (on
-/// `nomiracl` cases), RGB rejection, factual-error detection and, when
-/// the case has answer parts or a gold answer, RGB correctness.
-fn score_labels(row: &mut ScoreRow, case: &CaseRow, text: &str, mode: ParseMode, has_gold: bool) {
-    if case.condition == "nomiracl" {
-        row.nomiracl_label = Some(nomiracl_label_with(text, mode).name().into());
-    }
-    let zh = case.lang == "zh";
-    row.rgb_rejection = Some(rgb_rejection(text, zh, mode));
-    row.rgb_fact_error = Some(rgb_fact_error(text, zh, mode));
-    let parts: Option<Vec<Vec<String>>> = case
-        .answer_parts
-        .clone()
-        .or_else(|| has_gold.then(|| vec![case.answers.clone()]));
-    row.rgb_correct = parts.map(|p| rgb_correct(text, &p, zh, mode));
 }

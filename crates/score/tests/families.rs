@@ -42,6 +42,27 @@ impl MetricFamilies for Correct {
 
 static CORRECT: &[&dyn MetricFamilies] = &[&Correct];
 
+/// A study that only judges: it labels every response it is shown.
+struct Labels;
+
+impl MetricFamilies for Labels {
+    fn name(&self) -> &'static str {
+        "labels"
+    }
+    fn judge(
+        &self,
+        _case: &ragprobe_artifact::CaseRow,
+        text: &str,
+        _mode: ragprobe_matching::parse::ParseMode,
+        row: &mut ragprobe_artifact::ScoreRow,
+    ) {
+        row.nomiracl_label = Some(format!("seen {}", text.len()));
+    }
+    fn compute(&self, _rows: &[Scored], _out: &mut Out) {}
+}
+
+static LABELS: &[&dyn MetricFamilies] = &[&Correct, &Labels];
+
 fn setup(dir: &std::path::Path) -> (Store, std::path::PathBuf, String) {
     let store = Store::open(dir.join("store")).unwrap();
     let qs: Vec<QuestionRow> = ["Paris", "Berlin", "Rome", "Oslo"]
@@ -116,5 +137,35 @@ fn scoring_with_no_registered_study_is_refused() {
     assert!(
         store.list().unwrap().len() == 1,
         "nothing but the questions in the store"
+    );
+}
+
+#[test]
+fn a_registered_study_judges_every_response_and_an_absent_one_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, preds, q) = setup(dir.path());
+    let labels = |studies| {
+        let opts = ScoreOptions {
+            bootstrap: 10,
+            studies: Studies(studies),
+            ..Default::default()
+        };
+        let (report, _) =
+            score_predictions(&store, &preds, &q, &PredictionColumns::default(), &opts).unwrap();
+        let mut l: Vec<Option<String>> =
+            ragprobe_artifact::read::<ragprobe_artifact::Scores>(&store, &report.scores.id)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.nomiracl_label)
+                .collect();
+        l.sort();
+        l
+    };
+    assert_eq!(labels(CORRECT), vec![None; 4]);
+    assert_eq!(
+        labels(LABELS),
+        ["seen 4", "seen 5", "seen 6", "seen 6"]
+            .map(|s| Some(s.to_string()))
+            .to_vec()
     );
 }

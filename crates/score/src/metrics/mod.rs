@@ -15,7 +15,8 @@
 //! one folder per study) behind [`MetricFamilies`]; this module holds what
 //! they share: the accumulators, grouping, the row collector [`Out`].
 
-use ragprobe_artifact::MetricRow;
+use ragprobe_artifact::{CaseRow, MetricRow, ScoreRow};
+use ragprobe_matching::parse::ParseMode;
 
 use crate::scored::Scored;
 use rayon::prelude::*;
@@ -340,6 +341,16 @@ pub fn key(study: &'static str, g: &(&str, &str, &str)) -> Key {
 pub trait MetricFamilies: Sync {
     /// The study's name (`rgb`): how runs and errors name it.
     fn name(&self) -> &'static str;
+    /// The study's own judgements of one response (its parsers' labels,
+    /// e.g. NoMIRACL's yes/idk/invalid, RGB's rejection), written into
+    /// `row` after the shared scores (accuracy, EM, F1, the unanswerable,
+    /// conflict and foil flags). Not called for a failed request nor a
+    /// multiple-choice case. Rows are scored in parallel and in any order:
+    /// the judgement must depend only on `case`, `text` and `mode`, and set
+    /// only the study's own fields. The default judges nothing.
+    fn judge(&self, case: &CaseRow, text: &str, mode: ParseMode, row: &mut ScoreRow) {
+        let _ = (case, text, mode, row);
+    }
     /// Appends the study's metric rows for `rows` to `out`.
     fn compute(&self, rows: &[Scored], out: &mut Out);
 }

@@ -369,6 +369,7 @@ fn score_blocks(
                         &request_id(p),
                         Some(p.text),
                         opts.parse,
+                        opts.studies,
                     )
                 })
                 .collect();

@@ -6,6 +6,8 @@
 //! (`perturb/src/scenarios/nomiracl.rs`), prompt and tables still live in
 //! the stages (see ARCHITECTURE.md).
 
+use ragprobe_artifact::{CaseRow, ScoreRow};
+use ragprobe_matching::parse::{nomiracl_label_with, ParseMode};
 use ragprobe_score::metrics::{MetricFamilies, Out};
 use ragprobe_score::scored::Scored;
 
@@ -18,6 +20,14 @@ pub struct Nomiracl;
 impl MetricFamilies for Nomiracl {
     fn name(&self) -> &'static str {
         "nomiracl"
+    }
+
+    /// The NoMIRACL label of a response to a `nomiracl` case: yes, idk or
+    /// invalid, as the reference's parser reads it (`mode`).
+    fn judge(&self, case: &CaseRow, text: &str, mode: ParseMode, row: &mut ScoreRow) {
+        if case.condition == "nomiracl" {
+            row.nomiracl_label = Some(nomiracl_label_with(text, mode).name().into());
+        }
     }
 
     fn compute(&self, rows: &[Scored], out: &mut Out) {
