@@ -121,37 +121,7 @@ pub struct CompareArgs {
 pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
     no_huge_pages();
     if let Some(ScoreSub::Compare(c)) = a.sub {
-        let opts = ScoreOptions {
-            bootstrap: c.boot.bootstrap,
-            seed: c.boot.seed,
-            ..Default::default()
-        };
-        let side_a = Side {
-            scores: c.a.clone(),
-            model: c.a_model,
-            prompt: c.a_prompt,
-            condition: c.a_condition,
-        };
-        let side_b = Side {
-            scores: c.b.unwrap_or(c.a),
-            model: c.b_model,
-            prompt: c.b_prompt,
-            condition: c.b_condition,
-        };
-        let r = compare(store, &side_a, &side_b, &c.metric, &opts)?;
-        let f = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
-        println!("metric\tquestions\tA\tB\tB-A\tci_low\tci_high");
-        println!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
-            r.metric,
-            r.questions,
-            f(r.a),
-            f(r.b),
-            f(r.diff),
-            f(r.ci.map(|c| c.0)),
-            f(r.ci.map(|c| c.1))
-        );
-        return Ok(crate::StageOut::default());
+        return compare_cmd(store, c);
     }
     let opts = ScoreOptions {
         bootstrap: a.boot.bootstrap,
@@ -240,4 +210,40 @@ fn k_matchers() -> impl clap::builder::TypedValueParser<Value = KMatcher> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(KMatcher::ALL.map(KMatcher::name))
         .map(|s| KMatcher::parse(&s).expect("one of the listed names"))
+}
+
+/// `score compare`: one per-row metric of two sides of scores, paired by
+/// question, with its bootstrap interval, as a tab-separated line.
+fn compare_cmd(store: &Store, c: CompareArgs) -> Result<crate::StageOut> {
+    let opts = ScoreOptions {
+        bootstrap: c.boot.bootstrap,
+        seed: c.boot.seed,
+        ..Default::default()
+    };
+    let side_a = Side {
+        scores: c.a.clone(),
+        model: c.a_model,
+        prompt: c.a_prompt,
+        condition: c.a_condition,
+    };
+    let side_b = Side {
+        scores: c.b.unwrap_or(c.a),
+        model: c.b_model,
+        prompt: c.b_prompt,
+        condition: c.b_condition,
+    };
+    let r = compare(store, &side_a, &side_b, &c.metric, &opts)?;
+    let f = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+    println!("metric\tquestions\tA\tB\tB-A\tci_low\tci_high");
+    println!(
+        "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+        r.metric,
+        r.questions,
+        f(r.a),
+        f(r.b),
+        f(r.diff),
+        f(r.ci.map(|c| c.0)),
+        f(r.ci.map(|c| c.1))
+    );
+    Ok(crate::StageOut::default())
 }

@@ -59,57 +59,10 @@ impl Remote {
     /// every marker (its record present).
     pub fn verify(&self, t: &Transfer) -> Result<VerifyReport> {
         self.rt.block_on(async {
-            let objects = self.list("objects").await?;
             let mut report = VerifyReport::default();
             let mut problems = Vec::new();
-            let mut ids = BTreeSet::new();
-            let mut to_hash = Vec::new();
-            for m in objects {
-                match id_of_object_key(&m.location) {
-                    Some(id) => {
-                        ids.insert(id.clone());
-                        to_hash.push((id, m.location, m.size));
-                    }
-                    None => problems.push(format!("{}: not named for an artifact id", m.location)),
-                }
-            }
-            let bar = bytes_bar(to_hash.iter().map(|o| o.2).sum(), t.progress, "verify");
-            let hashed: Vec<(String, Option<String>)> =
-                futures::stream::iter(to_hash.iter().map(|(id, key, _)| {
-                    let bar = &bar;
-                    async move {
-                        let got = self
-                            .store
-                            .get(key)
-                            .await
-                            .map_err(|e| self.request_error(key, &e))?;
-                        let mut s = got.into_stream();
-                        let mut h = Sha256::new();
-                        while let Some(c) = s.next().await {
-                            let c = c.map_err(|e| self.request_error(key, &e))?;
-                            h.update(&c);
-                            bar.inc(c.len() as u64);
-                        }
-                        let actual = hex::encode(h.finalize());
-                        Ok::<_, crate::RemoteError>((
-                            id.clone(),
-                            (actual != *id).then(|| format!("{key}: its bytes hash to {actual}")),
-                        ))
-                    }
-                }))
-                .buffer_unordered(t.jobs.max(1))
-                .try_collect()
-                .await?;
-            bar.finish_and_clear();
-            // Objects whose bytes are not their id: reported once, here, and
-            // not read again for the records that name them.
-            let mut damaged = BTreeSet::new();
-            for (id, problem) in hashed {
-                if let Some(p) = problem {
-                    damaged.insert(id);
-                    problems.push(p);
-                }
-            }
+            let (to_hash, damaged) = self.hash_objects(t, &mut problems).await?;
+            let ids: BTreeSet<String> = to_hash.iter().map(|o| o.0.clone()).collect();
             report.objects = to_hash.len();
             report.bytes = to_hash.iter().map(|o| o.2).sum();
 
@@ -192,6 +145,65 @@ impl Remote {
             report.problems = problems;
             Ok(report)
         })
+    }
+
+    /// Lists and hashes every object (`t.jobs` at a time, with a progress
+    /// bar): (id, key, size) of each object named for an id, and the ids
+    /// whose bytes hash to something else; each such problem, and each key
+    /// not named for an id, goes to `problems` once.
+    async fn hash_objects(
+        &self,
+        t: &Transfer,
+        problems: &mut Vec<String>,
+    ) -> Result<(Vec<(String, Key, u64)>, BTreeSet<String>)> {
+        let objects = self.list("objects").await?;
+        let mut to_hash = Vec::new();
+        for m in objects {
+            match id_of_object_key(&m.location) {
+                Some(id) => {
+                    to_hash.push((id, m.location, m.size));
+                }
+                None => problems.push(format!("{}: not named for an artifact id", m.location)),
+            }
+        }
+        let bar = bytes_bar(to_hash.iter().map(|o| o.2).sum(), t.progress, "verify");
+        let hashed: Vec<(String, Option<String>)> =
+            futures::stream::iter(to_hash.iter().map(|(id, key, _)| {
+                let bar = &bar;
+                async move {
+                    let got = self
+                        .store
+                        .get(key)
+                        .await
+                        .map_err(|e| self.request_error(key, &e))?;
+                    let mut s = got.into_stream();
+                    let mut h = Sha256::new();
+                    while let Some(c) = s.next().await {
+                        let c = c.map_err(|e| self.request_error(key, &e))?;
+                        h.update(&c);
+                        bar.inc(c.len() as u64);
+                    }
+                    let actual = hex::encode(h.finalize());
+                    Ok::<_, crate::RemoteError>((
+                        id.clone(),
+                        (actual != *id).then(|| format!("{key}: its bytes hash to {actual}")),
+                    ))
+                }
+            }))
+            .buffer_unordered(t.jobs.max(1))
+            .try_collect()
+            .await?;
+        bar.finish_and_clear();
+        // Objects whose bytes are not their id: reported once, here, and
+        // not read again for the records that name them.
+        let mut damaged = BTreeSet::new();
+        for (id, problem) in hashed {
+            if let Some(p) = problem {
+                damaged.insert(id);
+                problems.push(p);
+            }
+        }
+        Ok((to_hash, damaged))
     }
 
     /// The manifest of remote object `id` (`size` bytes), read from its

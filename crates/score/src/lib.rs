@@ -81,13 +81,20 @@ impl Default for ScoreOptions {
 }
 
 impl ScoreOptions {
-    /// Refuses options that would score with no study registered: the
-    /// metrics artifact would hold no metric.
-    pub fn check_studies(&self) -> Result<()> {
+    /// Refuses options that cannot score: no study registered (the metrics
+    /// artifact would hold no metric), a conflict share outside (0, 1].
+    pub fn check(&self) -> Result<()> {
         if self.studies.0.is_empty() {
             return Err(ScoreError::Invalid(
                 "no study is registered (ScoreOptions::studies): no metric would be computed; register ragprobe_studies::METRIC_FAMILIES".into(),
             ));
+        }
+        if let Some(p) = self.conflict_share {
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(ScoreError::Invalid(format!(
+                    "--conflict-share {p} must be in (0, 1]"
+                )));
+            }
         }
         Ok(())
     }
@@ -163,20 +170,13 @@ pub fn score(store: &Store, responses: &[String], opts: &ScoreOptions) -> Result
     if responses.is_empty() {
         return Err(ScoreError::Invalid("no --responses given".into()));
     }
-    opts.check_studies()?;
+    opts.check()?;
     let mut ids: Vec<String> = responses
         .iter()
         .map(|r| store.resolve_kind(r, kinds::RESPONSES))
         .collect::<Result<_, _>>()?;
     ids.sort();
     ids.dedup();
-    if let Some(p) = opts.conflict_share {
-        if !(p > 0.0 && p <= 1.0) {
-            return Err(ScoreError::Invalid(format!(
-                "--conflict-share {p} must be in (0, 1]"
-            )));
-        }
-    }
     let mut recipe = Recipe::new("score", STAGE_VERSION, opts.params());
     recipe.inputs = ids.clone();
     if let Some(rec) = store.cached(&recipe, &[kinds::SCORES, kinds::METRICS])? {

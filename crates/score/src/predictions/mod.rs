@@ -192,7 +192,7 @@ pub fn score_predictions(
     cols: &PredictionColumns,
     opts: &ScoreOptions,
 ) -> Result<(ScoreReport, Vec<String>)> {
-    opts.check_studies()?;
+    opts.check()?;
     let id = store.resolve(against)?;
     let kind = store.manifest(&id)?.kind;
     let mut look = Lookup::default();
