@@ -169,3 +169,22 @@ fn a_registered_study_judges_every_response_and_an_absent_one_none() {
             .to_vec()
     );
 }
+
+/// External predictions are held to the same options as responses: a
+/// conflict share outside (0, 1] is refused before anything is written
+/// (it was used silently).
+#[test]
+fn predictions_refuse_a_conflict_share_outside_the_unit_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, preds, q) = setup(dir.path());
+    let opts = ScoreOptions {
+        conflict_share: Some(1.5),
+        studies: Studies(CORRECT),
+        ..Default::default()
+    };
+    let e = score_predictions(&store, &preds, &q, &PredictionColumns::default(), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--conflict-share 1.5 must be in (0, 1]"), "{e}");
+    assert_eq!(store.list().unwrap().len(), 1, "only the questions");
+}
