@@ -7,13 +7,13 @@
 use ragprobe_artifact::Store;
 use ragprobe_data::test_server::{Served, TestServer};
 use ragprobe_data::{find, get, get_dataset, pending, Dataset, FileSpec, Part};
-use ragprobe_ingest::{ingest, Format, IngestOptions};
+use ragprobe_ingest::Format;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::options;
+use common::{ingested_from_disk, options};
 
 const COMMIT: &str = "89abcdef0123456789abcdef0123456789abcdef";
 
@@ -45,30 +45,6 @@ fn serve(repo: &str, revision: &str, path: &str, bytes: Vec<u8>) -> Served {
     s.hub_files
         .insert((repo.into(), COMMIT.into(), path.into()), bytes);
     s
-}
-
-/// The ids `ragprobe ingest` gives `paths` (with `evidence`) in a fresh store.
-fn from_disk(
-    dir: &Path,
-    paths: &[PathBuf],
-    dataset: &str,
-    format: Format,
-    evidence: Option<PathBuf>,
-) -> Vec<String> {
-    let store = Store::open(dir).unwrap();
-    let r = ingest(
-        &store,
-        &IngestOptions {
-            format: Some(format),
-            paths: paths.to_vec(),
-            dataset: Some(dataset.into()),
-            evidence_dir: evidence,
-            passage_words: 100,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    r.outputs.into_iter().map(|o| o.id).collect()
 }
 
 /// SearchQA's val.zip as its loading script reads it: one pretty-printed
@@ -132,10 +108,11 @@ fn searchqa_by_name_is_unpacked_to_json_lines_and_ingested_as_the_same_file_from
     let by_hand = d.path().join("by-hand/searchqa-dev.jsonl");
     std::fs::create_dir_all(by_hand.parent().unwrap()).unwrap();
     std::fs::write(&by_hand, &compact).unwrap();
-    let want = from_disk(
+    let want = ingested_from_disk(
         &d.path().join("disk"),
         &[by_hand],
         "searchqa",
+        None,
         Format::Searchqa,
         None,
     );
@@ -220,10 +197,11 @@ fn triviaqa_rc_unpacks_its_questions_and_evidence_and_ingests_as_from_disk() {
     let by_hand = d.path().join("by-hand/wikipedia-dev.json");
     std::fs::create_dir_all(by_hand.parent().unwrap()).unwrap();
     std::fs::copy(fixtures().join("rc/triviaqa-mini.json"), &by_hand).unwrap();
-    let want = from_disk(
+    let want = ingested_from_disk(
         &d.path().join("disk"),
         &[by_hand],
         "triviaqa",
+        None,
         Format::Triviaqa,
         Some(fixtures().join("rc/triviaqa-evidence")),
     );

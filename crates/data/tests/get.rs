@@ -5,12 +5,12 @@
 use ragprobe_artifact::Store;
 use ragprobe_data::test_server::{Served, TestServer};
 use ragprobe_data::{get, get_dataset, DataOptions, Dataset, FileSpec, Part, Source};
-use ragprobe_ingest::{ingest, Format, IngestOptions};
+use ragprobe_ingest::Format;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::options;
+use common::{ingested_from_disk, options};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -81,30 +81,6 @@ fn rgb_path(name: &str) -> String {
     format!("/chen700564/RGB/d2293eec8c76467c1572b3ebedcaca4e9b4e82f4/data/{name}.json")
 }
 
-/// The ids `ragprobe ingest` gives the same files, options as the pipeline's.
-fn ingested_from_disk(
-    dir: &Path,
-    files: &[PathBuf],
-    dataset: &str,
-    lang: Option<&str>,
-    format: Format,
-) -> Vec<String> {
-    let store = Store::open(dir).unwrap();
-    let r = ingest(
-        &store,
-        &IngestOptions {
-            format: Some(format),
-            paths: files.to_vec(),
-            dataset: Some(dataset.into()),
-            lang: lang.map(String::from),
-            passage_words: 100,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    r.outputs.into_iter().map(|o| o.id).collect()
-}
-
 #[test]
 fn both_kinds_of_source_give_the_artifacts_of_the_same_files_from_disk() {
     let server = TestServer::start(served()).unwrap();
@@ -125,6 +101,7 @@ fn both_kinds_of_source_give_the_artifacts_of_the_same_files_from_disk() {
             &format!("rgb-{}", p.part),
             Some(lang),
             Format::Rgb,
+            None,
         );
         let got: Vec<String> = p.outputs.iter().map(|o| o.id.clone()).collect();
         assert_eq!(got, want, "{}", p.part);
@@ -147,6 +124,7 @@ fn both_kinds_of_source_give_the_artifacts_of_the_same_files_from_disk() {
             "nomiracl",
             None,
             Format::Nomiracl,
+            None,
         );
         let got: Vec<String> = p.outputs.iter().map(|o| o.id.clone()).collect();
         assert_eq!(got, want, "{}", p.part);
