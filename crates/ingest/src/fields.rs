@@ -19,11 +19,16 @@ pub fn type_of(v: &Value) -> &'static str {
 /// A JSON object being taken apart; fields read are removed, so what is left
 /// at the end is the record's extra fields (kept as `meta`).
 pub struct Obj {
+    /// The fields not taken yet.
     pub map: Map<String, Value>,
+    /// Where the object sits in its record (`""` at the top; `ctxs[3]`),
+    /// prefixed to field names in errors.
     pub path: String,
 }
 
 impl Obj {
+    /// The object `value`, found at `path` of its record; anything else is
+    /// a field error.
     pub fn new(value: Value, path: &str) -> Result<Obj, FieldError> {
         match value {
             Value::Object(map) => Ok(Obj {
@@ -37,6 +42,7 @@ impl Obj {
         }
     }
 
+    /// The name of field `key` in errors: its path in the record.
     pub fn field_name(&self, key: &str) -> String {
         if self.path.is_empty() {
             key.to_string()
@@ -50,6 +56,7 @@ impl Obj {
         self.map.get(key).filter(|v| !v.is_null())
     }
 
+    /// Take a field (a JSON null is absent).
     pub fn take(&mut self, key: &str) -> Option<Value> {
         self.map.remove(key).filter(|v| !v.is_null())
     }

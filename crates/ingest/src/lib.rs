@@ -11,10 +11,13 @@
 mod error;
 mod fields;
 mod formats;
+mod record_format;
 pub mod source;
 
 pub use error::{FieldError, IngestError};
+pub use fields::Obj;
 pub use ragprobe_artifact::{ContextRow, CorpusRow, QuestionRow};
+pub use record_format::{passage, Record, RecordFormat};
 
 use ragprobe_artifact::{Recipe, Store, Written};
 use serde_json::json;
@@ -25,8 +28,7 @@ use std::path::{Path, PathBuf};
 pub const STAGE_VERSION: u32 = 1;
 
 /// Supported input formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[derive(Clone, Copy)]
 pub enum Format {
     /// DPR/FiD retrieval results (JSON array or JSONL): question, answers, ctxs.
     Dpr,
@@ -50,6 +52,26 @@ pub enum Format {
     Mcq,
     /// DPR Wikipedia passages TSV (psgs_w100.tsv): id, text, title; plain or gzipped -> corpus.
     DprCorpus,
+    /// A study's own format ([`RecordFormat`]): one record, one question
+    /// with its passages; JSON Lines, a JSON array, CSV/TSV or Parquet.
+    Records(&'static dyn RecordFormat),
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Format) -> bool {
+        self.name() == other.name()
+    }
+}
+impl Eq for Format {}
+impl std::hash::Hash for Format {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state)
+    }
+}
+impl std::fmt::Debug for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl Format {
@@ -82,12 +104,50 @@ impl Format {
             Format::Searchqa => "searchqa",
             Format::Mcq => "mcq",
             Format::DprCorpus => "dpr-corpus",
+            Format::Records(r) => r.name(),
         }
     }
 
-    /// The format with this command-line name, if any.
+    /// The built-in format with this command-line name, if any.
     pub fn parse(s: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// The format with this command-line name among the built-in ones
+    /// and `registered` (the studies' own), if any.
+    pub fn find(s: &str, registered: &[&'static dyn RecordFormat]) -> Option<Format> {
+        Format::parse(s).or_else(|| {
+            registered
+                .iter()
+                .find(|r| r.name() == s)
+                .map(|r| Format::Records(*r))
+        })
+    }
+
+    /// What the format reads, in a line (for `--help` and errors).
+    pub fn description(self) -> &'static str {
+        match self {
+            Format::Dpr => {
+                "DPR/FiD retrieval results (JSON array or JSONL): question, answers, ctxs"
+            }
+            Format::Nomiracl => "NoMIRACL JSONL or its distribution directory",
+            Format::Rgb => {
+                "RGB JSONL: id, query, answer, positive, negative, fakeanswer?, positive_wrong?"
+            }
+            Format::Beir => "BEIR directory: corpus.jsonl, queries.jsonl, qrels/*.tsv",
+            Format::Selfrag => "Self-RAG / PopQA JSONL: question, answers, ctxs with string scores",
+            Format::Table => {
+                "any CSV/TSV, JSONL or Parquet table; columns set by the --col-* flags"
+            }
+            Format::Triviaqa => "TriviaQA RC JSON; evidence files with --evidence-dir",
+            Format::Hotpotqa => "HotpotQA distractor JSON",
+            Format::Searchqa => "SearchQA JSON/JSONL: question, answer, search snippets",
+            Format::Mcq => {
+                "MedQA-style multiple choice JSONL: question, options, answer_idx, answer"
+            }
+            Format::DprCorpus => "DPR Wikipedia passages TSV (psgs_w100.tsv) -> corpus",
+            Format::Records(r) => r.description(),
+        }
     }
 }
 
@@ -398,6 +458,11 @@ fn recipe(opts: &IngestOptions, format: Format, files: &[PathBuf]) -> Result<Rec
     // would share one cached result. (Only when there is a directory, so
     // the recipes of file inputs are unchanged.)
     let mut params = params;
+    if let Format::Records(r) = format {
+        // A study's reader versions its own logic (the stage's version
+        // covers the built-in readers).
+        params["reader_version"] = json!(r.version());
+    }
     let dirs: Vec<String> = opts
         .paths
         .iter()
@@ -550,7 +615,8 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
         | Format::Triviaqa
         | Format::Hotpotqa
         | Format::Searchqa
-        | Format::Mcq => formats::qa::run(&mut run, format)?,
+        | Format::Mcq
+        | Format::Records(_) => formats::qa::run(&mut run, format)?,
         Format::Beir => formats::beir::run(&mut run)?,
         Format::DprCorpus => formats::dpr_corpus::run(&mut run)?,
         Format::Table => formats::table::run(&mut run)?,

@@ -72,7 +72,10 @@ fn binary_as_text(
 
 /// The rows of a table file, by its extension: Parquet, CSV/TSV (possibly
 /// gzipped), else JSON Lines or a JSON array.
-fn rows(path: &Path, progress: bool) -> Result<Box<dyn Iterator<Item = Row>>, IngestError> {
+pub(crate) fn rows(
+    path: &Path,
+    progress: bool,
+) -> Result<Box<dyn Iterator<Item = Row>>, IngestError> {
     let name = crate::basename(path).to_lowercase();
     let file = path.display().to_string();
     if name.ends_with(".parquet") {

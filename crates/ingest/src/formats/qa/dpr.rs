@@ -58,7 +58,7 @@ pub(super) fn check_dpr_ctxs(raw: &serde_json::value::RawValue) -> Result<(), Fi
 /// text, score?, hasanswer | has_answer?}]}`. A `hasanswer` given by the
 /// dataset is kept (`has_answer_source = dataset`); otherwise the DPR matcher
 /// computes it.
-pub(super) fn parse_dpr(mut obj: Obj) -> Result<Parsed, FieldError> {
+pub(super) fn parse_dpr(mut obj: Obj) -> Result<Record, FieldError> {
     let source_id = obj.opt_id(&["id", "qid", "_id", "question_id"])?;
     let question = obj.req_str("question")?;
     let answers = obj.req_str_list("answers")?;
@@ -68,7 +68,7 @@ pub(super) fn parse_dpr(mut obj: Obj) -> Result<Parsed, FieldError> {
         .enumerate()
         .map(|(i, c)| dpr_ctx(i, c))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Parsed {
+    Ok(Record {
         source_id,
         question,
         answers,

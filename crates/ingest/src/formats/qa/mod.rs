@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, type_of, Obj};
 use crate::source::{open, JsonRecords};
-use crate::{passage_id, Format, IngestOptions, Run};
+use crate::{passage_id, Format, IngestOptions, Record, Run};
 
 mod dpr;
 mod nomiracl;
@@ -21,20 +21,6 @@ use dpr::*;
 use nomiracl::*;
 use rc::*;
 use rgb::*;
-
-/// A record taken apart, before the qid is assigned.
-struct Parsed {
-    source_id: Option<String>,
-    question: String,
-    answers: Vec<String>,
-    answer_parts: Option<Vec<Vec<String>>>,
-    fake_answers: Option<Vec<String>>,
-    subset: Option<String>,
-    options: Option<Vec<(String, String)>>,
-    meta: Option<String>,
-    /// Contexts with `qid` left empty; `rank` is their order.
-    contexts: Vec<ContextRow>,
-}
 
 /// ISO 639-1 language codes: a file name's first word is taken as its
 /// language only when it is one of these (so `dev.jsonl` is not "dev").
@@ -125,6 +111,9 @@ fn ingest_file(
     dataset: &str,
     file_lang: Option<&str>,
 ) -> Result<(), IngestError> {
+    if let Format::Records(reader) = format {
+        return ingest_records(run, reader, questions, contexts, path, dataset);
+    }
     let (reader, bar) = open(path, run.opts.progress)?;
     let file = path.display().to_string();
     let records = match format {
@@ -175,6 +164,36 @@ fn ingest_file(
     Ok(())
 }
 
+/// Ingest one file of a study's own format ([`crate::RecordFormat`]):
+/// any table file, row by row, each row one record.
+fn ingest_records(
+    run: &mut Run,
+    reader: &'static dyn crate::RecordFormat,
+    questions: &mut Sink<Questions>,
+    contexts: &mut Sink<Contexts>,
+    path: &Path,
+    dataset: &str,
+) -> Result<(), IngestError> {
+    let file = path.display().to_string();
+    for r in crate::formats::table::rows(path, run.opts.progress)? {
+        let Some((line, value)) = run.skipper.keep(r)? else {
+            continue;
+        };
+        run.records += 1;
+        match Obj::new(value, "").and_then(|obj| reader.parse(obj)) {
+            Ok(p) => {
+                emit(run, questions, contexts, dataset, None, p)?;
+            }
+            Err(fe) => run.skipper.handle(IngestError::Record {
+                file: file.clone(),
+                line,
+                message: fe.to_string(),
+            })?,
+        }
+    }
+    Ok(())
+}
+
 /// Take one record apart with its format's parser. Raw `ctxs` kept lazy are
 /// checked first ([`check_dpr_ctxs`]): a bad passage makes the record bad.
 fn parse_record(
@@ -182,7 +201,7 @@ fn parse_record(
     format: Format,
     value: Value,
     lazy_ctxs: Option<&serde_json::value::RawValue>,
-) -> Result<Parsed, FieldError> {
+) -> Result<Record, FieldError> {
     if let Some(raw) = lazy_ctxs {
         check_dpr_ctxs(raw)?;
     }
@@ -198,6 +217,7 @@ fn parse_record(
         Format::Hotpotqa => parse_hotpotqa(obj),
         Format::Searchqa => parse_searchqa(obj),
         Format::Mcq => parse_mcq(obj),
+        Format::Records(r) => r.parse(obj),
         Format::Beir | Format::Table | Format::DprCorpus => {
             unreachable!("not a QA-with-passages format")
         }
@@ -212,7 +232,7 @@ fn emit(
     contexts: &mut Sink<Contexts>,
     dataset: &str,
     file_lang: Option<&str>,
-    mut p: Parsed,
+    mut p: Record,
 ) -> Result<String, IngestError> {
     let qid = run
         .qids

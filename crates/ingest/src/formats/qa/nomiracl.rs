@@ -31,7 +31,7 @@ pub(super) fn ingest_nomiracl_dir(
 
 /// One record of a NoMIRACL distribution directory: the parsed query (or
 /// why it is bad), the file and the line that name it in errors.
-pub(super) type DistRecord = (Result<Parsed, String>, String, u64);
+pub(super) type DistRecord = (Result<Record, String>, String, u64);
 
 /// NoMIRACL's own distribution format, one directory per language, as the
 /// reference data loader (project-miracl/nomiracl `dataset/data_loader.py`,
@@ -93,7 +93,7 @@ pub(super) fn nomiracl_distribution(
                 out.push((Err("field `query` is empty".into()), tfile.clone(), line));
                 continue;
             }
-            let parsed = Parsed {
+            let parsed = Record {
                 source_id: Some(qid.to_string()),
                 question: query,
                 answers: Vec::new(),
@@ -332,7 +332,7 @@ pub(super) fn nomiracl_contexts(
 /// (relevant / non_relevant) and to `has_answer` (`has_answer_source =
 /// relevance`); the query's subset is the option or, if not given, relevant
 /// when it has a positive passage.
-pub(super) fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Parsed, FieldError> {
+pub(super) fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Record, FieldError> {
     let source_id = obj
         .opt_id(&["query_id", "id", "qid"])?
         .ok_or_else(|| FieldError::missing("query_id"))?;
@@ -368,7 +368,7 @@ pub(super) fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Parse
             });
         }
     }
-    Ok(Parsed {
+    Ok(Record {
         source_id: Some(source_id),
         question,
         answers: Vec::new(),

@@ -28,7 +28,7 @@ pub(super) fn parse_triviaqa(
     mut obj: Obj,
     evidence: Option<&Path>,
     words: usize,
-) -> Result<Parsed, FieldError> {
+) -> Result<Record, FieldError> {
     let source_id = obj.opt_id(&["QuestionId"])?;
     let question = obj.req_str("Question")?;
     let mut answer = match obj.take("Answer") {
@@ -94,7 +94,7 @@ pub(super) fn parse_triviaqa(
             serde_json::from_str(&rest).unwrap_or(Value::Null),
         );
     }
-    Ok(Parsed {
+    Ok(Record {
         source_id,
         question,
         answers,
@@ -112,7 +112,7 @@ pub(super) fn parse_triviaqa(
 /// are `relevant`, the distractors `non_relevant`. The sentences and the
 /// supporting sentence ids are kept in the passage's `meta`, so the
 /// answer-bearing assertion is known.
-pub(super) fn parse_hotpotqa(mut obj: Obj) -> Result<Parsed, FieldError> {
+pub(super) fn parse_hotpotqa(mut obj: Obj) -> Result<Record, FieldError> {
     let source_id = obj.opt_id(&["_id", "id"])?;
     let question = obj.req_str("question")?;
     let answer = obj.req_str("answer")?;
@@ -180,7 +180,7 @@ pub(super) fn parse_hotpotqa(mut obj: Obj) -> Result<Parsed, FieldError> {
             Some(meta),
         ));
     }
-    Ok(Parsed {
+    Ok(Record {
         source_id,
         question,
         answers: vec![answer],
@@ -195,7 +195,7 @@ pub(super) fn parse_hotpotqa(mut obj: Obj) -> Result<Parsed, FieldError> {
 
 /// SearchQA: `question`, `answer`, and search snippets as contexts, from
 /// `search_results` (`snippet`, `title`, `url`) or a plain `snippets` list.
-pub(super) fn parse_searchqa(mut obj: Obj) -> Result<Parsed, FieldError> {
+pub(super) fn parse_searchqa(mut obj: Obj) -> Result<Record, FieldError> {
     let source_id = obj.opt_id(&["id", "qid"])?;
     let question = match obj.take_any(&["question", "Question"]) {
         Some((k, Value::String(s))) if !s.trim().is_empty() => {
@@ -225,7 +225,7 @@ pub(super) fn parse_searchqa(mut obj: Obj) -> Result<Parsed, FieldError> {
         let id = passage_id(None, &s);
         contexts.push(ctx(contexts.len() + 1, id, None, s, None, None));
     }
-    Ok(Parsed {
+    Ok(Record {
         source_id,
         question,
         answers: vec![answer],
@@ -242,7 +242,7 @@ pub(super) fn parse_searchqa(mut obj: Obj) -> Result<Parsed, FieldError> {
 /// kept in label order), `answer_idx` (the correct label) and `answer` (its
 /// text; taken from the options when missing). The gold alias is the
 /// option text. An optional `evidence` (string or list) gives passages.
-pub(super) fn parse_mcq(mut obj: Obj) -> Result<Parsed, FieldError> {
+pub(super) fn parse_mcq(mut obj: Obj) -> Result<Record, FieldError> {
     let source_id = obj.opt_id(&["id", "qid"])?;
     let question = obj.req_str("question")?;
     let options: Vec<(String, String)> = match obj.take("options") {
@@ -301,7 +301,7 @@ pub(super) fn parse_mcq(mut obj: Obj) -> Result<Parsed, FieldError> {
         .enumerate()
         .map(|(i, t)| ctx(i + 1, format!("evidence-{i}"), None, t, None, None))
         .collect();
-    Ok(Parsed {
+    Ok(Record {
         source_id,
         question,
         answers,

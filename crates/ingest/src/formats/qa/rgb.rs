@@ -50,7 +50,7 @@ pub(super) fn rgb_answer(v: Value) -> Result<(Vec<String>, Vec<Vec<String>>), Fi
 /// one list of passages per answer part: each such passage records its part
 /// in `meta` (`{"answer_part": i}`) and gets doc id `positive-<i>-<j>`, so
 /// that perturb can select passages as RGB's `processdata` does.
-pub(super) fn parse_rgb(mut obj: Obj) -> Result<Parsed, FieldError> {
+pub(super) fn parse_rgb(mut obj: Obj) -> Result<Record, FieldError> {
     let source_id = obj.opt_id(&["id"])?;
     let question = obj.req_str("query")?;
     let (answers, parts) = match obj.take("answer") {
@@ -116,7 +116,7 @@ pub(super) fn parse_rgb(mut obj: Obj) -> Result<Parsed, FieldError> {
             });
         }
     }
-    Ok(Parsed {
+    Ok(Record {
         source_id,
         question,
         answers,
