@@ -140,16 +140,52 @@ fn fill(s: &str, vars: &BTreeMap<&str, String>) -> String {
     out
 }
 
+/// The templates and roles a caller adds to the built-in ones (the
+/// studies' own, registered in `ragprobe_studies`).
+///
+/// A template here is found by id like a built-in one (a built-in id is
+/// never shadowed: the built-ins are searched first); a role here is a
+/// role a template may declare. The caller guarantees that every text
+/// parses (the studies' tests check it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Catalog {
+    /// (id, TOML text) of each added template.
+    pub templates: &'static [(&'static str, &'static str)],
+    /// Added roles.
+    pub roles: &'static [&'static str],
+}
+
+impl Catalog {
+    fn knows_role(&self, role: &str) -> bool {
+        ROLES.contains(&role) || self.roles.contains(&role)
+    }
+
+    /// (id, text) of every template: the built-in ones, then the added ones.
+    fn all(&self) -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+        crate::builtin_prompts::BUILTIN.iter().chain(self.templates)
+    }
+}
+
 impl Template {
     /// Parse and validate a template's TOML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Template> {
+        Template::parse_in(text, origin, &Catalog::default())
+    }
+
+    /// [`Template::parse`], its role known to the built-ins or to `catalog`.
+    pub fn parse_in(text: &str, origin: &str, catalog: &Catalog) -> Result<Template> {
         let t: Template =
             toml::from_str(text).map_err(|e| TemplateError(format!("{origin}: {e}")))?;
-        if !t.role.is_empty() && !ROLES.contains(&t.role.as_str()) {
+        if !t.role.is_empty() && !catalog.knows_role(&t.role) {
             return Err(TemplateError(format!(
                 "{origin}: role `{}` is not known (known: {})",
                 t.role,
-                ROLES.join(", ")
+                ROLES
+                    .iter()
+                    .chain(catalog.roles)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         if t.messages.is_empty() {
@@ -189,10 +225,15 @@ impl Template {
 
     /// Every built-in template, sorted by id.
     pub fn builtins() -> Vec<Template> {
-        crate::builtin_prompts::BUILTIN
-            .iter()
+        Template::builtins_in(&Catalog::default())
+    }
+
+    /// Every built-in template, then `catalog`'s.
+    pub fn builtins_in(catalog: &Catalog) -> Vec<Template> {
+        catalog
+            .all()
             .map(|(id, text)| {
-                Template::parse(text, &format!("built-in template {id}"))
+                Template::parse_in(text, &format!("built-in template {id}"), catalog)
                     .expect("built-in templates are valid")
             })
             .collect()
@@ -201,29 +242,33 @@ impl Template {
     /// A template by id (built-in, or `<dir>/<id>.toml` when `dir` is
     /// given), or by path to a `.toml` file.
     pub fn load(spec: &str, dir: Option<&Path>) -> Result<Template> {
+        Template::load_in(spec, dir, &Catalog::default())
+    }
+
+    /// [`Template::load`], with `catalog`'s templates and roles as built-in.
+    pub fn load_in(spec: &str, dir: Option<&Path>, catalog: &Catalog) -> Result<Template> {
         let as_path = Path::new(spec);
         if spec.ends_with(".toml") || as_path.is_file() {
             let text = std::fs::read_to_string(as_path)
                 .map_err(|e| TemplateError(format!("{spec}: {e}")))?;
-            return Template::parse(&text, spec);
+            return Template::parse_in(&text, spec, catalog);
         }
         if let Some(d) = dir {
             let p = d.join(format!("{spec}.toml"));
             if p.is_file() {
                 let text = std::fs::read_to_string(&p)
                     .map_err(|e| TemplateError(format!("{}: {e}", p.display())))?;
-                return Template::parse(&text, &p.display().to_string());
+                return Template::parse_in(&text, &p.display().to_string(), catalog);
             }
         }
-        match crate::builtin_prompts::BUILTIN
-            .iter()
-            .find(|(id, _)| *id == spec)
-        {
-            Some((id, text)) => Template::parse(text, &format!("built-in template {id}")),
+        match catalog.all().find(|(id, _)| *id == spec) {
+            Some((id, text)) => {
+                Template::parse_in(text, &format!("built-in template {id}"), catalog)
+            }
             None => Err(TemplateError(format!(
                 "no template `{spec}`; built-in: {}",
-                crate::builtin_prompts::BUILTIN
-                    .iter()
+                catalog
+                    .all()
                     .map(|(id, _)| *id)
                     .collect::<Vec<_>>()
                     .join(", ")
