@@ -77,9 +77,12 @@ impl Table {
 /// - multiple choice: the option chosen;
 /// - unanswerable: abstained or answered;
 /// - otherwise: correct or wrong by answer matching.
-pub fn verdict(r: &ScoreRow) -> (String, Option<bool>) {
+pub fn verdict(r: &ScoreRow, studies: crate::Studies) -> (String, Option<bool>) {
     if r.failed {
         return ("the call failed".into(), None);
+    }
+    if let Some(v) = studies.iter().find_map(|s| s.verdict(r)) {
+        return v;
     }
     let yes_no = |b: Option<bool>| if b == Some(true) { "yes" } else { "no" };
     if let Some(l) = &r.nomiracl_label {
@@ -159,13 +162,13 @@ pub fn verdict(r: &ScoreRow) -> (String, Option<bool>) {
 }
 
 /// Outcome tags: the transitions and failure modes the studies count.
-pub fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
+pub fn tags(r: &ScoreRow, studies: crate::Studies, base_correct: Option<bool>) -> Vec<String> {
     let mut t = Vec::new();
     if r.failed {
         t.push("failed".to_string());
         return t;
     }
-    let (_, ok) = verdict(r);
+    let (_, ok) = verdict(r, studies);
     t.push(if ok == Some(true) { "right" } else { "wrong" }.to_string());
     if r.expected == Expected::Unanswerable
         && r.says_unanswerable != Some(true)
@@ -190,6 +193,9 @@ pub fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
     if let Some(c) = &r.mcq_choice {
         t.push(format!("chose {c}"));
     }
+    for s in studies {
+        s.tags(r, &mut t);
+    }
     if r.condition == "add-conflict" && base_correct == Some(true) {
         t.push(
             if r.accuracy == Some(true) {
@@ -213,7 +219,7 @@ pub fn tags(r: &ScoreRow, base_correct: Option<bool>) -> Vec<String> {
 }
 
 /// The browser data of a scores artifact (with its cases' passages).
-pub fn build(store: &Store, scores_id: &str) -> Result<BrowserData> {
+pub fn build(store: &Store, scores_id: &str, studies: crate::Studies) -> Result<BrowserData> {
     let rows = read::<Scores>(store, scores_id)?;
     let mut cases: HashMap<String, CaseRow> = HashMap::new();
     for (_, m) in crate::lineage(store, &[scores_id.to_string()]) {
@@ -227,11 +233,15 @@ pub fn build(store: &Store, scores_id: &str) -> Result<BrowserData> {
             }
         }
     }
-    Ok(from_rows(&rows, &cases))
+    Ok(from_rows(&rows, &cases, studies))
 }
 
 /// [`build`] over rows already read.
-pub fn from_rows(rows: &[ScoreRow], cases: &HashMap<String, CaseRow>) -> BrowserData {
+pub fn from_rows(
+    rows: &[ScoreRow],
+    cases: &HashMap<String, CaseRow>,
+    studies: crate::Studies,
+) -> BrowserData {
     let base: HashMap<(&str, &str, &str), bool> = rows
         .iter()
         .filter(|r| r.condition == condition::BASE && !r.failed)
@@ -303,9 +313,10 @@ pub fn from_rows(rows: &[ScoreRow], cases: &HashMap<String, CaseRow>) -> Browser
                 r.answer_position
             ])
         });
-        let (v, ok) = verdict(r);
+        let (v, ok) = verdict(r, studies);
         let t: Vec<usize> = tags(
             r,
+            studies,
             base.get(&(r.qid.as_str(), r.model.as_str(), r.prompt.as_str()))
                 .copied(),
         )
@@ -419,7 +430,7 @@ mod tests {
                 ["p-a", "p-b", "p-c", "p-d"].map(|p| score(c, cond, p))
             })
             .collect();
-        let b = from_rows(&rows, &cases);
+        let b = from_rows(&rows, &cases, &[]);
         let index = unpack(&b.index);
         let docs = unpack(&b.docs);
         assert_eq!(docs.as_array().unwrap().len(), 3, "p1, p2, p3 once each");
@@ -436,18 +447,18 @@ mod tests {
         r.expected = Expected::NonRelevant;
         r.nomiracl_label = Some("idk".into());
         assert_eq!(
-            verdict(&r),
+            verdict(&r, &[]),
             (
                 "said “I don't know”: right for the non-relevant subset".into(),
                 Some(true)
             )
         );
         r.nomiracl_label = Some("yes".into());
-        assert_eq!(verdict(&r).1, Some(false));
+        assert_eq!(verdict(&r, &[]).1, Some(false));
         r.expected = Expected::Relevant;
         r.nomiracl_label = Some("maybe".into());
         assert_eq!(
-            verdict(&r),
+            verdict(&r, &[]),
             (
                 "said “invalid”: wrong for the relevant subset".into(),
                 Some(false)
@@ -458,21 +469,24 @@ mod tests {
         r.rgb_fact_error = Some(true);
         r.rgb_correct = Some(false);
         assert_eq!(
-            verdict(&r),
+            verdict(&r, &[]),
             ("error detected: yes · corrected: no".into(), Some(false))
         );
 
         let mut r = score("c", "base", "mcq");
         r.mcq_choice = Some("B".into());
         r.accuracy = Some(false);
-        assert_eq!(verdict(&r), ("chose option B: wrong".into(), Some(false)));
+        assert_eq!(
+            verdict(&r, &[]),
+            ("chose option B: wrong".into(), Some(false))
+        );
 
         let mut r = score("c", "base", "unans");
         r.expected = Expected::Unanswerable;
         r.accuracy = None;
         r.says_unanswerable = Some(false);
-        assert_eq!(verdict(&r).1, Some(false));
-        assert!(tags(&r, None).contains(&"hallucinated unanswerable".to_string()));
+        assert_eq!(verdict(&r, &[]).1, Some(false));
+        assert!(tags(&r, &[], None).contains(&"hallucinated unanswerable".to_string()));
     }
 
     #[test]

@@ -85,5 +85,5 @@ pub fn compare(
         opts,
     )?;
     let title = format!("{title}: A = {} vs B = {}", &ida[..12], &idb[..12]);
-    render(store, &rows, &[ida, idb], None, out, &title)
+    render(store, &rows, &[ida, idb], None, out, &title, &[])
 }

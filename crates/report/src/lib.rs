@@ -13,7 +13,7 @@ pub use compare::{compare, compare_metrics};
 pub mod html;
 pub mod tables;
 
-use ragprobe_artifact::{kinds, read, ArtifactError, Kind, MetricRow, Metrics, Store};
+use ragprobe_artifact::{kinds, read, ArtifactError, Kind, MetricRow, Metrics, ScoreRow, Store};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -36,6 +36,41 @@ pub enum ReportError {
         error: std::io::Error,
     },
 }
+
+/// A study's part of the report, registered by the caller
+/// (`ragprobe_studies`): its tables and its reading of a response in the
+/// case browser.
+///
+/// The caller guarantees: [`StudyReport::tables`] are built from the
+/// overall metric rows of every study in the report (a table with no rows
+/// of its study is left out) and written after the stage's own tables, in
+/// the order the studies are registered; [`StudyReport::verdict`] and
+/// [`StudyReport::tags`] are asked of every browsed row, the studies in
+/// registration order, before the stage's generic reading.
+///
+/// An implementation must: pick its tables' rows by its own `study` name;
+/// read a row only from its fields (deterministic, no I/O); answer `None`
+/// from [`StudyReport::verdict`] for a row that is not its own, so the
+/// next study or the generic reading decides.
+pub trait StudyReport: Sync {
+    /// The study's tables, in the order they appear.
+    fn tables(&self) -> &'static [tables::TableSpec] {
+        &[]
+    }
+    /// What `row`'s response means for the study, in words, and whether
+    /// that is right (`None` inside: no verdict); `None`: not the study's row.
+    fn verdict(&self, row: &ScoreRow) -> Option<(String, Option<bool>)> {
+        let _ = row;
+        None
+    }
+    /// Outcome tags the study adds to `row` (its failure modes), appended to `tags`.
+    fn tags(&self, row: &ScoreRow, tags: &mut Vec<String>) {
+        let _ = (row, tags);
+    }
+}
+
+/// The registered studies' report parts.
+pub type Studies<'a> = &'a [&'a dyn StudyReport];
 
 /// Result of the report stages, failing with [`ReportError`] by default.
 pub type Result<T, E = ReportError> = std::result::Result<T, E>;
@@ -196,6 +231,7 @@ pub fn report(
     scores: Option<&str>,
     out: &Path,
     title: &str,
+    studies: Studies,
 ) -> Result<ReportFiles> {
     let mut ids = Vec::new();
     let mut rows: Vec<MetricRow> = Vec::new();
@@ -209,7 +245,15 @@ pub fn report(
         .transpose()?;
     ids.extend(scores_id.iter().cloned());
     Metrics::sort(&mut rows);
-    render(store, &rows, &ids, scores_id.as_deref(), out, title)
+    render(
+        store,
+        &rows,
+        &ids,
+        scores_id.as_deref(),
+        out,
+        title,
+        studies,
+    )
 }
 
 /// Render already-loaded metric rows (also used for comparisons).
@@ -220,6 +264,7 @@ pub fn render(
     scores_id: Option<&str>,
     out: &Path,
     title: &str,
+    studies: Studies,
 ) -> Result<ReportFiles> {
     let tdir = out.join("tables");
     let cdir = out.join("charts");
@@ -235,7 +280,7 @@ pub fn render(
     let (grouped, overall): (Vec<MetricRow>, Vec<MetricRow>) =
         rows.iter().cloned().partition(|r| r.breakdown.is_some());
     let rows = overall.as_slice();
-    let mut tabs = tables::all(rows);
+    let mut tabs = tables::all(rows, studies);
     tabs.extend(breakdowns::tables(&grouped));
     let mut md = format!("# {title}\n\n");
     let mut text = String::new();
@@ -306,7 +351,7 @@ pub fn render(
     }
     let (data, note) = match scores_id {
         Some(s) => {
-            let b = browser::build(store, s)?;
+            let b = browser::build(store, s, studies)?;
             let note = b.note.clone();
             (Some(b), note)
         }

@@ -466,7 +466,11 @@ impl Table {
     }
 }
 
-/// Every table that has data.
-pub fn all(rows: &[MetricRow]) -> Vec<Table> {
-    SPECS.iter().filter_map(|s| build(s, rows)).collect()
+/// Every table that has data: the stage's ([`SPECS`]), then the studies'.
+pub fn all(rows: &[MetricRow], studies: crate::Studies) -> Vec<Table> {
+    SPECS
+        .iter()
+        .chain(studies.iter().flat_map(|s| s.tables()))
+        .filter_map(|s| build(s, rows))
+        .collect()
 }

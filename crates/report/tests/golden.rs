@@ -218,6 +218,7 @@ fn the_same_metrics_give_the_same_files() {
         None,
         &d.path().join("a"),
         "t",
+        &[],
     )
     .unwrap();
     let b = ragprobe_report::report(
@@ -226,6 +227,7 @@ fn the_same_metrics_give_the_same_files() {
         None,
         &d.path().join("b"),
         "t",
+        &[],
     )
     .unwrap();
     assert_eq!(a.files.len(), b.files.len());
@@ -402,7 +404,7 @@ fn the_html_renders_in_headless_chromium_without_console_errors() {
     )
     .unwrap()
     .id;
-    let r = ragprobe_report::report(&store, &[id], None, &d.path().join("r"), "t").unwrap();
+    let r = ragprobe_report::report(&store, &[id], None, &d.path().join("r"), "t", &[]).unwrap();
     let (dom, log) = chromium_dom(&chrome, &format!("file://{}", r.index.display()));
     assert!(
         dom.contains("0 question(s)"),
@@ -412,7 +414,8 @@ fn the_html_renders_in_headless_chromium_without_console_errors() {
 
     // With scores: the packed data is unpacked and the list drawn ...
     let (mid, sid) = scored_run(&store);
-    let r = ragprobe_report::report(&store, &[mid], Some(&sid), &d.path().join("r2"), "t").unwrap();
+    let r = ragprobe_report::report(&store, &[mid], Some(&sid), &d.path().join("r2"), "t", &[])
+        .unwrap();
     let url = format!("file://{}", r.index.display());
     let (dom, log) = chromium_dom(&chrome, &url);
     assert!(dom.contains("data-cases-ready=\"1\""), "{dom}");
