@@ -130,7 +130,11 @@ pub fn local_gguf(a: &GenerateArgs) -> Option<PathBuf> {
 }
 
 pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
-    let template = Template::load(&a.prompt, a.prompts_dir.as_deref())?;
+    let template = Template::load_in(
+        &a.prompt,
+        a.prompts_dir.as_deref(),
+        &ragprobe_studies::prompt_catalog(),
+    )?;
     let backend = match a.backend {
         BackendKind::Local => BackendSpec::Local {
             gguf: match a.model.as_deref() {
@@ -220,12 +224,16 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
 pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {
     match cmd {
         PromptsCmd::Ls { prompts_dir } => {
-            let mut all = Template::builtins();
+            let mut all = Template::builtins_in(&ragprobe_studies::prompt_catalog());
             if let Some(d) = prompts_dir {
                 for e in std::fs::read_dir(&d).with_context(|| d.display().to_string())? {
                     let p = e?.path();
                     if p.extension().is_some_and(|x| x == "toml") {
-                        let t = Template::load(&p.display().to_string(), None)?;
+                        let t = Template::load_in(
+                            &p.display().to_string(),
+                            None,
+                            &ragprobe_studies::prompt_catalog(),
+                        )?;
                         all.retain(|x| x.id != t.id);
                         all.push(t);
                     }
@@ -256,7 +264,11 @@ pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {
             case,
             prompts_dir,
         } => {
-            let t = Template::load(&prompt, prompts_dir.as_deref())?;
+            let t = Template::load_in(
+                &prompt,
+                prompts_dir.as_deref(),
+                &ragprobe_studies::prompt_catalog(),
+            )?;
             println!(
                 "# {} v{} — {}\n# source: {}\n",
                 t.id, t.version, t.description, t.source

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 /// and options is a cache hit and does no work.
 #[derive(Args, Debug)]
 pub struct IngestArgs {
-    /// Input format.
-    #[arg(long, short)]
+    /// Input format: a built-in one or a study's.
+    #[arg(long, short, value_parser = format_parser())]
     pub format: Format,
     /// Input files (a directory for BEIR).
     #[arg(required_unless_present = "fetch", value_name = "PATH")]
@@ -81,6 +81,19 @@ pub struct IngestArgs {
         help_heading = "Data by name"
     )]
     pub part: Vec<String>,
+}
+
+/// `--format`: the built-in formats and the studies' own
+/// (`ragprobe_studies::record_formats`), each with its description in `--help`.
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let all = Format::ALL.into_iter().chain(
+        ragprobe_studies::record_formats()
+            .into_iter()
+            .map(Format::Records),
+    );
+    PossibleValuesParser::new(all.map(|f| PossibleValue::new(f.name()).help(f.description())))
+        .map(|s| ragprobe_studies::format(&s).expect("a listed format"))
 }
 
 /// The registry dataset this ingest reads instead of its paths: the one

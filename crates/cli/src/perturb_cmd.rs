@@ -138,7 +138,7 @@ fn scenarios(a: &PerturbArgs) -> Result<Vec<ScenarioRef>> {
             ragprobe_studies::scenario(s.trim()).with_context(|| {
                 format!(
                     "unknown scenario `{s}`; known: {}",
-                    ragprobe_perturb::scenario_names(ragprobe_studies::SCENARIOS).join(", ")
+                    ragprobe_perturb::scenario_names(&ragprobe_studies::SCENARIOS).join(", ")
                 )
             })
         })

@@ -44,7 +44,14 @@ pub fn run(store: &Store, a: ReportArgs) -> Result<crate::StageOut> {
         if a.metrics.is_empty() {
             bail!("give --metrics <artifact> (or --compare RUN_A RUN_B)");
         }
-        ragprobe_report::report(store, &a.metrics, a.scores.as_deref(), &a.out, &a.title)?
+        ragprobe_report::report(
+            store,
+            &a.metrics,
+            a.scores.as_deref(),
+            &a.out,
+            &a.title,
+            &ragprobe_studies::reports(),
+        )?
     };
     eprint!("{}", files.text);
     eprintln!(

@@ -1,51 +1,141 @@
 //! The studies ragprobe reproduces, one folder each: imperfect retrieval
-//! (seed 000), NoMIRACL (seed 001), RAG-Stress (seed 002) and RGB.
+//! (seed 000), NoMIRACL (seed 001), RAG-Stress (seed 002), RGB and
+//! FaithEval.
 //!
-//! A study plugs into the stages through their extension points; the
-//! stages name no study. Registered here, once:
+//! A study is a [`Study`]: it plugs into each stage through that stage's
+//! extension trait, and the stages name no study. Each study is registered
+//! here, once, in [`STUDIES`]; every registry the stages take is made from
+//! that list:
 //!
-//! * the perturb stage's [`Scenario`]s: [`SCENARIOS`];
-//! * the score stage's [`MetricFamilies`]: [`METRIC_FAMILIES`].
+//! * ingest's [`RecordFormat`]s: [`record_formats`];
+//! * perturb's [`Scenario`](ragprobe_perturb::Scenario)s: [`SCENARIOS`];
+//! * the prompt templates and roles of generate: [`prompt_catalog`];
+//! * score's [`MetricFamilies`]: [`METRIC_FAMILIES`], [`studies`];
+//! * report's [`StudyReport`]s (tables, case-browser verdicts): [`reports`].
 //!
-//! Each study's other parts (readers, scenarios, prompts, tables) are
-//! still in the stage crates; ARCHITECTURE.md says where, and what moves
-//! next.
+//! Parts of the four older studies still sit in the stages (readers,
+//! prompts, tables, charts): ARCHITECTURE.md says which and what moves
+//! next. FaithEval, the fifth, is all in its folder.
 
+use ragprobe_ingest::RecordFormat;
+use ragprobe_models::prompts::Catalog;
 use ragprobe_perturb::ScenarioRef;
+use ragprobe_report::StudyReport;
 use ragprobe_score::metrics::{MetricFamilies, Studies};
+use std::sync::LazyLock;
 
+pub mod faitheval;
 pub mod imperfect;
 pub mod nomiracl;
 pub mod rgb;
 pub mod stress;
 
-/// Every study's scenarios, in the order `--scenario` lists them (after
-/// the stage's shared `closed-book` and `base`).
-pub static SCENARIOS: &[ScenarioRef] = &[
-    &imperfect::scenarios::AddRandom,
-    &imperfect::scenarios::AddTopk,
-    &imperfect::scenarios::AddConflict,
-    &imperfect::scenarios::AddGenadv,
-    &stress::scenarios::EvidenceEdit,
-    &nomiracl::scenarios::Nomiracl,
-    &rgb::scenarios::RgbNoise,
-    &rgb::scenarios::RgbCounterfactual,
-];
-
-/// The scenario `name` (or alias) among the shared ones and [`SCENARIOS`].
-pub fn scenario(name: &str) -> Option<ScenarioRef> {
-    ragprobe_perturb::find_scenario(SCENARIOS, name)
+/// One study: its metric families ([`MetricFamilies`]: per-row judgements
+/// and metrics), its report part ([`StudyReport`]: tables, verdicts), and
+/// what it adds to the other stages. Every method returns static data: a
+/// study is a unit struct whose parts are constants of its folder.
+///
+/// The caller ([`STUDIES`] and the registries made from it) guarantees
+/// that each part is offered to its stage in registration order, after the
+/// stage's own built-in parts (a study can add, never replace).
+///
+/// An implementation must: give names (formats, scenarios, templates,
+/// roles) that no other study and no stage uses; keep every part
+/// deterministic (see each stage trait's contract).
+pub trait Study: MetricFamilies + StudyReport {
+    /// The input formats it reads (`ingest --format <name>`).
+    fn record_formats(&self) -> &'static [&'static dyn RecordFormat] {
+        &[]
+    }
+    /// The scenarios it builds (`perturb --scenario <name>`).
+    fn scenarios(&self) -> &'static [ScenarioRef] {
+        &[]
+    }
+    /// Its prompt templates: (id, TOML text), found by id like built-ins.
+    fn prompts(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// The template roles it adds (its templates' `role`, which its metric
+    /// families select rows by).
+    fn prompt_roles(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
-/// Every study's metric families, in the order their rows are written.
-pub static METRIC_FAMILIES: &[&dyn MetricFamilies] = &[
+/// Every study, in the order their parts are offered to the stages (and
+/// their metric rows written).
+pub static STUDIES: &[&dyn Study] = &[
     &imperfect::Imperfect,
     &nomiracl::Nomiracl,
     &stress::Stress,
     &rgb::Rgb,
+    &faitheval::FaithEval,
 ];
+
+/// Every study's scenarios, in the order `--scenario` lists them (after
+/// the stage's shared `closed-book` and `base`).
+pub static SCENARIOS: LazyLock<Vec<ScenarioRef>> = LazyLock::new(|| {
+    STUDIES
+        .iter()
+        .flat_map(|s| s.scenarios())
+        .copied()
+        .collect()
+});
+
+/// The scenario `name` (or alias) among the shared ones and [`SCENARIOS`].
+pub fn scenario(name: &str) -> Option<ScenarioRef> {
+    ragprobe_perturb::find_scenario(&SCENARIOS, name)
+}
+
+/// Every study's metric families, in the order their rows are written.
+pub static METRIC_FAMILIES: LazyLock<Vec<&'static dyn MetricFamilies>> = LazyLock::new(|| {
+    STUDIES
+        .iter()
+        .map(|s| *s as &'static dyn MetricFamilies)
+        .collect()
+});
 
 /// [`METRIC_FAMILIES`] as the score options take them.
 pub fn studies() -> Studies {
-    Studies(METRIC_FAMILIES)
+    Studies(&METRIC_FAMILIES)
+}
+
+/// Every study's report part, as the report stage takes them.
+pub fn reports() -> Vec<&'static dyn StudyReport> {
+    STUDIES
+        .iter()
+        .map(|s| *s as &'static dyn StudyReport)
+        .collect()
+}
+
+/// Every study's input formats.
+pub fn record_formats() -> Vec<&'static dyn RecordFormat> {
+    STUDIES
+        .iter()
+        .flat_map(|s| s.record_formats())
+        .copied()
+        .collect()
+}
+
+/// The ingest format `name`: a built-in one or a study's.
+pub fn format(name: &str) -> Option<ragprobe_ingest::Format> {
+    ragprobe_ingest::Format::find(name, &record_formats())
+}
+
+static PROMPTS: LazyLock<Vec<(&'static str, &'static str)>> =
+    LazyLock::new(|| STUDIES.iter().flat_map(|s| s.prompts()).copied().collect());
+static ROLES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    STUDIES
+        .iter()
+        .flat_map(|s| s.prompt_roles())
+        .copied()
+        .collect()
+});
+
+/// The studies' prompt templates and roles, for the template loader.
+pub fn prompt_catalog() -> Catalog {
+    Catalog {
+        templates: &PROMPTS,
+        roles: &ROLES,
+    }
 }

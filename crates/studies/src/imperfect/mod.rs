@@ -31,3 +31,16 @@ impl MetricFamilies for Imperfect {
         metrics::par(rows, out);
     }
 }
+
+impl ragprobe_report::StudyReport for Imperfect {}
+
+impl crate::Study for Imperfect {
+    fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
+        &[
+            &scenarios::AddRandom,
+            &scenarios::AddTopk,
+            &scenarios::AddConflict,
+            &scenarios::AddGenadv,
+        ]
+    }
+}

@@ -34,3 +34,11 @@ impl MetricFamilies for Nomiracl {
         metrics::nomiracl(rows, out);
     }
 }
+
+impl ragprobe_report::StudyReport for Nomiracl {}
+
+impl crate::Study for Nomiracl {
+    fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
+        &[&scenarios::Nomiracl]
+    }
+}

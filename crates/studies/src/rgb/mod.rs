@@ -40,3 +40,11 @@ impl MetricFamilies for Rgb {
         metrics::rgb(rows, out);
     }
 }
+
+impl ragprobe_report::StudyReport for Rgb {}
+
+impl crate::Study for Rgb {
+    fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
+        &[&scenarios::RgbNoise, &scenarios::RgbCounterfactual]
+    }
+}

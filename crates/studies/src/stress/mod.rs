@@ -26,3 +26,11 @@ impl MetricFamilies for Stress {
         metrics::stress(rows, out);
     }
 }
+
+impl ragprobe_report::StudyReport for Stress {}
+
+impl crate::Study for Stress {
+    fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
+        &[&scenarios::EvidenceEdit]
+    }
+}
