@@ -24,12 +24,6 @@ use ragprobe_report::StudyReport;
 use ragprobe_score::metrics::{MetricFamilies, Studies};
 use std::sync::LazyLock;
 
-pub mod faitheval;
-pub mod imperfect;
-pub mod nomiracl;
-pub mod rgb;
-pub mod stress;
-
 /// One study: its metric families ([`MetricFamilies`]: per-row judgements
 /// and metrics), its report part ([`StudyReport`]: tables, verdicts), and
 /// what it adds to the other stages. Every method returns static data: a
@@ -62,15 +56,24 @@ pub trait Study: MetricFamilies + StudyReport {
     }
 }
 
-/// Every study, in the order their parts are offered to the stages (and
-/// their metric rows written).
-pub static STUDIES: &[&dyn Study] = &[
-    &imperfect::Imperfect,
-    &nomiracl::Nomiracl,
-    &stress::Stress,
-    &rgb::Rgb,
-    &faitheval::FaithEval,
-];
+/// Declares each study's folder (`pub mod <folder>;`) and lists the study
+/// in [`STUDIES`]: registering a study is one line of [`studies!`].
+macro_rules! studies {
+    ($($folder:ident :: $study:ident),+ $(,)?) => {
+        $(pub mod $folder;)+
+        /// Every study, in the order their parts are offered to the stages
+        /// (and their metric rows written).
+        pub static STUDIES: &[&dyn Study] = &[$(&$folder::$study),+];
+    };
+}
+
+studies! {
+    imperfect::Imperfect,
+    nomiracl::Nomiracl,
+    stress::Stress,
+    rgb::Rgb,
+    faitheval::FaithEval,
+}
 
 /// Every study's scenarios, in the order `--scenario` lists them (after
 /// the stage's shared `closed-book` and `base`).

@@ -4,7 +4,7 @@
 //! holds no answer (unanswerable), holds two (inconsistent), or states a
 //! counterfactual.
 //!
-//! All of it is in this folder: its formats ([`format`]), cases
+//! All of it is in this folder: its formats ([`mod@format`]), cases
 //! ([`scenario`]), prompts (`prompts/`), per-row judgement ([`judge`]:
 //! the README snippet's `normalize_answer` and valid phrases), metrics
 //! ([`metrics`]), table and case-browser verdicts (here), pipeline
