@@ -129,13 +129,10 @@ pub fn local_gguf(a: &GenerateArgs) -> Option<PathBuf> {
     }
 }
 
-pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
-    let template = Template::load_in(
-        &a.prompt,
-        a.prompts_dir.as_deref(),
-        &ragprobe_studies::prompt_catalog(),
-    )?;
-    let backend = match a.backend {
+/// The backend `--backend` and its flags name (a local model fetched by
+/// name into the hub cache first).
+fn backend(store: &Store, a: &GenerateArgs) -> Result<BackendSpec> {
+    Ok(match a.backend {
         BackendKind::Local => BackendSpec::Local {
             gguf: match a.model.as_deref() {
                 // `hf:<owner>/<name>/<file>[@rev]`: fetched into the hub cache;
@@ -145,7 +142,7 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
                     opts.progress = true;
                     ragprobe_data::model_file(m, &opts)?
                 }
-                _ => local_gguf(&a).with_context(|| {
+                _ => local_gguf(a).with_context(|| {
                 format!(
                     "--model for the local backend must be a .gguf file, `embedded` or hf:<owner>/<name>/<file>[@rev], got `{}`",
                     a.model.as_deref().unwrap_or_default()
@@ -169,7 +166,12 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
             retry_max: Duration::from_secs(30),
             requests_per_minute: a.rpm,
         }),
-    };
+    })
+}
+
+pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
+    let template = template(&a.prompt, a.prompts_dir.as_deref())?;
+    let backend = backend(store, &a)?;
     let settings = GenSettings {
         max_tokens: a.max_tokens,
         temperature: a.temperature,
@@ -223,84 +225,99 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
 
 pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {
     match cmd {
-        PromptsCmd::Ls { prompts_dir } => {
-            let mut all = Template::builtins_in(&ragprobe_studies::prompt_catalog());
-            if let Some(d) = prompts_dir {
-                for e in std::fs::read_dir(&d).with_context(|| d.display().to_string())? {
-                    let p = e?.path();
-                    if p.extension().is_some_and(|x| x == "toml") {
-                        let t = Template::load_in(
-                            &p.display().to_string(),
-                            None,
-                            &ragprobe_studies::prompt_catalog(),
-                        )?;
-                        all.retain(|x| x.id != t.id);
-                        all.push(t);
-                    }
-                }
-            }
-            all.sort_by(|a, b| a.id.cmp(&b.id));
-            println!(
-                "{:<28} {:>3}  {:<5} {:<12} {:<12} {:<9} source",
-                "id", "v", "study", "role", "variant", "verbatim"
-            );
-            for t in all {
-                println!(
-                    "{:<28} {:>3}  {:<5} {:<12} {:<12} {:<9} {}",
-                    t.id,
-                    t.version,
-                    t.study,
-                    t.role,
-                    t.variant,
-                    if t.verbatim { "yes" } else { "no" },
-                    t.source
-                );
-            }
-            Ok(())
-        }
+        PromptsCmd::Ls { prompts_dir } => prompts_ls(prompts_dir.as_deref()),
         PromptsCmd::Show {
             prompt,
             cases,
             case,
             prompts_dir,
-        } => {
-            let t = Template::load_in(
-                &prompt,
-                prompts_dir.as_deref(),
-                &ragprobe_studies::prompt_catalog(),
-            )?;
-            println!(
-                "# {} v{} — {}\n# source: {}\n",
-                t.id, t.version, t.description, t.source
-            );
-            let messages = match cases {
-                Some(c) => {
-                    let id = store.resolve_kind(&c, ragprobe_artifact::kinds::CASES)?;
-                    let all = ragprobe_artifact::read::<ragprobe_artifact::Cases>(store, &id)?;
-                    let pick = match case.as_deref() {
-                        None => all.first(),
-                        Some(s) => match s.parse::<usize>() {
-                            Ok(i) => all.get(i),
-                            Err(_) => all.iter().find(|x| x.case_id.starts_with(s)),
-                        },
-                    };
-                    let row = pick.context("no such case")?;
-                    println!(
-                        "# case {} ({}, qid {})\n",
-                        row.case_id, row.condition, row.qid
-                    );
-                    t.render_case(row)
-                }
-                None => t
-                    .messages
-                    .iter()
-                    .map(|m| ragprobe_models::llm::ChatMessage::new(&m.role, m.content.clone()))
-                    .collect(),
-            };
-            for m in messages {
-                println!("----- {} -----\n{}\n", m.role, m.content);
+        } => prompts_show(store, &prompt, cases, case, prompts_dir.as_deref()),
+    }
+}
+
+/// A template by id or path, the studies' own among the built-in ones.
+fn template(spec: &str, dir: Option<&std::path::Path>) -> Result<Template> {
+    Ok(Template::load_in(
+        spec,
+        dir,
+        &ragprobe_studies::prompt_catalog(),
+    )?)
+}
+
+/// `prompts ls`: every built-in template (the studies' included), and those
+/// of `prompts_dir` in their place.
+fn prompts_ls(prompts_dir: Option<&std::path::Path>) -> Result<()> {
+    let mut all = Template::builtins_in(&ragprobe_studies::prompt_catalog());
+    if let Some(d) = prompts_dir {
+        for e in std::fs::read_dir(d).with_context(|| d.display().to_string())? {
+            let p = e?.path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let t = template(&p.display().to_string(), None)?;
+                all.retain(|x| x.id != t.id);
+                all.push(t);
             }
-            Ok(())
         }
     }
+    all.sort_by(|a, b| a.id.cmp(&b.id));
+    println!(
+        "{:<28} {:>3}  {:<9} {:<12} {:<14} {:<9} source",
+        "id", "v", "study", "role", "variant", "verbatim"
+    );
+    for t in all {
+        println!(
+            "{:<28} {:>3}  {:<9} {:<12} {:<14} {:<9} {}",
+            t.id,
+            t.version,
+            t.study,
+            t.role,
+            t.variant,
+            if t.verbatim { "yes" } else { "no" },
+            t.source
+        );
+    }
+    Ok(())
+}
+
+/// `prompts show`: a template's messages, rendered for a case of `cases`
+/// when given (`case`: an index or a case-id prefix; default the first).
+fn prompts_show(
+    store: &Store,
+    prompt: &str,
+    cases: Option<String>,
+    case: Option<String>,
+    prompts_dir: Option<&std::path::Path>,
+) -> Result<()> {
+    let t = template(prompt, prompts_dir)?;
+    println!(
+        "# {} v{} — {}\n# source: {}\n",
+        t.id, t.version, t.description, t.source
+    );
+    let messages = match cases {
+        Some(c) => {
+            let id = store.resolve_kind(&c, ragprobe_artifact::kinds::CASES)?;
+            let all = ragprobe_artifact::read::<ragprobe_artifact::Cases>(store, &id)?;
+            let pick = match case.as_deref() {
+                None => all.first(),
+                Some(s) => match s.parse::<usize>() {
+                    Ok(i) => all.get(i),
+                    Err(_) => all.iter().find(|x| x.case_id.starts_with(s)),
+                },
+            };
+            let row = pick.context("no such case")?;
+            println!(
+                "# case {} ({}, qid {})\n",
+                row.case_id, row.condition, row.qid
+            );
+            t.render_case(row)
+        }
+        None => t
+            .messages
+            .iter()
+            .map(|m| ragprobe_models::llm::ChatMessage::new(&m.role, m.content.clone()))
+            .collect(),
+    };
+    for m in messages {
+        println!("----- {} -----\n{}\n", m.role, m.content);
+    }
+    Ok(())
 }

@@ -180,72 +180,85 @@ pub fn remote(store: &Store, cmd: RemoteCmd) -> Result<()> {
             c.set_default(&name)?;
             c.save(root)?;
         }
-        RemoteCmd::Ls { name: None } => {
-            let c = StoreConfig::load(root)?;
-            for (name, r) in &c.remotes {
-                let mark = if c.default_remote.as_deref() == Some(name) {
-                    "*"
-                } else {
-                    " "
-                };
-                let extra = r
-                    .endpoint
-                    .as_deref()
-                    .map(|e| format!("  (endpoint {e})"))
-                    .unwrap_or_default();
-                println!("{mark} {name}\t{}{extra}", r.url);
-            }
-            if c.remotes.is_empty() {
-                eprintln!("no remotes; add one with `ragprobe remote add NAME URL`");
-            }
-        }
-        RemoteCmd::Ls { name: Some(name) } => {
-            let r = open(store, Some(&name))?;
-            let l = r.listing()?;
-            println!("{:<64}  {:>12}  here", "id", "bytes");
-            let mut bytes = 0;
-            for (id, size) in &l.objects {
-                bytes += size;
-                let here = if store.contains(id) { "yes" } else { "no" };
-                println!("{id:<64}  {size:>12}  {here}");
-            }
-            eprintln!(
-                "remote `{name}` ({}): {} object(s), {}, {} action record(s), {} journal(s)",
-                r.url(),
-                l.objects.len(),
-                rate(bytes, 0.0),
-                l.actions,
-                l.journals
-            );
-        }
-        RemoteCmd::Verify { name, jobs } => {
-            let r = open(store, name.as_deref())?;
-            let t = Transfer {
-                jobs: jobs.max(1),
-                progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
-                ..Default::default()
-            };
-            let v = r.verify(&t)?;
-            for p in &v.problems {
-                println!("CORRUPT\t{p}");
-            }
-            if !v.problems.is_empty() {
-                bail!(
-                    "remote `{}` ({}): {} problem(s) (listed above)",
-                    r.name(),
-                    r.url(),
-                    v.problems.len()
-                );
-            }
-            eprintln!(
-                "remote `{}`: {} object(s) ({}) and {} action record(s) verified, all intact",
-                r.name(),
-                v.objects,
-                rate(v.bytes, 0.0),
-                v.actions
-            );
-        }
+        RemoteCmd::Ls { name: None } => list_remotes(root)?,
+        RemoteCmd::Ls { name: Some(name) } => list_objects(store, &name)?,
+        RemoteCmd::Verify { name, jobs } => verify(store, name.as_deref(), jobs)?,
     }
+    Ok(())
+}
+
+/// `remote ls`: the configured remotes, the default marked.
+fn list_remotes(root: &std::path::Path) -> Result<()> {
+    let c = StoreConfig::load(root)?;
+    for (name, r) in &c.remotes {
+        let mark = if c.default_remote.as_deref() == Some(name) {
+            "*"
+        } else {
+            " "
+        };
+        let extra = r
+            .endpoint
+            .as_deref()
+            .map(|e| format!("  (endpoint {e})"))
+            .unwrap_or_default();
+        println!("{mark} {name}\t{}{extra}", r.url);
+    }
+    if c.remotes.is_empty() {
+        eprintln!("no remotes; add one with `ragprobe remote add NAME URL`");
+    }
+    Ok(())
+}
+
+/// `remote ls NAME`: the remote's objects, whether each is here, and totals.
+fn list_objects(store: &Store, name: &str) -> Result<()> {
+    let r = open(store, Some(name))?;
+    let l = r.listing()?;
+    println!("{:<64}  {:>12}  here", "id", "bytes");
+    let mut bytes = 0;
+    for (id, size) in &l.objects {
+        bytes += size;
+        let here = if store.contains(id) { "yes" } else { "no" };
+        println!("{id:<64}  {size:>12}  {here}");
+    }
+    eprintln!(
+        "remote `{name}` ({}): {} object(s), {}, {} action record(s), {} journal(s)",
+        r.url(),
+        l.objects.len(),
+        rate(bytes, 0.0),
+        l.actions,
+        l.journals
+    );
+    Ok(())
+}
+
+/// `remote verify`: every object and action record re-hashed; a problem is
+/// listed and fails the command.
+fn verify(store: &Store, name: Option<&str>, jobs: usize) -> Result<()> {
+    let r = open(store, name)?;
+    let t = Transfer {
+        jobs: jobs.max(1),
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        ..Default::default()
+    };
+    let v = r.verify(&t)?;
+    for p in &v.problems {
+        println!("CORRUPT\t{p}");
+    }
+    if !v.problems.is_empty() {
+        bail!(
+            "remote `{}` ({}): {} problem(s) (listed above)",
+            r.name(),
+            r.url(),
+            v.problems.len()
+        );
+    }
+    eprintln!(
+        "remote `{}`: {} object(s) ({}) and {} action record(s) verified, all intact",
+        r.name(),
+        v.objects,
+        rate(v.bytes, 0.0),
+        v.actions
+    );
     Ok(())
 }
 
