@@ -68,15 +68,14 @@ impl Table {
 }
 
 /// What a response means for its study, in words, and whether that is
-/// right (`None`: no verdict, e.g. a failed call):
-/// - NoMIRACL: the parsed label (yes / I don't know / invalid) and whether
-///   it is the right one for the subset (relevant: yes; non-relevant: I
-///   don't know);
-/// - RGB counterfactual: whether the factual error was detected and the
-///   answer corrected;
+/// right (`None`: no verdict, e.g. a failed call): the first registered
+/// study's reading ([`crate::StudyReport::verdict`]), else
 /// - multiple choice: the option chosen;
-/// - unanswerable: abstained or answered;
-/// - otherwise: correct or wrong by answer matching.
+/// - unanswerable: abstained (the shared flag or a study's
+///   [`crate::StudyReport::abstained`]) or answered;
+/// - conflict: noticed, switched to the foil, kept the answer, or wrong;
+/// - otherwise: correct or wrong by answer matching (the shared accuracy
+///   or a study's [`crate::StudyReport::correct`]).
 pub fn verdict(r: &ScoreRow, studies: crate::Studies) -> (String, Option<bool>) {
     if r.failed {
         return ("the call failed".into(), None);
@@ -84,43 +83,7 @@ pub fn verdict(r: &ScoreRow, studies: crate::Studies) -> (String, Option<bool>) 
     if let Some(v) = studies.iter().find_map(|s| s.verdict(r)) {
         return v;
     }
-    let yes_no = |b: Option<bool>| if b == Some(true) { "yes" } else { "no" };
-    if let Some(l) = &r.nomiracl_label {
-        let said = match l.as_str() {
-            "yes" => "yes",
-            "idk" => "I don't know",
-            _ => "invalid",
-        };
-        let right = match r.expected {
-            Expected::Relevant => l == "yes",
-            Expected::NonRelevant => l == "idk",
-            _ => false,
-        };
-        let subset = if r.expected == Expected::Relevant {
-            "relevant"
-        } else {
-            "non-relevant"
-        };
-        return (
-            format!(
-                "said “{said}”: {} for the {subset} subset",
-                if right { "right" } else { "wrong" }
-            ),
-            Some(right),
-        );
-    }
-    if r.condition == "rgb-counterfactual" {
-        let (d, c) = (r.rgb_fact_error == Some(true), r.rgb_correct == Some(true));
-        return (
-            format!(
-                "error detected: {} · corrected: {}",
-                yes_no(r.rgb_fact_error),
-                yes_no(r.rgb_correct)
-            ),
-            Some(d && c),
-        );
-    }
-    let ok = r.accuracy == Some(true) || r.rgb_correct == Some(true);
+    let ok = r.accuracy == Some(true) || studies.iter().any(|s| s.correct(r));
     if let Some(choice) = &r.mcq_choice {
         let chose = match choice.as_str() {
             "several" => "several options".to_string(),
@@ -134,7 +97,7 @@ pub fn verdict(r: &ScoreRow, studies: crate::Studies) -> (String, Option<bool>) 
     }
     match r.expected {
         Expected::Unanswerable => {
-            let abstained = r.says_unanswerable == Some(true) || r.rgb_rejection == Some(true);
+            let abstained = abstained(r, studies);
             (
                 if abstained {
                     "abstained (right: no passage holds the answer)".into()
@@ -161,7 +124,13 @@ pub fn verdict(r: &ScoreRow, studies: crate::Studies) -> (String, Option<bool>) 
     }
 }
 
-/// Outcome tags: the transitions and failure modes the studies count.
+/// The response abstains: the shared flag, or a study's reading.
+fn abstained(r: &ScoreRow, studies: crate::Studies) -> bool {
+    r.says_unanswerable == Some(true) || studies.iter().any(|s| s.abstained(r))
+}
+
+/// Outcome tags: right or wrong, the shared failure modes, the option
+/// chosen, then each study's own ([`crate::StudyReport::tags`]).
 pub fn tags(r: &ScoreRow, studies: crate::Studies, base_correct: Option<bool>) -> Vec<String> {
     let mut t = Vec::new();
     if r.failed {
@@ -170,52 +139,66 @@ pub fn tags(r: &ScoreRow, studies: crate::Studies, base_correct: Option<bool>) -
     }
     let (_, ok) = verdict(r, studies);
     t.push(if ok == Some(true) { "right" } else { "wrong" }.to_string());
-    if r.expected == Expected::Unanswerable
-        && r.says_unanswerable != Some(true)
-        && r.rgb_rejection != Some(true)
-    {
+    if r.expected == Expected::Unanswerable && !abstained(r, studies) {
         t.push("hallucinated unanswerable".into());
     }
     if r.foil_only == Some(true) {
         t.push("misled by the foil".into());
     }
-    if let Some(l) = &r.nomiracl_label {
-        t.push(format!("nomiracl: {l}"));
-    }
-    if r.condition == "rgb-counterfactual" {
-        if r.rgb_fact_error == Some(true) {
-            t.push("error detected".into());
-        }
-        if r.rgb_correct == Some(true) {
-            t.push("corrected".into());
-        }
-    }
     if let Some(c) = &r.mcq_choice {
         t.push(format!("chose {c}"));
     }
     for s in studies {
-        s.tags(r, &mut t);
-    }
-    if r.condition == "add-conflict" && base_correct == Some(true) {
-        t.push(
-            if r.accuracy == Some(true) {
-                "A→A"
-            } else if r.foil_any == Some(true) {
-                "A→C"
-            } else {
-                "A→U"
-            }
-            .into(),
-        );
-    }
-    if r.condition.starts_with("add-")
-        && base_correct == Some(true)
-        && r.accuracy != Some(true)
-        && r.expected != Expected::Unanswerable
-    {
-        t.push("lost by the added document".into());
+        s.tags(r, base_correct, &mut t);
     }
     t
+}
+
+/// A case's browser entry: its question and condition (interned), its
+/// passages (interned by title and text) with their sources, the marked
+/// (inserted) passages, the foil, the label and the answer position.
+fn case_entry(
+    c: Option<&CaseRow>,
+    r: &ScoreRow,
+    q: usize,
+    cond: usize,
+    docs: &mut Table,
+    sources: &mut Table,
+) -> Value {
+    let ds: Vec<Value> = c
+        .map(|c| {
+            c.docs
+                .iter()
+                .map(|d| {
+                    let title = d.title.clone().unwrap_or_default();
+                    let key = format!("{title}\u{1f}{}", d.text);
+                    let di = docs.id(key, || json!([title, d.text]));
+                    json!([di, sources.str(d.source.as_str())])
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let inserted = c.and_then(|c| c.inserted_at).map(i64::from).unwrap_or(-1);
+    let marked: Vec<i64> = c
+        .map(|c| {
+            c.docs
+                .iter()
+                .enumerate()
+                .filter(|(i, d)| Some(*i as i64) == Some(inserted) || d.source.is_inserted())
+                .map(|(i, _)| i as i64)
+                .collect()
+        })
+        .unwrap_or_default();
+    let foil = c.and_then(|c| c.foil.clone()).or_else(|| r.foil.clone());
+    json!([
+        q,
+        cond,
+        ds,
+        marked,
+        foil,
+        r.expected.as_str(),
+        r.answer_position
+    ])
 }
 
 /// The browser data of a scores artifact (with its cases' passages).
@@ -276,42 +259,7 @@ pub fn from_rows(
         });
         let cond = conditions.str(&r.condition);
         let case = case_t.id(r.case_id.clone(), || {
-            let ds: Vec<Value> = c
-                .map(|c| {
-                    c.docs
-                        .iter()
-                        .map(|d| {
-                            let title = d.title.clone().unwrap_or_default();
-                            let key = format!("{title}\u{1f}{}", d.text);
-                            let di = docs.id(key, || json!([title, d.text]));
-                            json!([di, sources.str(d.source.as_str())])
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let inserted = c.and_then(|c| c.inserted_at).map(i64::from).unwrap_or(-1);
-            let marked: Vec<i64> = c
-                .map(|c| {
-                    c.docs
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, d)| {
-                            Some(*i as i64) == Some(inserted) || d.source.is_inserted()
-                        })
-                        .map(|(i, _)| i as i64)
-                        .collect()
-                })
-                .unwrap_or_default();
-            let foil = c.and_then(|c| c.foil.clone()).or_else(|| r.foil.clone());
-            json!([
-                q,
-                cond,
-                ds,
-                marked,
-                foil,
-                r.expected.as_str(),
-                r.answer_position
-            ])
+            case_entry(c, r, q, cond, &mut docs, &mut sources)
         });
         let (v, ok) = verdict(r, studies);
         let t: Vec<usize> = tags(
@@ -442,37 +390,7 @@ mod tests {
     }
 
     #[test]
-    fn verdicts_follow_each_study() {
-        let mut r = score("c", "non_relevant", "nomiracl");
-        r.expected = Expected::NonRelevant;
-        r.nomiracl_label = Some("idk".into());
-        assert_eq!(
-            verdict(&r, &[]),
-            (
-                "said “I don't know”: right for the non-relevant subset".into(),
-                Some(true)
-            )
-        );
-        r.nomiracl_label = Some("yes".into());
-        assert_eq!(verdict(&r, &[]).1, Some(false));
-        r.expected = Expected::Relevant;
-        r.nomiracl_label = Some("maybe".into());
-        assert_eq!(
-            verdict(&r, &[]),
-            (
-                "said “invalid”: wrong for the relevant subset".into(),
-                Some(false)
-            )
-        );
-
-        let mut r = score("c", "rgb-counterfactual", "rgb");
-        r.rgb_fact_error = Some(true);
-        r.rgb_correct = Some(false);
-        assert_eq!(
-            verdict(&r, &[]),
-            ("error detected: yes · corrected: no".into(), Some(false))
-        );
-
+    fn verdicts_without_a_study() {
         let mut r = score("c", "base", "mcq");
         r.mcq_choice = Some("B".into());
         r.accuracy = Some(false);

@@ -63,9 +63,23 @@ pub trait StudyReport: Sync {
         let _ = row;
         None
     }
-    /// Outcome tags the study adds to `row` (its failure modes), appended to `tags`.
-    fn tags(&self, row: &ScoreRow, tags: &mut Vec<String>) {
-        let _ = (row, tags);
+    /// The study's judgement says the response is right, where the
+    /// shared `accuracy` may not (RGB: every answer part matched).
+    fn correct(&self, row: &ScoreRow) -> bool {
+        let _ = row;
+        false
+    }
+    /// The study's judgement says the response abstains, where the shared
+    /// `says_unanswerable` may not (RGB: "insufficient information").
+    fn abstained(&self, row: &ScoreRow) -> bool {
+        let _ = row;
+        false
+    }
+    /// Outcome tags the study adds to `row` (its transitions and failure
+    /// modes), appended to `tags`; `base_correct`: the same question's
+    /// `base` response (same model and prompt) was right.
+    fn tags(&self, row: &ScoreRow, base_correct: Option<bool>, tags: &mut Vec<String>) {
+        let _ = (row, base_correct, tags);
     }
 }
 
@@ -282,28 +296,81 @@ pub fn render(
     let rows = overall.as_slice();
     let mut tabs = tables::all(rows, studies);
     tabs.extend(breakdowns::tables(&grouped));
+    let (md, text, tables_html) = write_tables(&tabs, &tdir, title, &mut files)?;
+    write_metric_csvs(rows, &grouped, &tdir, &mut files)?;
+    write(&out.join("tables.md"), &md, &mut files)?;
+    // What the report was made from, for machines: `artifacts push --report`
+    // sends this lineage to a remote.
+    let lineage = lineage(store, ids);
+    let listing = json!({
+        "ragprobe_version": ragprobe_artifact::RAGPROBE_VERSION,
+        "inputs": ids,
+        "lineage": lineage.iter().map(|(id, m)| json!({"id": id, "kind": m.kind, "stage": m.recipe.stage})).collect::<Vec<_>>(),
+    });
+    let listing = serde_json::to_string_pretty(&listing).expect("json serialises") + "\n";
+    write(&out.join(ARTIFACTS_FILE), &listing, &mut files)?;
+    let figures = write_charts(rows, &grouped, &cdir, &mut files)?;
+    let (data, note) = match scores_id {
+        Some(s) => {
+            let b = browser::build(store, s, studies)?;
+            let note = b.note.clone();
+            (Some(b), note)
+        }
+        None => (
+            None,
+            "No scores artifact given (--scores), so no cases to browse.".to_string(),
+        ),
+    };
+    let page = html::page(
+        title,
+        &subtitle(rows),
+        &tables_html,
+        &figures,
+        data.as_ref(),
+        &note,
+        &provenance(&lineage),
+    );
+    let index = out.join("index.html");
+    write(&index, &page, &mut files)?;
+    Ok(ReportFiles { index, files, text })
+}
+
+/// Each table as Markdown, CSV and LaTeX under `tdir`; returns all of them
+/// as one Markdown page (`tables.md`), as plain text and as HTML.
+fn write_tables(
+    tabs: &[tables::Table],
+    tdir: &Path,
+    title: &str,
+    files: &mut Vec<PathBuf>,
+) -> Result<(String, String, String)> {
     let mut md = format!("# {title}\n\n");
     let mut text = String::new();
     let mut tables_html = String::new();
-    for t in &tabs {
-        write(
-            &tdir.join(format!("{}.md", t.id)),
-            &t.markdown(),
-            &mut files,
-        )?;
-        write(&tdir.join(format!("{}.csv", t.id)), &t.csv(), &mut files)?;
-        write(&tdir.join(format!("{}.tex", t.id)), &t.latex(), &mut files)?;
+    for t in tabs {
+        write(&tdir.join(format!("{}.md", t.id)), &t.markdown(), files)?;
+        write(&tdir.join(format!("{}.csv", t.id)), &t.csv(), files)?;
+        write(&tdir.join(format!("{}.tex", t.id)), &t.latex(), files)?;
         md.push_str(&t.markdown());
         md.push('\n');
         text.push_str(&t.text());
         text.push('\n');
         tables_html.push_str(&t.html());
     }
-    // Every metric, long form, for anything the study tables do not show.
+    Ok((md, text, tables_html))
+}
+
+/// Every metric, long form (`all_metrics.csv`), for anything the study
+/// tables do not show; the breakdown rows in `breakdown_metrics.csv`.
+fn write_metric_csvs(
+    rows: &[MetricRow],
+    grouped: &[MetricRow],
+    tdir: &Path,
+    files: &mut Vec<PathBuf>,
+) -> Result<()> {
     let all_csv: String = std::iter::once(METRIC_CSV_HEADER.to_string() + "\n")
         .chain(rows.iter().map(|r| metric_csv_line(r) + "\n"))
         .collect();
-    write(&tdir.join("all_metrics.csv"), &all_csv, &mut files)?;
+    write(&tdir.join("all_metrics.csv"), &all_csv, files)?;
     if !grouped.is_empty() {
         let csv: String =
             std::iter::once(format!("breakdown,breakdown_group,{METRIC_CSV_HEADER}\n"))
@@ -317,31 +384,30 @@ pub fn render(
                     )
                 }))
                 .collect();
-        write(&tdir.join("breakdown_metrics.csv"), &csv, &mut files)?;
+        write(&tdir.join("breakdown_metrics.csv"), &csv, files)?;
     }
-    write(&out.join("tables.md"), &md, &mut files)?;
-    // What the report was made from, for machines: `artifacts push --report`
-    // sends this lineage to a remote.
-    let lineage = lineage(store, ids);
-    let listing = json!({
-        "ragprobe_version": ragprobe_artifact::RAGPROBE_VERSION,
-        "inputs": ids,
-        "lineage": lineage.iter().map(|(id, m)| json!({"id": id, "kind": m.kind, "stage": m.recipe.stage})).collect::<Vec<_>>(),
-    });
-    let listing = serde_json::to_string_pretty(&listing).expect("json serialises") + "\n";
-    write(&out.join(ARTIFACTS_FILE), &listing, &mut files)?;
+    Ok(())
+}
+
+/// Every chart as SVG and PDF under `cdir`, one colour per model across
+/// all of them; returns the figures for the HTML page.
+fn write_charts(
+    rows: &[MetricRow],
+    grouped: &[MetricRow],
+    cdir: &Path,
+    files: &mut Vec<PathBuf>,
+) -> Result<Vec<html::ChartFigure>> {
     let mut charts = charts::all(rows);
-    charts.extend(breakdowns::charts(&grouped));
-    // One colour per model across every chart of the report.
+    charts.extend(breakdowns::charts(grouped));
     let colors = charts::Colors::for_charts(&charts);
     let mut figures = Vec::new();
     for c in &charts {
         let svg = c.svg(&colors);
-        write(&cdir.join(format!("{}.svg", c.name)), &svg, &mut files)?;
+        write(&cdir.join(format!("{}.svg", c.name)), &svg, files)?;
         write_bytes(
             &cdir.join(format!("{}.pdf", c.name)),
             &c.pdf(&colors),
-            &mut files,
+            files,
         )?;
         figures.push(html::ChartFigure {
             name: c.name.clone(),
@@ -349,35 +415,17 @@ pub fn render(
             svg,
         });
     }
-    let (data, note) = match scores_id {
-        Some(s) => {
-            let b = browser::build(store, s, studies)?;
-            let note = b.note.clone();
-            (Some(b), note)
-        }
-        None => (
-            None,
-            "No scores artifact given (--scores), so no cases to browse.".to_string(),
-        ),
-    };
+    Ok(figures)
+}
+
+/// The page's subtitle: how many metrics, over which datasets and models.
+fn subtitle(rows: &[MetricRow]) -> String {
     let datasets: BTreeSet<&str> = rows.iter().map(|r| r.dataset.as_str()).collect();
     let models: BTreeSet<&str> = rows.iter().map(|r| r.model.as_str()).collect();
-    let subtitle = format!(
+    format!(
         "{} metric(s) · datasets: {} · models: {}",
         rows.len(),
         datasets.into_iter().collect::<Vec<_>>().join(", "),
         models.into_iter().collect::<Vec<_>>().join(", ")
-    );
-    let page = html::page(
-        title,
-        &subtitle,
-        &tables_html,
-        &figures,
-        data.as_ref(),
-        &note,
-        &provenance(&lineage),
-    );
-    let index = out.join("index.html");
-    write(&index, &page, &mut files)?;
-    Ok(ReportFiles { index, files, text })
+    )
 }

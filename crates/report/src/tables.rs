@@ -22,28 +22,17 @@ pub struct TableSpec {
     pub intervals: bool,
 }
 
-/// Every table the report knows, in the order they appear.
-pub const SPECS: &[TableSpec] = &[
-    TableSpec { id: "table3_retrieval", title: "Table 3 — retrieval: Recall@k and unanswerable share (seed 000)", study: "retrieval", metrics: &[("recall@", "Recall@k"), ("unans@", "Unans")], conditions: &[], condition_in_column: false, intervals: false },
-    TableSpec { id: "table11_closed_book", title: "Table 11 — closed-book QA: Acc / EM / F1 (seed 000 Appendix B)", study: "qa", metrics: &[("acc", "Acc"), ("em", "EM"), ("f1", "F1")], conditions: &["closed-book"], condition_in_column: false, intervals: true },
-    TableSpec { id: "table12_rag", title: "Table 12 — retrieval-augmented QA with the top-k: Acc / EM / F1 (seed 000 Appendix B)", study: "qa", metrics: &[("acc", "Acc"), ("em", "EM"), ("f1", "F1")], conditions: &["base"], condition_in_column: false, intervals: true },
-    TableSpec { id: "table4_unanswerable", title: "Figure 2 / Table 4 — unanswerable questions, Unans prompt (seed 000 §5.2)", study: "imperfect", metrics: &[("acc", "Acc"), ("acc_ans", "Acc(ans)"), ("acc_unans", "Acc(unans)"), ("unans_cor", "Cor."), ("unans_hallu", "Hallu."), ("ans_called_unans", "Ans→unans")], conditions: &["base"], condition_in_column: false, intervals: false },
-    TableSpec { id: "figure3_rad", title: "Figure 3 — RAD per added-document type (seed 000 §5.3.2)", study: "imperfect", metrics: &[("rad", "RAD")], conditions: &["add-random", "add-topk", "add-genadv", "add-conflict"], condition_in_column: true, intervals: true },
-    TableSpec { id: "table6_adversarial_unanswerable", title: "Table 6 — RAD on answerable / unanswerable, Unans prompt (seed 000 §5.3.3)", study: "imperfect", metrics: &[("rad_ans", "Ans."), ("rad_unans", "Unans.")], conditions: &["add-genadv", "add-random"], condition_in_column: true, intervals: false },
-    TableSpec { id: "table7_conflict_detection", title: "Table 7 — conflict detection, Conflict prompt (seed 000 §5.4)", study: "imperfect", metrics: &[("acc_c", "Acc(C)"), ("acc_nc", "Acc(NC)"), ("acc_answerable", "Acc")], conditions: &["add-conflict", "base", "add-conflict+base"], condition_in_column: false, intervals: false },
-    TableSpec { id: "table8_stubbornness", title: "Table 8 — stubbornness with a conflicting passage, Normal prompt (seed 000 §5.4)", study: "imperfect", metrics: &[("a_to_a", "A→A"), ("a_to_c", "A→C"), ("a_to_u", "A→U")], conditions: &["add-conflict"], condition_in_column: false, intervals: false },
-    TableSpec { id: "table13_par", title: "Table 13 — parametric answer rate on unanswerable questions (seed 000)", study: "imperfect", metrics: &[("par", "PAR")], conditions: &["base"], condition_in_column: false, intervals: true },
-    TableSpec { id: "nomiracl_rates", title: "NoMIRACL — hallucination rate (non-relevant) and error rate (relevant), invalid outputs in the denominator (seed 001)", study: "nomiracl", metrics: &[("hallucination_rate", "Halluc."), ("error_rate", "Error")], conditions: &[], condition_in_column: false, intervals: false },
-    TableSpec { id: "nomiracl_rates_valid_only", title: "NoMIRACL — FP/(FP+TN) and FN/(FN+TP): invalid outputs left out (seed 001)", study: "nomiracl", metrics: &[("hallucination_rate_valid_only", "FP/(FP+TN)"), ("error_rate_valid_only", "FN/(FN+TP)"), ("invalid_rate", "Invalid")], conditions: &[], condition_in_column: false, intervals: false },
-    TableSpec { id: "stress_mr", title: "RAG-Stress — misleading rate by policy × answer position, on the closed-book-correct set (seed 002)", study: "stress", metrics: &[("mr", "MR")], conditions: &["edited/beginning", "edited/middle", "edited/end", "edited/all"], condition_in_column: true, intervals: true },
-    TableSpec { id: "stress_other", title: "RAG-Stress — clean accuracy, harmful override (on K), beneficial correction (on U) (seed 002)", study: "stress", metrics: &[("clean_acc", "Clean acc"), ("harmful_override", "HOR"), ("beneficial_correction", "BCR")], conditions: &["clean/all", "edited/all"], condition_in_column: false, intervals: true },
-    TableSpec { id: "stress_contrasts", title: "RAG-Stress — paired contrasts in percentage points (seed 002 §3.3, §4.4.1)", study: "stress", metrics: &[("mr_strict_minus_soft", "Strict−Soft"), ("mr_diff", "Δ MR"), ("interaction_end_minus_middle", "Interaction")], conditions: &[], condition_in_column: true, intervals: true },
-    TableSpec { id: "stress_audit", title: "RAG-Stress — audit: Strict−Soft HOR (on K) and BCR (on U), clean-arm foil-only control, common stratum (seed 002 §C)", study: "stress", metrics: &[("hor_strict_minus_soft", "Strict−Soft HOR"), ("bcr_strict_minus_soft", "Strict−Soft BCR"), ("foil_only_control", "Foil-only"), ("hor_strict_minus_soft_common", "HOR common"), ("bcr_strict_minus_soft_common", "BCR common")], conditions: &[], condition_in_column: true, intervals: true },
-    TableSpec { id: "stress_transitions", title: "RAG-Stress — clean-gold → edited-foil transitions (count; n = pairs with a correct clean response) (seed 002 §C.3)", study: "stress", metrics: &[("clean_gold_to_edited_foil", "Transitions")], conditions: &[], condition_in_column: true, intervals: false },
-    TableSpec { id: "stress_versions", title: "RAG-Stress — change of the Strict−Soft MR gap from the original wording v0 (seed 002 §F.2)", study: "stress", metrics: &[("mr_gap_change_from_v0", "Δ gap")], conditions: &[], condition_in_column: false, intervals: true },
-    TableSpec { id: "compare", title: "Comparison — paired difference B − A on shared questions, 95% bootstrap interval", study: "compare", metrics: &[("a", "A"), ("b", "B"), ("diff", "B − A")], conditions: &[], condition_in_column: false, intervals: true },
-    TableSpec { id: "rgb_noise", title: "RGB — accuracy by noise rate, rejection at noise 1, counterfactual error detection / correction", study: "rgb", metrics: &[("acc", "Acc"), ("integration_acc", "Integration"), ("rejection_rate", "Reject"), ("error_detection_rate", "ED"), ("error_correction_rate", "CR")], conditions: &[], condition_in_column: true, intervals: false },
-];
+/// The stage's own tables (the studies' come from their
+/// [`crate::StudyReport::tables`]), in the order they appear.
+pub const SPECS: &[TableSpec] = &[TableSpec {
+    id: "compare",
+    title: "Comparison — paired difference B − A on shared questions, 95% bootstrap interval",
+    study: "compare",
+    metrics: &[("a", "A"), ("b", "B"), ("diff", "B − A")],
+    conditions: &[],
+    condition_in_column: false,
+    intervals: true,
+}];
 
 /// One filled table: header labels and rows of cells.
 #[derive(Debug, Clone, PartialEq)]

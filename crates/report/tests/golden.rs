@@ -163,6 +163,19 @@ fn rows() -> Vec<MetricRow> {
     ]
 }
 
+/// A registered study's table spec (or the stage's own) by id.
+fn spec(id: &str) -> &'static ragprobe_report::tables::TableSpec {
+    ragprobe_report::tables::SPECS
+        .iter()
+        .chain(
+            ragprobe_studies::reports()
+                .into_iter()
+                .flat_map(|s| s.tables()),
+        )
+        .find(|s| s.id == id)
+        .unwrap()
+}
+
 fn golden(name: &str, got: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
@@ -179,22 +192,16 @@ fn golden(name: &str, got: &str) {
 #[test]
 fn markdown_and_latex_tables_match_the_golden_files() {
     let r = rows();
-    let t4 = ragprobe_report::tables::build(&ragprobe_report::tables::SPECS[3], &r).unwrap();
+    let t4 = ragprobe_report::tables::build(spec("table4_unanswerable"), &r).unwrap();
     assert_eq!(t4.id, "table4_unanswerable");
     golden("table4_unanswerable.md", &t4.markdown());
     golden("table4_unanswerable.tex", &t4.latex());
-    let rad = ragprobe_report::tables::SPECS
-        .iter()
-        .find(|s| s.id == "figure3_rad")
-        .unwrap();
+    let rad = spec("figure3_rad");
     golden(
         "figure3_rad.md",
         &ragprobe_report::tables::build(rad, &r).unwrap().markdown(),
     );
-    let mr = ragprobe_report::tables::SPECS
-        .iter()
-        .find(|s| s.id == "stress_mr")
-        .unwrap();
+    let mr = spec("stress_mr");
     let t = ragprobe_report::tables::build(mr, &r).unwrap();
     golden("stress_mr.md", &t.markdown());
     golden("stress_mr.tex", &t.latex());
@@ -218,7 +225,7 @@ fn the_same_metrics_give_the_same_files() {
         None,
         &d.path().join("a"),
         "t",
-        &[],
+        &ragprobe_studies::reports(),
     )
     .unwrap();
     let b = ragprobe_report::report(
@@ -227,7 +234,7 @@ fn the_same_metrics_give_the_same_files() {
         None,
         &d.path().join("b"),
         "t",
-        &[],
+        &ragprobe_studies::reports(),
     )
     .unwrap();
     assert_eq!(a.files.len(), b.files.len());
@@ -404,7 +411,15 @@ fn the_html_renders_in_headless_chromium_without_console_errors() {
     )
     .unwrap()
     .id;
-    let r = ragprobe_report::report(&store, &[id], None, &d.path().join("r"), "t", &[]).unwrap();
+    let r = ragprobe_report::report(
+        &store,
+        &[id],
+        None,
+        &d.path().join("r"),
+        "t",
+        &ragprobe_studies::reports(),
+    )
+    .unwrap();
     let (dom, log) = chromium_dom(&chrome, &format!("file://{}", r.index.display()));
     assert!(
         dom.contains("0 question(s)"),
@@ -414,8 +429,15 @@ fn the_html_renders_in_headless_chromium_without_console_errors() {
 
     // With scores: the packed data is unpacked and the list drawn ...
     let (mid, sid) = scored_run(&store);
-    let r = ragprobe_report::report(&store, &[mid], Some(&sid), &d.path().join("r2"), "t", &[])
-        .unwrap();
+    let r = ragprobe_report::report(
+        &store,
+        &[mid],
+        Some(&sid),
+        &d.path().join("r2"),
+        "t",
+        &ragprobe_studies::reports(),
+    )
+    .unwrap();
     let url = format!("file://{}", r.index.display());
     let (dom, log) = chromium_dom(&chrome, &url);
     assert!(dom.contains("data-cases-ready=\"1\""), "{dom}");

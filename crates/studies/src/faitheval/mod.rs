@@ -117,7 +117,13 @@ impl StudyReport for FaithEval {
         Some((v, Some(ok)))
     }
 
-    fn tags(&self, row: &ScoreRow, tags: &mut Vec<String>) {
+    /// An unanswerable case answered with a valid phrase abstained.
+    fn abstained(&self, row: &ScoreRow) -> bool {
+        Task::of_condition(&row.condition) == Some(Task::Unanswerable)
+            && row.accuracy == Some(true)
+    }
+
+    fn tags(&self, row: &ScoreRow, _base_correct: Option<bool>, tags: &mut Vec<String>) {
         if let Some(task) = Task::of_condition(&row.condition) {
             if row.accuracy != Some(true) {
                 tags.push(format!("unfaithful: {}", task.name()));

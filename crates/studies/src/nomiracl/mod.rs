@@ -6,12 +6,15 @@
 //! (`perturb/src/scenarios/nomiracl.rs`), prompt and tables still live in
 //! the stages (see ARCHITECTURE.md).
 
-use ragprobe_artifact::{CaseRow, ScoreRow};
-use ragprobe_matching::parse::{nomiracl_label_with, ParseMode};
+use ragprobe_artifact::{CaseRow, Expected, ScoreRow};
+use ragprobe_matching::parse::ParseMode;
+use parse::{nomiracl_label_with};
 use ragprobe_score::metrics::{MetricFamilies, Out};
 use ragprobe_score::scored::Scored;
+use ragprobe_report::tables::TableSpec;
 
 pub mod metrics;
+pub mod parse;
 pub mod scenarios;
 
 /// The study.
@@ -35,7 +38,52 @@ impl MetricFamilies for Nomiracl {
     }
 }
 
-impl ragprobe_report::StudyReport for Nomiracl {}
+/// The study's tables, in the order the report shows them.
+static TABLES: &[TableSpec] = &[
+    TableSpec { id: "nomiracl_rates", title: "NoMIRACL — hallucination rate (non-relevant) and error rate (relevant), invalid outputs in the denominator (seed 001)", study: "nomiracl", metrics: &[("hallucination_rate", "Halluc."), ("error_rate", "Error")], conditions: &[], condition_in_column: false, intervals: false },
+    TableSpec { id: "nomiracl_rates_valid_only", title: "NoMIRACL — FP/(FP+TN) and FN/(FN+TP): invalid outputs left out (seed 001)", study: "nomiracl", metrics: &[("hallucination_rate_valid_only", "FP/(FP+TN)"), ("error_rate_valid_only", "FN/(FN+TP)"), ("invalid_rate", "Invalid")], conditions: &[], condition_in_column: false, intervals: false },
+];
+
+impl ragprobe_report::StudyReport for Nomiracl {
+    fn tables(&self) -> &'static [TableSpec] {
+        TABLES
+    }
+
+    /// The parsed label (yes / I don't know / invalid) and whether it is
+    /// the right one for the subset (relevant: yes; non-relevant: I don't
+    /// know).
+    fn verdict(&self, r: &ScoreRow) -> Option<(String, Option<bool>)> {
+        let l = r.nomiracl_label.as_ref()?;
+        let said = match l.as_str() {
+            "yes" => "yes",
+            "idk" => "I don't know",
+            _ => "invalid",
+        };
+        let right = match r.expected {
+            Expected::Relevant => l == "yes",
+            Expected::NonRelevant => l == "idk",
+            _ => false,
+        };
+        let subset = if r.expected == Expected::Relevant {
+            "relevant"
+        } else {
+            "non-relevant"
+        };
+        Some((
+            format!(
+                "said “{said}”: {} for the {subset} subset",
+                if right { "right" } else { "wrong" }
+            ),
+            Some(right),
+        ))
+    }
+
+    fn tags(&self, r: &ScoreRow, _base_correct: Option<bool>, tags: &mut Vec<String>) {
+        if let Some(l) = &r.nomiracl_label {
+            tags.push(format!("nomiracl: {l}"));
+        }
+    }
+}
 
 impl crate::Study for Nomiracl {
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {

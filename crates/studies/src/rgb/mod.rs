@@ -7,11 +7,14 @@
 //! prompts and charts still live in the stages (see ARCHITECTURE.md).
 
 use ragprobe_artifact::{CaseRow, ScoreRow};
-use ragprobe_matching::parse::{rgb_correct, rgb_fact_error, rgb_rejection, ParseMode};
+use ragprobe_matching::parse::ParseMode;
+use parse::{rgb_correct, rgb_fact_error, rgb_rejection};
 use ragprobe_score::metrics::{MetricFamilies, Out};
 use ragprobe_score::scored::Scored;
+use ragprobe_report::tables::TableSpec;
 
 pub mod metrics;
+pub mod parse;
 pub mod scenarios;
 
 /// The study.
@@ -41,7 +44,55 @@ impl MetricFamilies for Rgb {
     }
 }
 
-impl ragprobe_report::StudyReport for Rgb {}
+/// The study's tables, in the order the report shows them.
+static TABLES: &[TableSpec] = &[
+    TableSpec { id: "rgb_noise", title: "RGB — accuracy by noise rate, rejection at noise 1, counterfactual error detection / correction", study: "rgb", metrics: &[("acc", "Acc"), ("integration_acc", "Integration"), ("rejection_rate", "Reject"), ("error_detection_rate", "ED"), ("error_correction_rate", "CR")], conditions: &[], condition_in_column: true, intervals: false },
+];
+
+impl ragprobe_report::StudyReport for Rgb {
+    fn tables(&self) -> &'static [TableSpec] {
+        TABLES
+    }
+
+    /// Counterfactual cases: whether the factual error was detected and
+    /// the answer corrected (right: both).
+    fn verdict(&self, r: &ScoreRow) -> Option<(String, Option<bool>)> {
+        if r.condition != "rgb-counterfactual" {
+            return None;
+        }
+        let yes_no = |b: Option<bool>| if b == Some(true) { "yes" } else { "no" };
+        let (d, c) = (r.rgb_fact_error == Some(true), r.rgb_correct == Some(true));
+        Some((
+            format!(
+                "error detected: {} · corrected: {}",
+                yes_no(r.rgb_fact_error),
+                yes_no(r.rgb_correct)
+            ),
+            Some(d && c),
+        ))
+    }
+
+    /// Every answer part matched.
+    fn correct(&self, r: &ScoreRow) -> bool {
+        r.rgb_correct == Some(true)
+    }
+
+    /// Says RGB's "insufficient information" sentence.
+    fn abstained(&self, r: &ScoreRow) -> bool {
+        r.rgb_rejection == Some(true)
+    }
+
+    fn tags(&self, r: &ScoreRow, _base_correct: Option<bool>, tags: &mut Vec<String>) {
+        if r.condition == "rgb-counterfactual" {
+            if r.rgb_fact_error == Some(true) {
+                tags.push("error detected".into());
+            }
+            if r.rgb_correct == Some(true) {
+                tags.push("corrected".into());
+            }
+        }
+    }
+}
 
 impl crate::Study for Rgb {
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {

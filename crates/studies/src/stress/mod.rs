@@ -10,6 +10,7 @@
 
 use ragprobe_score::metrics::{MetricFamilies, Out};
 use ragprobe_score::scored::Scored;
+use ragprobe_report::tables::TableSpec;
 
 pub mod metrics;
 pub mod scenarios;
@@ -27,7 +28,21 @@ impl MetricFamilies for Stress {
     }
 }
 
-impl ragprobe_report::StudyReport for Stress {}
+/// The study's tables, in the order the report shows them.
+static TABLES: &[TableSpec] = &[
+    TableSpec { id: "stress_mr", title: "RAG-Stress — misleading rate by policy × answer position, on the closed-book-correct set (seed 002)", study: "stress", metrics: &[("mr", "MR")], conditions: &["edited/beginning", "edited/middle", "edited/end", "edited/all"], condition_in_column: true, intervals: true },
+    TableSpec { id: "stress_other", title: "RAG-Stress — clean accuracy, harmful override (on K), beneficial correction (on U) (seed 002)", study: "stress", metrics: &[("clean_acc", "Clean acc"), ("harmful_override", "HOR"), ("beneficial_correction", "BCR")], conditions: &["clean/all", "edited/all"], condition_in_column: false, intervals: true },
+    TableSpec { id: "stress_contrasts", title: "RAG-Stress — paired contrasts in percentage points (seed 002 §3.3, §4.4.1)", study: "stress", metrics: &[("mr_strict_minus_soft", "Strict−Soft"), ("mr_diff", "Δ MR"), ("interaction_end_minus_middle", "Interaction")], conditions: &[], condition_in_column: true, intervals: true },
+    TableSpec { id: "stress_audit", title: "RAG-Stress — audit: Strict−Soft HOR (on K) and BCR (on U), clean-arm foil-only control, common stratum (seed 002 §C)", study: "stress", metrics: &[("hor_strict_minus_soft", "Strict−Soft HOR"), ("bcr_strict_minus_soft", "Strict−Soft BCR"), ("foil_only_control", "Foil-only"), ("hor_strict_minus_soft_common", "HOR common"), ("bcr_strict_minus_soft_common", "BCR common")], conditions: &[], condition_in_column: true, intervals: true },
+    TableSpec { id: "stress_transitions", title: "RAG-Stress — clean-gold → edited-foil transitions (count; n = pairs with a correct clean response) (seed 002 §C.3)", study: "stress", metrics: &[("clean_gold_to_edited_foil", "Transitions")], conditions: &[], condition_in_column: true, intervals: false },
+    TableSpec { id: "stress_versions", title: "RAG-Stress — change of the Strict−Soft MR gap from the original wording v0 (seed 002 §F.2)", study: "stress", metrics: &[("mr_gap_change_from_v0", "Δ gap")], conditions: &[], condition_in_column: false, intervals: true },
+];
+
+impl ragprobe_report::StudyReport for Stress {
+    fn tables(&self) -> &'static [TableSpec] {
+        TABLES
+    }
+}
 
 impl crate::Study for Stress {
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
