@@ -237,7 +237,7 @@ pub fn prompts(store: &Store, cmd: PromptsCmd) -> Result<()> {
 
 /// A template by id or path, the studies' own among the built-in ones.
 fn template(spec: &str, dir: Option<&std::path::Path>) -> Result<Template> {
-    Ok(Template::load_in(
+    Ok(Template::load(
         spec,
         dir,
         &ragprobe_studies::prompt_catalog(),
@@ -247,7 +247,7 @@ fn template(spec: &str, dir: Option<&std::path::Path>) -> Result<Template> {
 /// `prompts ls`: every built-in template (the studies' included), and those
 /// of `prompts_dir` in their place.
 fn prompts_ls(prompts_dir: Option<&std::path::Path>) -> Result<()> {
-    let mut all = Template::builtins_in(&ragprobe_studies::prompt_catalog());
+    let mut all = Template::all(&ragprobe_studies::prompt_catalog());
     if let Some(d) = prompts_dir {
         for e in std::fs::read_dir(d).with_context(|| d.display().to_string())? {
             let p = e?.path();

@@ -185,6 +185,7 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
             ner_model: a.ner == EntityFinder::Model,
             max_tokens: a.writer_max_tokens,
         },
+        prompts: ragprobe_studies::prompt_catalog(),
     };
     let embedder = if opts.needs_embedder(!a.no_foil_similarity) {
         match ragprobe_models::Embedder::load_default() {

@@ -111,7 +111,7 @@ fn nomiracl_distribution_directory_reads_like_the_rows_and_renders_the_reference
         ],
     ));
     let cases = read::<Cases>(&store, &id_in(&cases, "cases")).unwrap();
-    let vanilla = Template::builtins()
+    let vanilla = Template::all(&ragprobe_studies::prompt_catalog())
         .into_iter()
         .find(|t| t.id == "nomiracl-vanilla")
         .unwrap();

@@ -48,7 +48,12 @@ fn mock(rt: &tokio::runtime::Runtime, cfg: MockConfig) -> MockServer {
 
 fn opts(server: &MockServer, attempts: u32, key_env: Option<&str>) -> GenerateOptions {
     GenerateOptions {
-        template: Template::load("imperfect-normal", None).unwrap(),
+        template: Template::load(
+            "imperfect-normal",
+            None,
+            &ragprobe_studies::prompt_catalog(),
+        )
+        .unwrap(),
         backend: BackendSpec::OpenAi(OpenAiConfig {
             base_urls: vec![server.base_url()],
             model: "mock-model".into(),

@@ -8,10 +8,9 @@
 //!   MiniLM in-process or a `/v1/embeddings` server.
 //! * [`llm`]: language-model backends (embedded GGUF, OpenAI-compatible)
 //!   and the crash-safe request journal.
-//! * [`prompts`]: the studies' prompt templates as data (`pipelines/prompts/`).
+//! * [`prompts`]: prompt templates as data, found in the studies' catalog.
 //! * [`paths`]: where the fetched model files live (`RAGPROBE_MODELS`).
 
-mod builtin_prompts;
 pub mod embed;
 pub mod encoder;
 pub mod llm;

@@ -1,4 +1,6 @@
-//! Prompt templates as data (`pipelines/prompts/*.toml`).
+//! Prompt templates as data (TOML; format: `crates/studies/PROMPTS.md`).
+//! The templates themselves are the studies' (`crates/studies/src/<study>/prompts/`),
+//! handed to the loader as a [`Catalog`]; a template may also be a file.
 //!
 //! A template has an id and a version (both enter every request hash), the
 //! chat messages with `{{placeholder}}`s, and how one document is rendered
@@ -29,23 +31,6 @@ pub const PLACEHOLDERS: &[&str] = &[
     "entities",
     "foil",
     "options",
-];
-/// Roles a template may declare: what it does in its study.
-/// `closed-book`: the no-retrieval baseline (seed 000 closed QA; seed 002
-/// K/U strata); `normal`, `unans`, `conflict`: seed 000's three answer
-/// prompts (Table 9); `soft`, `strict`: seed 002's source-priority
-/// policies; `nomiracl`: seed 001 relevance assessment; `rgb`: RGB's
-/// answer prompt; `writer`: prompts that write passages (GenADV, conflict).
-pub const ROLES: &[&str] = &[
-    "closed-book",
-    "normal",
-    "unans",
-    "conflict",
-    "soft",
-    "strict",
-    "nomiracl",
-    "rgb",
-    "writer",
 ];
 /// Placeholders the per-document format may use.
 pub const DOC_PLACEHOLDERS: &[&str] = &["index", "title", "text"];
@@ -78,7 +63,7 @@ pub struct Template {
     /// What the prompt asks for (`answer`, `closed-book`, `relevance`, ...).
     #[serde(default)]
     pub purpose: String,
-    /// What the template does in its study ([`ROLES`]); the score stage
+    /// What the template does in its study (a role its [`Catalog`] knows); the score stage
     /// pairs runs and picks metric families from it, never from the id.
     #[serde(default)]
     pub role: String,
@@ -140,52 +125,44 @@ fn fill(s: &str, vars: &BTreeMap<&str, String>) -> String {
     out
 }
 
-/// The templates and roles a caller adds to the built-in ones (the
-/// studies' own, registered in `ragprobe_studies`).
+/// The templates a loader finds by id, and the roles a template may
+/// declare: the studies' own, registered in `ragprobe_studies`
+/// (`prompt_catalog()`); this crate holds none. A role says what a
+/// template does in its study; the score stage pairs runs and picks metric
+/// families from it, never from the id.
 ///
-/// A template here is found by id like a built-in one (a built-in id is
-/// never shadowed: the built-ins are searched first); a role here is a
-/// role a template may declare. The caller guarantees that every text
-/// parses (the studies' tests check it).
-#[derive(Debug, Clone, Copy, Default)]
+/// The caller guarantees that every text parses with the catalog's roles
+/// and that ids are unique (the studies' tests check both).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Catalog {
-    /// (id, TOML text) of each added template.
+    /// (id, TOML text) of each template.
     pub templates: &'static [(&'static str, &'static str)],
-    /// Added roles.
+    /// The roles templates may declare.
     pub roles: &'static [&'static str],
 }
 
 impl Catalog {
     fn knows_role(&self, role: &str) -> bool {
-        ROLES.contains(&role) || self.roles.contains(&role)
+        self.roles.contains(&role)
     }
 
-    /// (id, text) of every template: the built-in ones, then the added ones.
+    /// (id, text) of every template.
     fn all(&self) -> impl Iterator<Item = &'static (&'static str, &'static str)> {
-        crate::builtin_prompts::BUILTIN.iter().chain(self.templates)
+        self.templates.iter()
     }
 }
 
 impl Template {
-    /// Parse and validate a template's TOML text; `origin` names it in errors.
-    pub fn parse(text: &str, origin: &str) -> Result<Template> {
-        Template::parse_in(text, origin, &Catalog::default())
-    }
-
-    /// [`Template::parse`], its role known to the built-ins or to `catalog`.
-    pub fn parse_in(text: &str, origin: &str, catalog: &Catalog) -> Result<Template> {
+    /// Parse and validate a template's TOML text; `origin` names it in
+    /// errors; its role (when it declares one) must be one `catalog` knows.
+    pub fn parse(text: &str, origin: &str, catalog: &Catalog) -> Result<Template> {
         let t: Template =
             toml::from_str(text).map_err(|e| TemplateError(format!("{origin}: {e}")))?;
         if !t.role.is_empty() && !catalog.knows_role(&t.role) {
             return Err(TemplateError(format!(
                 "{origin}: role `{}` is not known (known: {})",
                 t.role,
-                ROLES
-                    .iter()
-                    .chain(catalog.roles)
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                catalog.roles.join(", ")
             )));
         }
         if t.messages.is_empty() {
@@ -223,50 +200,38 @@ impl Template {
         Ok(t)
     }
 
-    /// Every built-in template, sorted by id.
-    pub fn builtins() -> Vec<Template> {
-        Template::builtins_in(&Catalog::default())
-    }
-
-    /// Every built-in template, then `catalog`'s.
-    pub fn builtins_in(catalog: &Catalog) -> Vec<Template> {
+    /// Every template of `catalog`, in its order.
+    pub fn all(catalog: &Catalog) -> Vec<Template> {
         catalog
             .all()
             .map(|(id, text)| {
-                Template::parse_in(text, &format!("built-in template {id}"), catalog)
+                Template::parse(text, &format!("built-in template {id}"), catalog)
                     .expect("built-in templates are valid")
             })
             .collect()
     }
 
-    /// A template by id (built-in, or `<dir>/<id>.toml` when `dir` is
-    /// given), or by path to a `.toml` file.
-    pub fn load(spec: &str, dir: Option<&Path>) -> Result<Template> {
-        Template::load_in(spec, dir, &Catalog::default())
-    }
-
-    /// [`Template::load`], with `catalog`'s templates and roles as built-in.
-    pub fn load_in(spec: &str, dir: Option<&Path>, catalog: &Catalog) -> Result<Template> {
+    /// A template by id (`<dir>/<id>.toml` when `dir` is given and has
+    /// it, else `catalog`'s), or by path to a `.toml` file.
+    pub fn load(spec: &str, dir: Option<&Path>, catalog: &Catalog) -> Result<Template> {
         let as_path = Path::new(spec);
         if spec.ends_with(".toml") || as_path.is_file() {
             let text = std::fs::read_to_string(as_path)
                 .map_err(|e| TemplateError(format!("{spec}: {e}")))?;
-            return Template::parse_in(&text, spec, catalog);
+            return Template::parse(&text, spec, catalog);
         }
         if let Some(d) = dir {
             let p = d.join(format!("{spec}.toml"));
             if p.is_file() {
                 let text = std::fs::read_to_string(&p)
                     .map_err(|e| TemplateError(format!("{}: {e}", p.display())))?;
-                return Template::parse_in(&text, &p.display().to_string(), catalog);
+                return Template::parse(&text, &p.display().to_string(), catalog);
             }
         }
         match catalog.all().find(|(id, _)| *id == spec) {
-            Some((id, text)) => {
-                Template::parse_in(text, &format!("built-in template {id}"), catalog)
-            }
+            Some((id, text)) => Template::parse(text, &format!("built-in template {id}"), catalog),
             None => Err(TemplateError(format!(
-                "no template `{spec}`; built-in: {}",
+                "no template `{spec}`; known: {}",
                 catalog
                     .all()
                     .map(|(id, _)| *id)
@@ -348,55 +313,27 @@ mod tests {
     use ragprobe_artifact::CaseDoc;
 
     #[test]
-    fn every_builtin_template_declares_a_known_role() {
-        for t in Template::builtins() {
-            assert!(
-                ROLES.contains(&t.role.as_str()),
-                "{} declares role `{}`",
-                t.id,
-                t.role
-            );
-            if matches!(t.role.as_str(), "soft" | "strict") {
-                assert!(
-                    !t.variant.is_empty(),
-                    "{}: Soft/Strict need a variant to be paired",
-                    t.id
-                );
-            }
-        }
+    fn unknown_placeholders_are_refused() {
+        let bad = "id = \"x\"\nversion = 1\n[[messages]]\nrole = \"user\"\ncontent = \"{{question}} {{nope}}\"\n";
+        let e = Template::parse(bad, "x.toml", &Catalog::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x.toml") && e.contains("{{nope}}"), "{e}");
         let bad = "id = \"x\"\nversion = 1\nrole = \"judge\"\n[[messages]]\nrole = \"user\"\ncontent = \"hi\"\n";
-        let e = Template::parse(bad, "x.toml").unwrap_err().to_string();
+        let e = Template::parse(bad, "x.toml", &Catalog::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("x.toml") && e.contains("role `judge`"), "{e}");
     }
 
     #[test]
-    fn every_builtin_template_parses() {
-        let all = Template::builtins();
-        assert!(all.len() >= 20);
-        for id in [
-            "imperfect-normal",
-            "imperfect-unans",
-            "imperfect-conflict",
-            "imperfect-closed-book",
-            "nomiracl-vanilla",
-            "stress-soft",
-            "stress-strict",
-            "rgb-en",
-        ] {
-            assert!(all.iter().any(|t| t.id == id), "{id}");
-        }
-    }
-
-    #[test]
-    fn unknown_placeholders_are_refused() {
-        let bad = "id = \"x\"\nversion = 1\n[[messages]]\nrole = \"user\"\ncontent = \"{{question}} {{nope}}\"\n";
-        let e = Template::parse(bad, "x.toml").unwrap_err().to_string();
-        assert!(e.contains("x.toml") && e.contains("{{nope}}"), "{e}");
-    }
-
-    #[test]
     fn documents_render_in_case_order() {
-        let t = Template::load("nomiracl-vanilla", None).unwrap();
+        const T: &str = "id = \"t\"\nversion = 1\ndocument = \"[{{index}}] {{title}}: {{text}}\"\ndocument_separator = \"\\n\\n\"\n[[messages]]\nrole = \"user\"\ncontent = \"{{documents}}\\n\\nQUESTION:\\n{{question}}\"\n";
+        let catalog = Catalog {
+            templates: &[("t", T)],
+            roles: &[],
+        };
+        let t = Template::load("t", None, &catalog).unwrap();
         let case = CaseRow {
             question: "Q?".into(),
             docs: vec![
@@ -421,25 +358,5 @@ mod tests {
         let u = &m.last().unwrap().content;
         assert!(u.contains("[1] B: second\n\n[2] A: first"), "{u}");
         assert!(u.contains("QUESTION:\nQ?"), "{u}");
-    }
-
-    #[test]
-    fn soft_and_strict_differ_only_in_the_policy_clause() {
-        let (s, t) = (
-            Template::load("stress-soft", None).unwrap(),
-            Template::load("stress-strict", None).unwrap(),
-        );
-        assert_eq!(s.messages.len(), t.messages.len());
-        assert_eq!(s.messages[1], t.messages[1]);
-        let (a, b): (Vec<&str>, Vec<&str>) = (
-            s.messages[0].content.lines().collect(),
-            t.messages[0].content.lines().collect(),
-        );
-        assert_eq!(a.len(), b.len());
-        assert_eq!(
-            a.iter().zip(&b).filter(|(x, y)| x != y).count(),
-            1,
-            "exactly one line (the policy clause) differs"
-        );
     }
 }

@@ -19,7 +19,7 @@
 use ragprobe_matching::has_answer;
 use ragprobe_models::llm::session::ModelSession;
 use ragprobe_models::llm::{ChatMessage, GenSettings};
-use ragprobe_models::prompts::Template;
+use ragprobe_models::prompts::{Catalog, Template};
 use ragprobe_models::{cosine, Embedder};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -97,15 +97,18 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    /// A writer over `session`, loading the built-in GenADV and conflict-passage templates.
+    /// A writer over `session`, loading the GenADV and conflict-passage
+    /// templates from `prompts` (seed 000's, in the studies' catalog).
     pub fn new(
         session: &'a mut ModelSession,
         settings: WriterSettings,
         embedder: Option<&'a Embedder>,
         ner: Ner,
+        prompts: &Catalog,
     ) -> Result<Writer<'a>> {
-        let load =
-            |id: &str| Template::load(id, None).map_err(|e| PerturbError::Invalid(e.to_string()));
+        let load = |id: &str| {
+            Template::load(id, None, prompts).map_err(|e| PerturbError::Invalid(e.to_string()))
+        };
         Ok(Writer {
             session,
             settings,

@@ -228,6 +228,10 @@ pub struct PerturbOptions {
     pub conflict_writer_model: bool,
     /// Settings of model-written passages (GenADV, conflict writer).
     pub writer: genadv::WriterSettings,
+    /// The templates the writer loads by id (the studies' catalog:
+    /// `genadv-*`, `conflict-passage`); their ids and versions enter every
+    /// request the writer makes.
+    pub prompts: ragprobe_models::prompts::Catalog,
     /// NoMIRACL: draw the queries as the reference's `load_data_sample`
     /// does (see [`NomiraclSample`]); None = every query.
     pub nomiracl_sample: Option<NomiraclSample>,
@@ -284,6 +288,7 @@ impl Default for PerturbOptions {
             sample: None,
             conflict_writer_model: false,
             writer: genadv::WriterSettings::default(),
+            prompts: Default::default(),
             nomiracl_sample: None,
         }
     }
@@ -810,6 +815,7 @@ fn genadv_writer<'a>(
             opts.writer.clone(),
             embedder,
             ner::Ner::new(&titles),
+            &opts.prompts,
         )?),
         None => None,
     })

@@ -118,6 +118,7 @@ fn every_genadv_branch() {
         scenarios: vec![&imperfect::AddGenadv],
         k: 2,
         seed: 3,
+        prompts: ragprobe_studies::prompt_catalog(),
         ..Default::default()
     };
     let r = perturb(&store, &q, Some(&c), &opts, None, Some(&mut writer)).unwrap();
@@ -207,6 +208,7 @@ fn too_similar_sentences_are_rejected_with_the_embedder() {
         scenarios: vec![&imperfect::AddGenadv],
         k: 2,
         limit: Some(4),
+        prompts: ragprobe_studies::prompt_catalog(),
         ..Default::default()
     };
     let r = perturb(&store, &q, Some(&c), &opts, Some(&e), Some(&mut writer)).unwrap();
@@ -227,6 +229,7 @@ fn model_written_conflict_passages_support_the_foil() {
         scenarios: vec![&imperfect::AddConflict],
         k: 2,
         conflict_writer_model: true,
+        prompts: ragprobe_studies::prompt_catalog(),
         ..Default::default()
     };
     let r = perturb(&store, &q, Some(&c), &opts, None, Some(&mut writer)).unwrap();

@@ -191,7 +191,7 @@ fn counterfactual_options_are_lettered_and_the_gold_is_the_supported_option() {
 fn the_prompts_parse_with_the_studys_role() {
     let catalog = crate::prompt_catalog();
     for task in Task::ALL {
-        let t = ragprobe_models::prompts::Template::load_in(
+        let t = ragprobe_models::prompts::Template::load(
             &format!("faitheval-{}", task.name()),
             None,
             &catalog,
@@ -200,5 +200,8 @@ fn the_prompts_parse_with_the_studys_role() {
         assert_eq!(t.role, "faitheval");
         assert_eq!(t.messages.len(), 1);
     }
-    assert!(ragprobe_models::prompts::Template::load("faitheval-unanswerable", None).is_err());
+    let empty = ragprobe_models::prompts::Catalog::default();
+    assert!(
+        ragprobe_models::prompts::Template::load("faitheval-unanswerable", None, &empty).is_err()
+    );
 }

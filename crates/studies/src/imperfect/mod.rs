@@ -79,6 +79,23 @@ impl ragprobe_report::StudyReport for Imperfect {
 }
 
 impl crate::Study for Imperfect {
+    fn prompts(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("conflict-passage", include_str!("prompts/conflict-passage.toml")),
+            ("genadv-adversarial-passage", include_str!("prompts/genadv-adversarial-passage.toml")),
+            ("genadv-adversarial-sentence", include_str!("prompts/genadv-adversarial-sentence.toml")),
+            ("genadv-answer-sentence", include_str!("prompts/genadv-answer-sentence.toml")),
+            ("imperfect-closed-book", include_str!("prompts/imperfect-closed-book.toml")),
+            ("imperfect-conflict", include_str!("prompts/imperfect-conflict.toml")),
+            ("imperfect-normal", include_str!("prompts/imperfect-normal.toml")),
+            ("imperfect-unans", include_str!("prompts/imperfect-unans.toml")),
+        ]
+    }
+
+    fn prompt_roles(&self) -> &'static [&'static str] {
+        &["closed-book", "normal", "unans", "conflict", "writer"]
+    }
+
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
         &[
             &scenarios::AddRandom,

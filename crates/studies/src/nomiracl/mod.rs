@@ -86,6 +86,19 @@ impl ragprobe_report::StudyReport for Nomiracl {
 }
 
 impl crate::Study for Nomiracl {
+    fn prompts(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("nomiracl-explanation", include_str!("prompts/nomiracl-explanation.toml")),
+            ("nomiracl-repeat", include_str!("prompts/nomiracl-repeat.toml")),
+            ("nomiracl-role", include_str!("prompts/nomiracl-role.toml")),
+            ("nomiracl-vanilla", include_str!("prompts/nomiracl-vanilla.toml")),
+        ]
+    }
+
+    fn prompt_roles(&self) -> &'static [&'static str] {
+        &["nomiracl"]
+    }
+
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
         &[&scenarios::Nomiracl]
     }

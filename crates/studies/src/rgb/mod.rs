@@ -95,6 +95,17 @@ impl ragprobe_report::StudyReport for Rgb {
 }
 
 impl crate::Study for Rgb {
+    fn prompts(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("rgb-en", include_str!("prompts/rgb-en.toml")),
+            ("rgb-zh", include_str!("prompts/rgb-zh.toml")),
+        ]
+    }
+
+    fn prompt_roles(&self) -> &'static [&'static str] {
+        &["rgb"]
+    }
+
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
         &[&scenarios::RgbNoise, &scenarios::RgbCounterfactual]
     }

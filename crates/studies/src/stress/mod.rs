@@ -45,6 +45,25 @@ impl ragprobe_report::StudyReport for Stress {
 }
 
 impl crate::Study for Stress {
+    fn prompts(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("stress-closed-book-mcq", include_str!("prompts/stress-closed-book-mcq.toml")),
+            ("stress-closed-book", include_str!("prompts/stress-closed-book.toml")),
+            ("stress-soft-mcq", include_str!("prompts/stress-soft-mcq.toml")),
+            ("stress-soft-v1", include_str!("prompts/stress-soft-v1.toml")),
+            ("stress-soft-v2", include_str!("prompts/stress-soft-v2.toml")),
+            ("stress-soft", include_str!("prompts/stress-soft.toml")),
+            ("stress-strict-mcq", include_str!("prompts/stress-strict-mcq.toml")),
+            ("stress-strict-v1", include_str!("prompts/stress-strict-v1.toml")),
+            ("stress-strict-v2", include_str!("prompts/stress-strict-v2.toml")),
+            ("stress-strict", include_str!("prompts/stress-strict.toml")),
+        ]
+    }
+
+    fn prompt_roles(&self) -> &'static [&'static str] {
+        &["closed-book", "soft", "strict"]
+    }
+
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
         &[&scenarios::EvidenceEdit]
     }
