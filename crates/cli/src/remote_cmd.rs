@@ -295,15 +295,20 @@ pub fn push(store: &Store, a: PushArgs) -> Result<()> {
         r.present,
         r.actions_sent,
         r.actions_present,
-        if a.transfer.with_journals {
-            format!("; {} journal line(s) added", r.journal_lines)
-        } else {
-            String::new()
-        },
+        journals_added(a.transfer.with_journals, r.journal_lines),
         secs
     );
     store.log_run(serde_json::json!({"stage": "push", "remote": remote.name(), "objects": r.objects, "sent": r.sent, "bytes": r.bytes_sent, "seconds": secs}));
     Ok(())
+}
+
+/// The summary's note on journal lines, when journals were transferred.
+fn journals_added(with_journals: bool, lines: usize) -> String {
+    if with_journals {
+        format!("; {lines} journal line(s) added")
+    } else {
+        String::new()
+    }
 }
 
 pub fn pull(store: &Store, a: PullArgs) -> Result<crate::StageOut> {
@@ -324,11 +329,7 @@ pub fn pull(store: &Store, a: PullArgs) -> Result<crate::StageOut> {
         r.present,
         r.actions,
         r.actions_present,
-        if a.transfer.with_journals {
-            format!("; {} journal line(s) added", r.journal_lines)
-        } else {
-            String::new()
-        },
+        journals_added(a.transfer.with_journals, r.journal_lines),
         secs
     );
     store.log_run(serde_json::json!({"stage": "pull", "remote": remote.name(), "objects": r.objects, "fetched": r.fetched, "bytes": r.bytes_fetched, "seconds": secs}));

@@ -283,20 +283,24 @@ pub fn get_dataset(
         )));
     }
     let parts = dataset.select(&opts.only).map_err(DataError::Unknown)?;
-    let StudyDir {
-        dir,
-        rt,
-        _lock,
-        mut record,
-    } = StudyDir::open(dataset, opts)?;
+    // Held to the end: its lock keeps other runs out of the directory.
+    let mut study = StudyDir::open(dataset, opts)?;
     let mut reports = Vec::new();
     for part in parts {
-        let report = get_part(store, &rt, dataset, part, &dir, &mut record, opts)?;
-        reports.push(report);
+        let (rt, dir) = (&study.rt, study.dir.clone());
+        reports.push(get_part(
+            store,
+            rt,
+            dataset,
+            part,
+            &dir,
+            &mut study.record,
+            opts,
+        )?);
     }
     Ok(DataReport {
         dataset,
-        dir,
+        dir: study.dir.clone(),
         parts: reports,
     })
 }

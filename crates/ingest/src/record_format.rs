@@ -62,6 +62,27 @@ pub struct Record {
     pub contexts: Vec<ContextRow>,
 }
 
+impl Record {
+    /// A record of a question with its answers, unmapped fields and
+    /// passages (no answer parts, foils, subset or options).
+    pub fn new(
+        source_id: Option<String>,
+        question: String,
+        answers: Vec<String>,
+        meta: Option<String>,
+        contexts: Vec<ContextRow>,
+    ) -> Record {
+        Record {
+            source_id,
+            question,
+            answers,
+            meta,
+            contexts,
+            ..Record::default()
+        }
+    }
+}
+
 /// A passage of a [`Record`]: its 1-based `rank`, id, title and text
 /// (qid, score and `has_answer` are the stage's to fill).
 pub fn passage(rank: usize, doc_id: String, title: Option<String>, text: String) -> ContextRow {

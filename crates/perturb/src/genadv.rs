@@ -28,6 +28,13 @@ use crate::ner::Ner;
 use crate::text::replace_aliases;
 use crate::{PerturbError, Result};
 
+/// The trail `t`, ended with `status` and why.
+fn failed(mut t: Trail, status: GenAdvStatus, reason: String) -> Trail {
+    t.status = status;
+    t.reason = Some(reason);
+    t
+}
+
 /// Settings of the model-written perturbations (all enter the recipe).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct WriterSettings {
@@ -138,6 +145,22 @@ impl<'a> Writer<'a> {
             .map_err(|e| e.to_string())
     }
 
+    /// Step 1, the answer sentence, recorded in the trail; None, with the
+    /// trail marked failed, when the model gives none.
+    fn first_sentence(&mut self, t: &mut Trail, question: &str, answer: &str) -> Option<String> {
+        let why = match self.answer_sentence(question, answer) {
+            Ok(s) if !s.is_empty() => {
+                t.answer_sentence = Some(s.clone());
+                return Some(s);
+            }
+            Ok(_) => "empty answer sentence".to_string(),
+            Err(e) => format!("answer sentence: {e}"),
+        };
+        t.status = GenAdvStatus::Failed;
+        t.reason = Some(why);
+        None
+    }
+
     fn answer_sentence(
         &mut self,
         question: &str,
@@ -197,21 +220,14 @@ impl<'a> Writer<'a> {
             answer: answer.clone(),
             ..Default::default()
         };
-        let fail = |mut t: Trail, status: GenAdvStatus, reason: String| {
-            t.status = status;
-            t.reason = Some(reason);
-            t
+        let sentence = match self.first_sentence(&mut t, question, &answer) {
+            Some(s) => s,
+            None => return t,
         };
-        let sentence = match self.answer_sentence(question, &answer) {
-            Ok(s) if !s.is_empty() => s,
-            Ok(_) => return fail(t, GenAdvStatus::Failed, "empty answer sentence".into()),
-            Err(e) => return fail(t, GenAdvStatus::Failed, format!("answer sentence: {e}")),
-        };
-        t.answer_sentence = Some(sentence.clone());
         let ents = self.entities(&sentence);
         t.entities = Some(json!(ents).to_string());
         if ents.len() < 2 {
-            return fail(
+            return failed(
                 t,
                 GenAdvStatus::Dropped,
                 "fewer than two entities in the answer sentence".into(),
@@ -227,7 +243,7 @@ impl<'a> Writer<'a> {
         ) {
             Ok(s) => first_line(&s),
             Err(e) => {
-                return fail(
+                return failed(
                     t,
                     GenAdvStatus::Failed,
                     format!("adversarial sentence: {e}"),
@@ -236,14 +252,14 @@ impl<'a> Writer<'a> {
         };
         t.rewritten_sentence = Some(rewritten.clone());
         if rewritten.is_empty() {
-            return fail(
+            return failed(
                 t,
                 GenAdvStatus::Rejected,
                 "empty adversarial sentence".into(),
             );
         }
         if has_answer(answers, &rewritten) {
-            return fail(
+            return failed(
                 t,
                 GenAdvStatus::Rejected,
                 "answer leaked into the adversarial sentence".into(),
@@ -254,7 +270,7 @@ impl<'a> Writer<'a> {
                 Ok(c) => {
                     t.cosine = Some(c as f64);
                     if c >= self.settings.max_cosine {
-                        return fail(
+                        return failed(
                             t,
                             GenAdvStatus::Rejected,
                             format!(
@@ -264,20 +280,20 @@ impl<'a> Writer<'a> {
                         );
                     }
                 }
-                Err(err) => return fail(t, GenAdvStatus::Failed, format!("similarity: {err}")),
+                Err(err) => return failed(t, GenAdvStatus::Failed, format!("similarity: {err}")),
             }
         }
         let tpl = self.t_passage.clone();
         let passage = match self.call(&tpl, &[("sentence", rewritten)]) {
             Ok(s) => passage_text(&s),
-            Err(e) => return fail(t, GenAdvStatus::Failed, format!("adversarial passage: {e}")),
+            Err(e) => return failed(t, GenAdvStatus::Failed, format!("adversarial passage: {e}")),
         };
         t.passage = Some(passage.clone());
         if passage.is_empty() {
-            return fail(t, GenAdvStatus::Rejected, "empty passage".into());
+            return failed(t, GenAdvStatus::Rejected, "empty passage".into());
         }
         if has_answer(answers, &passage) {
-            return fail(
+            return failed(
                 t,
                 GenAdvStatus::Rejected,
                 "answer leaked into the passage".into(),
@@ -297,20 +313,13 @@ impl<'a> Writer<'a> {
             foil: Some(foil.into()),
             ..Default::default()
         };
-        let fail = |mut t: Trail, status: GenAdvStatus, reason: String| {
-            t.status = status;
-            t.reason = Some(reason);
-            t
+        let sentence = match self.first_sentence(&mut t, question, &answer) {
+            Some(s) => s,
+            None => return t,
         };
-        let sentence = match self.answer_sentence(question, &answer) {
-            Ok(s) if !s.is_empty() => s,
-            Ok(_) => return fail(t, GenAdvStatus::Failed, "empty answer sentence".into()),
-            Err(e) => return fail(t, GenAdvStatus::Failed, format!("answer sentence: {e}")),
-        };
-        t.answer_sentence = Some(sentence.clone());
         let (conflicting, n) = replace_aliases(&sentence, answers, foil);
         if n == 0 {
-            return fail(
+            return failed(
                 t,
                 GenAdvStatus::Rejected,
                 "the answer sentence does not contain the answer".into(),
@@ -320,18 +329,18 @@ impl<'a> Writer<'a> {
         let tpl = self.t_conflict.clone();
         let passage = match self.call(&tpl, &[("sentence", conflicting)]) {
             Ok(s) => passage_text(&s),
-            Err(e) => return fail(t, GenAdvStatus::Failed, format!("conflict passage: {e}")),
+            Err(e) => return failed(t, GenAdvStatus::Failed, format!("conflict passage: {e}")),
         };
         t.passage = Some(passage.clone());
         if !has_answer(&[foil], &passage) {
-            return fail(
+            return failed(
                 t,
                 GenAdvStatus::Rejected,
                 "the passage does not contain the foil".into(),
             );
         }
         if has_answer(answers, &passage) {
-            return fail(
+            return failed(
                 t,
                 GenAdvStatus::Rejected,
                 "answer leaked into the passage".into(),

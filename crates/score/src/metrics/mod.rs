@@ -96,7 +96,8 @@ impl<'q> Clusters<'q> {
 /// Grouping of metrics: (study, dataset, model, prompt).
 #[derive(Clone)]
 pub struct Key {
-    /// Study the metric belongs to (`qa`, `imperfect`, `nomiracl`, `rgb`, `stress`).
+    /// Study the metric belongs to (its `MetricFamilies::name`, or a table
+    /// name of its own such as `qa`).
     pub study: &'static str,
     /// Dataset of the rows.
     pub dataset: String,
@@ -104,6 +105,28 @@ pub struct Key {
     pub model: String,
     /// Prompt template id.
     pub prompt: String,
+}
+
+impl Key {
+    /// A metric row of this key for `condition` and `metric`, with no
+    /// value, interval or details yet (the overall metrics: no breakdown).
+    pub fn row(&self, condition: &str, metric: &str) -> MetricRow {
+        MetricRow {
+            study: self.study.into(),
+            dataset: self.dataset.clone(),
+            model: self.model.clone(),
+            prompt: self.prompt.clone(),
+            condition: condition.into(),
+            metric: metric.into(),
+            value: None,
+            n: 0,
+            ci_low: None,
+            ci_high: None,
+            details: None,
+            breakdown: None,
+            breakdown_group: None,
+        }
+    }
 }
 
 /// Collects metric rows.
@@ -241,19 +264,12 @@ impl Out {
             o.insert("questions".into(), json!(vals.len()));
         }
         self.rows.push(MetricRow {
-            study: k.study.into(),
-            dataset: k.dataset.clone(),
-            model: k.model.clone(),
-            prompt: k.prompt.clone(),
-            condition: condition.into(),
-            metric: metric.into(),
             value: p.map(|v| v * scale),
             n: c.n(),
             ci_low: ci.map(|x| x.0 * scale),
             ci_high: ci.map(|x| x.1 * scale),
             details: Some(d.to_string()),
-            breakdown: None,
-            breakdown_group: None,
+            ..k.row(condition, metric)
         });
     }
 
@@ -268,19 +284,10 @@ impl Out {
         details: Value,
     ) {
         self.rows.push(MetricRow {
-            study: k.study.into(),
-            dataset: k.dataset.clone(),
-            model: k.model.clone(),
-            prompt: k.prompt.clone(),
-            condition: condition.into(),
-            metric: metric.into(),
             value: Some(value as f64),
             n: n as i64,
-            ci_low: None,
-            ci_high: None,
             details: Some(details.to_string()),
-            breakdown: None,
-            breakdown_group: None,
+            ..k.row(condition, metric)
         });
     }
 }

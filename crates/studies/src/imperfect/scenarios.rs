@@ -5,7 +5,7 @@
 //! model-written GenADV passage (add-genadv).
 
 use ragprobe_artifact::{
-    CaseDoc, CaseRow, ContextRow, DocSource, Expected, GenAdvStatus, QuestionRow,
+    CaseDoc, CaseRow, DocSource, Expected, GenAdvStatus, QuestionRow,
 };
 use ragprobe_matching::has_answer;
 use ragprobe_perturb::text::replace_aliases;
@@ -29,8 +29,7 @@ impl Scenario for AddRandom {
         "add-random"
     }
     fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>> {
-        let top = b.topk(&q.qid);
-        add_random(b, q, self.name(), &top)
+        add_random(b, q, self.name())
     }
 }
 
@@ -39,8 +38,7 @@ impl Scenario for AddTopk {
         "add-topk"
     }
     fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>> {
-        let top = b.topk(&q.qid);
-        add_topk(b, q, self.name(), &top)
+        add_topk(b, q, self.name())
     }
 }
 
@@ -55,8 +53,7 @@ impl Scenario for AddConflict {
         conflict_writer_model
     }
     fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>> {
-        let top = b.topk(&q.qid);
-        add_conflict(b, q, self.name(), &top)
+        add_conflict(b, q, self.name())
     }
 }
 
@@ -71,8 +68,7 @@ impl Scenario for AddGenadv {
         true
     }
     fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>> {
-        let top = b.topk(&q.qid);
-        add_genadv(b, q, self.name(), &top)
+        add_genadv(b, q, self.name())
     }
 }
 
@@ -82,8 +78,8 @@ fn add_random<'a>(
     b: &mut Builder<'a>,
     q: &QuestionRow,
     s: &'static str,
-    top: &[&'a ContextRow],
 ) -> Result<Vec<CaseRow>> {
+    let top = &b.topk(&q.qid)[..];
     let opts = b.opts;
     let mut rng = rng_for(opts.seed, &q.qid, "add-random:source");
     let others: Vec<&QuestionRow> = b
@@ -121,8 +117,8 @@ fn add_topk<'a>(
     b: &mut Builder<'a>,
     q: &QuestionRow,
     s: &'static str,
-    top: &[&'a ContextRow],
 ) -> Result<Vec<CaseRow>> {
+    let top = &b.topk(&q.qid)[..];
     let opts = b.opts;
     let Some(next) = b
         .contexts(&q.qid)
@@ -147,8 +143,8 @@ fn add_conflict<'a>(
     b: &mut Builder<'a>,
     q: &QuestionRow,
     s: &'static str,
-    top: &[&'a ContextRow],
 ) -> Result<Vec<CaseRow>> {
+    let top = &b.topk(&q.qid)[..];
     let opts = b.opts;
     let Some(src) = top.iter().find(|c| c.has_answer == Some(true)) else {
         b.skip(s, "no answer-bearing passage in the top k");
@@ -207,8 +203,8 @@ fn add_genadv<'a>(
     b: &mut Builder<'a>,
     q: &QuestionRow,
     s: &'static str,
-    top: &[&'a ContextRow],
 ) -> Result<Vec<CaseRow>> {
+    let top = &b.topk(&q.qid)[..];
     if q.answers.is_empty() {
         b.skip(s, "no gold answer");
         return Ok(vec![]);

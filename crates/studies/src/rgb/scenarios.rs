@@ -46,11 +46,7 @@ fn rgb_counterfactual<'a>(
 ) -> Result<Vec<CaseRow>> {
     let opts = b.opts;
     let all = b.contexts(&q.qid);
-    let wrong: Vec<&ContextRow> = all
-        .iter()
-        .copied()
-        .filter(|c| c.relevance.as_deref() == Some("counterfactual"))
-        .collect();
+    let wrong = with_relevance(all, "counterfactual");
     if wrong.is_empty() {
         b.skip(s, "no counterfactual passages (positive_wrong)");
         return Ok(vec![]);
@@ -84,16 +80,8 @@ fn rgb_noise<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<Case
     if all.iter().any(|c| answer_part(c).is_some()) {
         return rgb_integration(b, q, rate);
     }
-    let pos: Vec<&ContextRow> = all
-        .iter()
-        .copied()
-        .filter(|c| c.relevance.as_deref() == Some("relevant"))
-        .collect();
-    let neg: Vec<&ContextRow> = all
-        .iter()
-        .copied()
-        .filter(|c| c.relevance.as_deref() == Some("non_relevant"))
-        .collect();
+    let pos = with_relevance(all, "relevant");
+    let neg = with_relevance(all, "non_relevant");
     let n = b.opts.rgb_passages;
     let mut neg_num = (n as f64 * rate).ceil() as usize;
     let mut pos_num = n - neg_num.min(n);
@@ -112,21 +100,7 @@ fn rgb_noise<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<Case
         b.skip(RgbNoise.name(), "not enough positive or negative passages");
         return None;
     }
-    let mut docs: Vec<CaseDoc> = pos
-        .iter()
-        .take(pos_num)
-        .map(|c| doc(c, DocSource::Positive))
-        .collect();
-    docs.extend(
-        neg.iter()
-            .take(neg_num)
-            .map(|c| doc(c, DocSource::Negative)),
-    );
-    docs.shuffle(&mut rng_for(
-        b.opts.seed,
-        &q.qid,
-        &format!("{condition}:order"),
-    ));
+    let docs = shuffled(b, q, &condition, pos.iter().take(pos_num).copied(), &neg, neg_num);
     let expected = if docs.iter().any(|d| d.source == DocSource::Positive) {
         Expected::Answer
     } else {
@@ -155,11 +129,7 @@ fn rgb_integration<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Optio
             parts.entry(i).or_default().push(c);
         }
     }
-    let neg: Vec<&ContextRow> = all
-        .iter()
-        .copied()
-        .filter(|c| c.relevance.as_deref() == Some("non_relevant"))
-        .collect();
+    let neg = with_relevance(all, "non_relevant");
     let n = b.opts.rgb_passages;
     let pos_num = n - ((n as f64 * rate).ceil() as usize).min(n);
     let mut rng = rng_for(b.opts.seed, &q.qid, &format!("{condition}:parts"));
@@ -184,23 +154,37 @@ fn rgb_integration<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Optio
     }
     let positives = picked.len();
     let neg_num = n.saturating_sub(positives);
-    let mut docs: Vec<CaseDoc> = picked
-        .into_iter()
-        .map(|c| doc(c, DocSource::Positive))
-        .collect();
-    docs.extend(
-        neg.iter()
-            .take(neg_num)
-            .map(|c| doc(c, DocSource::Negative)),
-    );
-    docs.shuffle(&mut rng_for(
-        b.opts.seed,
-        &q.qid,
-        &format!("{condition}:order"),
-    ));
+    let docs = shuffled(b, q, &condition, picked.into_iter(), &neg, neg_num);
     let params = json!({"seed": b.opts.seed, "noise_rate": rate, "passages": n, "positives": positives, "negatives": neg_num.min(neg.len()), "parts": lists.len(),
         "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
     Some(b.base_case(q, &condition, docs, Expected::Answer, params))
+}
+
+/// The case's passages: `positives`, then the first `neg_num` of `neg`,
+/// shuffled by the generator of (seed, qid, `<condition>:order`) — RGB's
+/// `random.shuffle(docs)` after `positive + negative`.
+fn shuffled<'a>(
+    b: &Builder<'a>,
+    q: &QuestionRow,
+    condition: &str,
+    positives: impl Iterator<Item = &'a ContextRow>,
+    neg: &[&'a ContextRow],
+    neg_num: usize,
+) -> Vec<CaseDoc> {
+    let mut docs: Vec<CaseDoc> = positives.map(|c| doc(c, DocSource::Positive)).collect();
+    docs.extend(neg.iter().take(neg_num).map(|c| doc(c, DocSource::Negative)));
+    docs.shuffle(&mut rng_for(b.opts.seed, &q.qid, &format!("{condition}:order")));
+    docs
+}
+
+/// The passages of `all` with this relevance (`relevant`: RGB's positive
+/// list; `non_relevant`: its negative list; `counterfactual`: its
+/// `positive_wrong`), in their order.
+fn with_relevance<'a>(all: &[&'a ContextRow], relevance: &str) -> Vec<&'a ContextRow> {
+    all.iter()
+        .copied()
+        .filter(|c| c.relevance.as_deref() == Some(relevance))
+        .collect()
 }
 
 /// The answer part of an RGB integration passage (ingest `meta`).

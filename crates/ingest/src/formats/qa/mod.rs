@@ -290,16 +290,9 @@ fn ctx(
     meta: Option<String>,
 ) -> ContextRow {
     ContextRow {
-        qid: String::new(),
-        rank: rank as i32,
-        doc_id,
-        title,
-        text,
-        score: None,
-        has_answer: None,
-        has_answer_source: None,
         relevance: relevance.map(String::from),
         meta,
+        ..crate::passage(rank, doc_id, title, text)
     }
 }
 
@@ -346,25 +339,17 @@ mod tests {
 
     #[test]
     fn lang_from_nomiracl_names() {
-        assert_eq!(
-            lang_from_file_name(Path::new("x/de.dev.jsonl")).as_deref(),
-            Some("de")
-        );
-        assert_eq!(
-            lang_from_file_name(Path::new("sw-test.jsonl.gz")).as_deref(),
-            Some("sw")
-        );
-        assert_eq!(lang_from_file_name(Path::new("nomiracl.jsonl")), None);
         // Regression (reliability #13): `dev.jsonl` was language "dev".
-        assert_eq!(lang_from_file_name(Path::new("x/dev.jsonl")), None);
-        assert_eq!(lang_from_file_name(Path::new("x/test.jsonl")), None);
-        assert_eq!(
-            lang_from_file_name(Path::new("data/english")).as_deref(),
-            Some("en")
-        );
-        assert_eq!(
-            lang_from_file_name(Path::new("data/yo")).as_deref(),
-            Some("yo")
-        );
+        for (path, want) in [
+            ("x/de.dev.jsonl", Some("de")),
+            ("sw-test.jsonl.gz", Some("sw")),
+            ("nomiracl.jsonl", None),
+            ("x/dev.jsonl", None),
+            ("x/test.jsonl", None),
+            ("data/english", Some("en")),
+            ("data/yo", Some("yo")),
+        ] {
+            assert_eq!(lang_from_file_name(Path::new(path)).as_deref(), want, "{path}");
+        }
     }
 }

@@ -372,11 +372,9 @@ pub(super) fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Recor
         source_id: Some(source_id),
         question,
         answers: Vec::new(),
-        answer_parts: None,
-        fake_answers: None,
         subset: Some(subset),
-        options: None,
         meta: obj.rest(),
         contexts,
+        ..Record::default()
     })
 }

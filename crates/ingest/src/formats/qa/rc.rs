@@ -94,17 +94,7 @@ pub(super) fn parse_triviaqa(
             serde_json::from_str(&rest).unwrap_or(Value::Null),
         );
     }
-    Ok(Record {
-        source_id,
-        question,
-        answers,
-        answer_parts: None,
-        fake_answers: None,
-        subset: None,
-        options: None,
-        meta: obj.rest(),
-        contexts,
-    })
+    Ok(Record::new(source_id, question, answers, obj.rest(), contexts))
 }
 
 /// HotpotQA (distractor setting): each `context` paragraph is a passage
@@ -180,17 +170,7 @@ pub(super) fn parse_hotpotqa(mut obj: Obj) -> Result<Record, FieldError> {
             Some(meta),
         ));
     }
-    Ok(Record {
-        source_id,
-        question,
-        answers: vec![answer],
-        answer_parts: None,
-        fake_answers: None,
-        subset: None,
-        options: None,
-        meta: obj.rest(),
-        contexts,
-    })
+    Ok(Record::new(source_id, question, vec![answer], obj.rest(), contexts))
 }
 
 /// SearchQA: `question`, `answer`, and search snippets as contexts, from
@@ -225,17 +205,7 @@ pub(super) fn parse_searchqa(mut obj: Obj) -> Result<Record, FieldError> {
         let id = passage_id(None, &s);
         contexts.push(ctx(contexts.len() + 1, id, None, s, None, None));
     }
-    Ok(Record {
-        source_id,
-        question,
-        answers: vec![answer],
-        answer_parts: None,
-        fake_answers: None,
-        subset: None,
-        options: None,
-        meta: obj.rest(),
-        contexts,
-    })
+    Ok(Record::new(source_id, question, vec![answer], obj.rest(), contexts))
 }
 
 /// MedQA-style multiple choice (any language): `options` (label -> text,
@@ -305,11 +275,9 @@ pub(super) fn parse_mcq(mut obj: Obj) -> Result<Record, FieldError> {
         source_id,
         question,
         answers,
-        answer_parts: None,
-        fake_answers: None,
-        subset: None,
         options: Some(options),
         meta: obj.rest(),
         contexts,
+        ..Record::default()
     })
 }

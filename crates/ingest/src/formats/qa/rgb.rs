@@ -122,9 +122,8 @@ pub(super) fn parse_rgb(mut obj: Obj) -> Result<Record, FieldError> {
         answers,
         answer_parts: Some(parts),
         fake_answers,
-        subset: None,
-        options: None,
         meta: obj.rest(),
         contexts,
+        ..Record::default()
     })
 }
