@@ -142,39 +142,15 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
         cached: already as u64,
         ..Default::default()
     };
-    let settings_json =
-        canonical_json(&serde_json::to_value(&opts.settings).expect("settings serialise"));
-    let mut rows = Vec::with_capacity(ids.len());
-    for (((c, id), msgs), answer) in cases.iter().zip(&ids).zip(&messages).zip(&answers) {
-        let g: Option<&Generation> = answer.entry.generation.as_ref();
-        match g {
-            None => summary.failed += 1,
-            Some(g) => {
-                summary.new += answer.fresh as u64;
-                summary.prompt_tokens += g.prompt_tokens.unwrap_or(0) as u64;
-                summary.completion_tokens += g.completion_tokens.unwrap_or(0) as u64;
-            }
-        }
-        rows.push(ResponseRow {
-            request_id: id.clone(),
-            case_id: c.case_id.clone(),
-            qid: c.qid.clone(),
-            condition: c.condition.clone(),
-            template: t.id.clone(),
-            template_version: t.version,
-            backend: model.kind.into(),
-            model: model.name.clone(),
-            messages: serde_json::to_string(msgs).expect("messages serialise"),
-            settings: settings_json.clone(),
-            text: g.map(|g| g.text.clone()),
-            finish_reason: g.map(|g| g.finish_reason.clone()),
-            prompt_tokens: g.and_then(|g| g.prompt_tokens),
-            completion_tokens: g.and_then(|g| g.completion_tokens),
-            token_ids: g.and_then(|g| g.token_ids.clone()),
-            attempts: answer.entry.attempts,
-            error: answer.entry.error.clone(),
-        });
-    }
+    let rows = response_rows(
+        &cases,
+        &ids,
+        &messages,
+        &answers,
+        opts,
+        &model,
+        &mut summary,
+    );
     let details = json!({
         "template": {"id": t.id, "version": t.version, "source": t.source, "study": t.study, "role": t.role, "variant": t.variant},
         "backend": model.kind, "model": model.name, "model_key": model.key,
@@ -204,6 +180,55 @@ pub fn generate(store: &Store, cases: &str, opts: &GenerateOptions) -> Result<Ge
         summary,
         cached: false,
     })
+}
+
+/// One `responses` row per case, in case order, with its request, the
+/// rendered messages and the answer (or the error); counts new, failed and
+/// token totals into `summary`.
+fn response_rows(
+    cases: &[CaseRow],
+    ids: &[String],
+    messages: &[Vec<ChatMessage>],
+    answers: &[ragprobe_models::llm::session::Answer],
+    opts: &GenerateOptions,
+    model: &BackendId,
+    summary: &mut GenerateSummary,
+) -> Vec<ResponseRow> {
+    let t = &opts.template;
+    let settings_json =
+        canonical_json(&serde_json::to_value(&opts.settings).expect("settings serialise"));
+    let mut rows = Vec::with_capacity(ids.len());
+    for (((c, id), msgs), answer) in cases.iter().zip(ids).zip(messages).zip(answers) {
+        let g: Option<&Generation> = answer.entry.generation.as_ref();
+        match g {
+            None => summary.failed += 1,
+            Some(g) => {
+                summary.new += answer.fresh as u64;
+                summary.prompt_tokens += g.prompt_tokens.unwrap_or(0) as u64;
+                summary.completion_tokens += g.completion_tokens.unwrap_or(0) as u64;
+            }
+        }
+        rows.push(ResponseRow {
+            request_id: id.clone(),
+            case_id: c.case_id.clone(),
+            qid: c.qid.clone(),
+            condition: c.condition.clone(),
+            template: t.id.clone(),
+            template_version: t.version,
+            backend: model.kind.into(),
+            model: model.name.clone(),
+            messages: serde_json::to_string(msgs).expect("messages serialise"),
+            settings: settings_json.clone(),
+            text: g.map(|g| g.text.clone()),
+            finish_reason: g.map(|g| g.finish_reason.clone()),
+            prompt_tokens: g.and_then(|g| g.prompt_tokens),
+            completion_tokens: g.and_then(|g| g.completion_tokens),
+            token_ids: g.and_then(|g| g.token_ids.clone()),
+            attempts: answer.entry.attempts,
+            error: answer.entry.error.clone(),
+        });
+    }
+    rows
 }
 
 /// The cases to answer: resolved, filtered by condition, passages cut to

@@ -88,6 +88,78 @@ impl<'a> FoilPicker<'a> {
         Ok(texts.iter().map(|t| self.cache[*t]).collect())
     }
 
+    /// The other questions' answers of the gold's shape in `q`'s dataset,
+    /// none of them a gold alias: sorted, deduplicated, and a seeded sample
+    /// of [`MAX_CANDIDATES`] when there are more.
+    fn candidates(&self, q: &QuestionRow, gshape: Shape, rng: &mut impl Rng) -> Vec<String> {
+        let mut cands: Vec<String> = self
+            .pool
+            .get(&(q.dataset.clone(), gshape))
+            .map(|v| {
+                v.iter()
+                    .filter(|(qid, _)| *qid != q.qid)
+                    .map(|(_, a)| a.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        cands.sort();
+        cands.dedup();
+        cands.retain(|c| !same_answer(c, &q.answers));
+        if cands.len() > MAX_CANDIDATES {
+            cands = cands
+                .choose_multiple(rng, MAX_CANDIDATES)
+                .cloned()
+                .collect();
+            cands.sort();
+        }
+        cands
+    }
+
+    /// The candidate most similar to `gold` under the embedder (cosine at
+    /// most `reject_above`, preferred at least `prefer_above`), else a
+    /// random one of those kept; None when the embedder rejects them all.
+    fn most_similar(
+        &mut self,
+        gold: &str,
+        cands: &[String],
+        gshape: Shape,
+        rng: &mut impl Rng,
+    ) -> Result<Option<Foil>> {
+        let mut texts: Vec<&str> = vec![gold];
+        texts.extend(cands.iter().map(String::as_str));
+        let embs = self.embed(&texts)?;
+        let scored: Vec<(f32, &String)> = cands
+            .iter()
+            .zip(&embs[1..])
+            .map(|(c, e)| (cosine(&embs[0], e), c))
+            .filter(|(s, _)| *s <= self.reject_above)
+            .collect();
+        if scored.is_empty() {
+            return Ok(None);
+        }
+        let best = scored
+            .iter()
+            .filter(|(s, _)| *s >= self.prefer_above)
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(a.1)));
+        Ok(Some(match best {
+            Some((s, c)) => Foil {
+                text: (*c).clone(),
+                shape: gshape,
+                how: "similar",
+                cosine: Some(*s),
+            },
+            None => {
+                let (s, c) = scored.choose(rng).expect("non-empty");
+                Foil {
+                    text: (*c).clone(),
+                    shape: gshape,
+                    how: "random",
+                    cosine: Some(*s),
+                }
+            }
+        }))
+    }
+
     /// Choose a foil for `q`, or None when no candidate of the right shape
     /// survives.
     pub fn pick(&mut self, q: &QuestionRow, rng: &mut impl Rng) -> Result<Option<Foil>> {
@@ -121,26 +193,7 @@ impl<'a> FoilPicker<'a> {
                 }
             }
         }
-        let mut cands: Vec<String> = self
-            .pool
-            .get(&(q.dataset.clone(), gshape))
-            .map(|v| {
-                v.iter()
-                    .filter(|(qid, _)| *qid != q.qid)
-                    .map(|(_, a)| a.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
-        cands.sort();
-        cands.dedup();
-        cands.retain(|c| !same_answer(c, &q.answers));
-        if cands.len() > MAX_CANDIDATES {
-            cands = cands
-                .choose_multiple(rng, MAX_CANDIDATES)
-                .cloned()
-                .collect();
-            cands.sort();
-        }
+        let cands = self.candidates(q, gshape, rng);
         if cands.is_empty() {
             return Ok(None);
         }
@@ -153,38 +206,6 @@ impl<'a> FoilPicker<'a> {
                 cosine: None,
             }));
         }
-        let mut texts: Vec<&str> = vec![gold.as_str()];
-        texts.extend(cands.iter().map(String::as_str));
-        let embs = self.embed(&texts)?;
-        let scored: Vec<(f32, &String)> = cands
-            .iter()
-            .zip(&embs[1..])
-            .map(|(c, e)| (cosine(&embs[0], e), c))
-            .filter(|(s, _)| *s <= self.reject_above)
-            .collect();
-        if scored.is_empty() {
-            return Ok(None);
-        }
-        let best = scored
-            .iter()
-            .filter(|(s, _)| *s >= self.prefer_above)
-            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(a.1)));
-        Ok(Some(match best {
-            Some((s, c)) => Foil {
-                text: (*c).clone(),
-                shape: gshape,
-                how: "similar",
-                cosine: Some(*s),
-            },
-            None => {
-                let (s, c) = scored.choose(rng).expect("non-empty");
-                Foil {
-                    text: (*c).clone(),
-                    shape: gshape,
-                    how: "random",
-                    cosine: Some(*s),
-                }
-            }
-        }))
+        self.most_similar(gold, &cands, gshape, rng)
     }
 }

@@ -211,6 +211,53 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// Steps 3 and 4: the answer sentence rewritten around its entities,
+    /// recorded in the trail (with its cosine to the answer sentence);
+    /// the outcome and why when it fails or is rejected.
+    fn adversarial_sentence(
+        &mut self,
+        t: &mut Trail,
+        sentence: &str,
+        ents: &[String],
+        answers: &[String],
+    ) -> std::result::Result<String, (GenAdvStatus, String)> {
+        let tpl = self.t_rewrite.clone();
+        let vars = [
+            ("sentence", sentence.to_string()),
+            ("entities", ents.join(", ")),
+        ];
+        let rewritten = match self.call(&tpl, &vars) {
+            Ok(s) => first_line(&s),
+            Err(e) => return Err((GenAdvStatus::Failed, format!("adversarial sentence: {e}"))),
+        };
+        t.rewritten_sentence = Some(rewritten.clone());
+        if rewritten.is_empty() {
+            return Err((GenAdvStatus::Rejected, "empty adversarial sentence".into()));
+        }
+        if has_answer(answers, &rewritten) {
+            return Err((
+                GenAdvStatus::Rejected,
+                "answer leaked into the adversarial sentence".into(),
+            ));
+        }
+        if let Some(e) = self.embedder {
+            let c = e
+                .similarity(&rewritten, sentence)
+                .map_err(|err| (GenAdvStatus::Failed, format!("similarity: {err}")))?;
+            t.cosine = Some(c as f64);
+            if c >= self.settings.max_cosine {
+                return Err((
+                    GenAdvStatus::Rejected,
+                    format!(
+                        "too similar to the answer sentence (cosine >= {})",
+                        self.settings.max_cosine
+                    ),
+                ));
+            }
+        }
+        Ok(rewritten)
+    }
+
     /// Run GenADV for one question.
     pub fn genadv(&mut self, qid: &str, question: &str, answers: &[String]) -> Trail {
         let answer = answers.first().cloned().unwrap_or_default();
@@ -233,56 +280,10 @@ impl<'a> Writer<'a> {
                 "fewer than two entities in the answer sentence".into(),
             );
         }
-        let tpl = self.t_rewrite.clone();
-        let rewritten = match self.call(
-            &tpl,
-            &[
-                ("sentence", sentence.clone()),
-                ("entities", ents.join(", ")),
-            ],
-        ) {
-            Ok(s) => first_line(&s),
-            Err(e) => {
-                return failed(
-                    t,
-                    GenAdvStatus::Failed,
-                    format!("adversarial sentence: {e}"),
-                )
-            }
+        let rewritten = match self.adversarial_sentence(&mut t, &sentence, &ents, answers) {
+            Ok(s) => s,
+            Err((status, why)) => return failed(t, status, why),
         };
-        t.rewritten_sentence = Some(rewritten.clone());
-        if rewritten.is_empty() {
-            return failed(
-                t,
-                GenAdvStatus::Rejected,
-                "empty adversarial sentence".into(),
-            );
-        }
-        if has_answer(answers, &rewritten) {
-            return failed(
-                t,
-                GenAdvStatus::Rejected,
-                "answer leaked into the adversarial sentence".into(),
-            );
-        }
-        if let Some(e) = self.embedder {
-            match e.similarity(&rewritten, &sentence) {
-                Ok(c) => {
-                    t.cosine = Some(c as f64);
-                    if c >= self.settings.max_cosine {
-                        return failed(
-                            t,
-                            GenAdvStatus::Rejected,
-                            format!(
-                                "too similar to the answer sentence (cosine >= {})",
-                                self.settings.max_cosine
-                            ),
-                        );
-                    }
-                }
-                Err(err) => return failed(t, GenAdvStatus::Failed, format!("similarity: {err}")),
-            }
-        }
         let tpl = self.t_passage.clone();
         let passage = match self.call(&tpl, &[("sentence", rewritten)]) {
             Ok(s) => passage_text(&s),

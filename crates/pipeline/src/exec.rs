@@ -34,6 +34,38 @@ pub struct RunSummary {
     pub requests: (u64, u64, u64),
 }
 
+/// The pipeline's progress bar: one tick a step (hidden without `progress`).
+fn steps_bar(steps: usize, progress: bool) -> ProgressBar {
+    let bar = if progress {
+        ProgressBar::new(steps as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("pipeline [{bar:20}] {pos}/{len} steps {msg}")
+            .expect("static")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+impl RunSummary {
+    /// Counts a finished step: ran or cached, and its requests.
+    fn count(&mut self, step: &str, out: &StepOutcome, from_cache: bool) {
+        if from_cache || out.cached {
+            self.cached += 1;
+            tracing::info!("step {step}: cached");
+        } else {
+            self.ran += 1;
+        }
+        if let Some((new, cached, failed)) = out.requests {
+            self.requests.0 += new;
+            self.requests.1 += cached;
+            self.requests.2 += failed;
+        }
+    }
+}
+
 /// What every step of one run shares.
 #[derive(Clone, Copy)]
 struct Running<'a> {
@@ -206,6 +238,34 @@ impl Pipeline {
         Ok((out, false))
     }
 
+    /// Runs the steps of `batch` at once, one thread each; their outcomes
+    /// in batch order.
+    fn run_batch(
+        &self,
+        running: &Running<'_>,
+        batch: &[String],
+        done: &Done,
+        forced: &BTreeSet<String>,
+    ) -> Vec<(String, Result<(StepOutcome, bool)>)> {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = batch
+                .iter()
+                .map(|n| {
+                    scope.spawn(move || {
+                        (
+                            n.clone(),
+                            self.run_step(running, n, done, forced.contains(n)),
+                        )
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("step thread"))
+                .collect()
+        })
+    }
+
     /// Runs the pipeline; `on_step` sees each finished step's outputs.
     pub fn run(
         &self,
@@ -223,16 +283,7 @@ impl Pipeline {
             .unwrap_or_default();
         let mut done = Done::new();
         let mut summary = RunSummary::default();
-        let bar = if opts.progress {
-            ProgressBar::new(self.order.len() as u64)
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_style(
-            ProgressStyle::with_template("pipeline [{bar:20}] {pos}/{len} steps {msg}")
-                .expect("static")
-                .progress_chars("=> "),
-        );
+        let bar = steps_bar(self.order.len(), opts.progress);
         let mut remaining: Vec<String> = match &opts.only {
             Some(o) => {
                 self.cached_inputs(store, exec, o, &mut done)?;
@@ -259,37 +310,10 @@ impl Pipeline {
                     "internal: no step is ready (unresolved inputs)".into(),
                 ));
             }
-            let results: Vec<(String, Result<(StepOutcome, bool)>)> = std::thread::scope(|scope| {
-                let handles: Vec<_> = batch
-                    .iter()
-                    .map(|n| {
-                        let (done, forced, running) = (&done, &forced, &running);
-                        scope.spawn(move || {
-                            (
-                                n.clone(),
-                                self.run_step(running, n, done, forced.contains(n)),
-                            )
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("step thread"))
-                    .collect()
-            });
+            let results = self.run_batch(&running, &batch, &done, &forced);
             for (n, r) in results {
                 let (out, from_cache) = r?;
-                if from_cache || out.cached {
-                    summary.cached += 1;
-                    tracing::info!("step {n}: cached");
-                } else {
-                    summary.ran += 1;
-                }
-                if let Some((new, cached, failed)) = out.requests {
-                    summary.requests.0 += new;
-                    summary.requests.1 += cached;
-                    summary.requests.2 += failed;
-                }
+                summary.count(&n, &out, from_cache);
                 on_step(&n, &out.outputs);
                 done.insert(n.clone(), out.outputs);
                 remaining.retain(|x| *x != n);

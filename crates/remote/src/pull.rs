@@ -239,6 +239,47 @@ impl Remote {
         })
     }
 
+    /// Bytes `have..size` of object `key`, appended to `file` and hashed.
+    /// False when the server sends more than `size` bytes (the caller
+    /// refuses the object); a failed request is an error, and the part
+    /// file stays for the next run to continue.
+    #[allow(clippy::too_many_arguments)]
+    async fn fetch_rest(
+        &self,
+        key: &object_store::path::Path,
+        have: u64,
+        size: u64,
+        file: &mut std::fs::File,
+        hasher: &mut Sha256,
+        bar: &ProgressBar,
+        io: &dyn Fn(std::io::Error) -> RemoteError,
+    ) -> Result<bool> {
+        let opts = GetOptions {
+            range: (have > 0).then_some(GetRange::Offset(have)),
+            ..Default::default()
+        };
+        let got = self
+            .store
+            .get_opts(key, opts)
+            .await
+            .map_err(|e| self.request_error(key, &e))?;
+        let mut stream = got.into_stream();
+        let mut written = have;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.request_error(key, &e))?;
+            // Never more than the listing said: a server that streams on
+            // (a body declared as 1 TB) fills no disk.
+            written += chunk.len() as u64;
+            if written > size {
+                return Ok(false);
+            }
+            hasher.update(&chunk);
+            tokio::task::block_in_place(|| file.write_all(&chunk)).map_err(io)?;
+            bar.inc(chunk.len() as u64);
+        }
+        Ok(true)
+    }
+
     /// Download object `id` into the store: to `tmp/pull-<id>.part` (kept
     /// across interruptions and continued with a range request), then
     /// checked and renamed into place by [`Store::adopt`].
@@ -265,18 +306,7 @@ impl Remote {
             // hashes what the last run wrote first).
             let mut hasher = Sha256::new();
             if have > 0 {
-                let mut f = std::fs::File::open(&part).map_err(io)?;
-                let mut buf = vec![0u8; 1 << 20];
-                let mut left = have;
-                while left > 0 {
-                    let n = tokio::task::block_in_place(|| f.read(&mut buf)).map_err(io)?;
-                    if n == 0 {
-                        break;
-                    }
-                    let n = n.min(left as usize);
-                    hasher.update(&buf[..n]);
-                    left -= n as u64;
-                }
+                hash_prefix(&part, have, &mut hasher).map_err(io)?;
                 bar.inc(have);
             }
             let mut file = std::fs::OpenOptions::new()
@@ -287,33 +317,18 @@ impl Remote {
                 .open(&part)
                 .map_err(io)?;
             if have < size {
-                let opts = GetOptions {
-                    range: (have > 0).then_some(GetRange::Offset(have)),
-                    ..Default::default()
-                };
-                let got = self
-                    .store
-                    .get_opts(&key, opts)
-                    .await
-                    .map_err(|e| self.request_error(&key, &e))?;
-                let mut stream = got.into_stream();
-                let mut written = have;
-                while let Some(chunk) = stream.next().await {
-                    let chunk = chunk.map_err(|e| self.request_error(&key, &e))?;
-                    // Never more than the listing said: a server that
-                    // streams on (a body declared as 1 TB) fills no disk.
-                    written += chunk.len() as u64;
-                    if written > size {
-                        drop(file);
-                        let _ = std::fs::remove_file(&part);
-                        return Err(self.corrupt(
-                            &key,
-                            format!("the server sent more than the {size} bytes its listing gives; refused"),
-                        ));
-                    }
-                    hasher.update(&chunk);
-                    tokio::task::block_in_place(|| file.write_all(&chunk)).map_err(io)?;
-                    bar.inc(chunk.len() as u64);
+                let fetched = self
+                    .fetch_rest(&key, have, size, &mut file, &mut hasher, bar, &io)
+                    .await?;
+                if !fetched {
+                    drop(file);
+                    let _ = std::fs::remove_file(&part);
+                    return Err(self.corrupt(
+                        &key,
+                        format!(
+                            "the server sent more than the {size} bytes its listing gives; refused"
+                        ),
+                    ));
                 }
             }
             // (Store::adopt_hashed syncs it before the rename.)
@@ -352,4 +367,22 @@ impl Remote {
         check_record(&r).map_err(|e| self.corrupt(&k, e.to_string()))?;
         Ok(Some(r))
     }
+}
+
+/// Hashes the first `have` bytes of the part file `part` (what an earlier,
+/// interrupted run wrote), 1 MiB at a time.
+fn hash_prefix(part: &std::path::Path, have: u64, hasher: &mut Sha256) -> std::io::Result<()> {
+    let mut f = std::fs::File::open(part)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = have;
+    while left > 0 {
+        let n = tokio::task::block_in_place(|| f.read(&mut buf))?;
+        if n == 0 {
+            break;
+        }
+        let n = n.min(left as usize);
+        hasher.update(&buf[..n]);
+        left -= n as u64;
+    }
+    Ok(())
 }

@@ -62,82 +62,22 @@ impl Remote {
             let mut report = VerifyReport::default();
             let mut problems = Vec::new();
             let (to_hash, damaged) = self.hash_objects(t, &mut problems).await?;
-            let ids: BTreeSet<String> = to_hash.iter().map(|o| o.0.clone()).collect();
             report.objects = to_hash.len();
             report.bytes = to_hash.iter().map(|o| o.2).sum();
 
-            let actions = self.list("actions").await?;
-            let records: Vec<(Key, Result<ActionRecord, String>)> =
-                futures::stream::iter(actions.iter().map(|m| async move {
-                    let b = self.read_listed(&m.location).await?;
-                    Ok::<_, crate::RemoteError>((
-                        m.location.clone(),
-                        serde_json::from_slice::<ActionRecord>(&b).map_err(|e| e.to_string()),
-                    ))
-                }))
-                .buffer_unordered(t.jobs.max(1))
-                .try_collect()
-                .await?;
             let sizes: BTreeMap<String, u64> = to_hash
                 .iter()
                 .map(|(id, _, size)| (id.clone(), *size))
                 .collect();
             let mut keys: BTreeMap<String, ()> = BTreeMap::new();
-            for (loc, r) in records {
+            for (loc, r) in self.read_actions(t).await? {
                 report.actions += 1;
-                let name = loc
-                    .filename()
-                    .and_then(|n| n.strip_suffix(".json"))
-                    .unwrap_or("")
-                    .to_string();
-                let r = match r {
-                    Ok(r) => r,
-                    Err(e) => {
-                        problems.push(format!("{loc}: not an action record: {e}"));
-                        continue;
-                    }
-                };
-                if r.key != name {
-                    problems.push(format!("{loc}: the record inside is for action {}", r.key));
-                    continue;
+                if let Some(name) = self
+                    .check_action(&loc, r, &sizes, &damaged, &mut problems)
+                    .await
+                {
+                    keys.insert(name, ());
                 }
-                if let Err(e) = check_record(&r) {
-                    problems.push(format!("{loc}: {e}"));
-                    continue;
-                }
-                let missing: Vec<String> = r
-                    .outputs
-                    .iter()
-                    .filter(|o| !ids.contains(&o.id))
-                    .map(|o| {
-                        format!(
-                            "{loc}: names output {} {}, which the remote lacks",
-                            o.kind, o.id
-                        )
-                    })
-                    .collect();
-                if missing.is_empty() && !r.outputs.iter().any(|o| damaged.contains(&o.id)) {
-                    // Every output is there: hold the record against what the
-                    // outputs' own manifests say (a forged record keeps its key
-                    // and recipe and names another step's outputs).
-                    let mut manifests = BTreeMap::new();
-                    for o in &r.outputs {
-                        let size = sizes.get(&o.id).copied().unwrap_or(0);
-                        match self.manifest_of(&o.id, size).await {
-                            Ok(m) => {
-                                manifests.insert(o.id.clone(), m);
-                            }
-                            Err(e) => problems.push(format!("{loc}: output {}: {e}", o.id)),
-                        }
-                    }
-                    if manifests.len() == r.outputs.len() {
-                        if let Err(e) = check_record_against(&r, |o| Ok(manifests[&o.id].clone())) {
-                            problems.push(format!("{loc}: {e}"));
-                        }
-                    }
-                }
-                problems.extend(missing);
-                keys.insert(name, ());
             }
             let known: BTreeSet<String> = keys.into_keys().collect();
             problems.extend(self.verify_refs(&known).await?);
@@ -145,6 +85,91 @@ impl Remote {
             report.problems = problems;
             Ok(report)
         })
+    }
+
+    /// Every action record of the remote, read `t.jobs` at a time: where
+    /// it is, and the record or why it is not one.
+    async fn read_actions(&self, t: &Transfer) -> Result<Vec<(Key, Result<ActionRecord, String>)>> {
+        let actions = self.list("actions").await?;
+        futures::stream::iter(actions.iter().map(|m| async move {
+            let b = self.read_listed(&m.location).await?;
+            Ok::<_, crate::RemoteError>((
+                m.location.clone(),
+                serde_json::from_slice::<ActionRecord>(&b).map_err(|e| e.to_string()),
+            ))
+        }))
+        .buffer_unordered(t.jobs.max(1))
+        .try_collect()
+        .await
+    }
+
+    /// The problems of the action record at `loc` (objects: the remote's,
+    /// with their sizes; `damaged`: those whose bytes do not hash to their
+    /// id): not a record, stored under another key, malformed, naming an
+    /// output the remote lacks, or contradicted by its outputs' own
+    /// manifests. Returns its action key when it is a well-formed record
+    /// stored under it.
+    async fn check_action(
+        &self,
+        loc: &Key,
+        r: Result<ActionRecord, String>,
+        objects: &BTreeMap<String, u64>,
+        damaged: &BTreeSet<String>,
+        problems: &mut Vec<String>,
+    ) -> Option<String> {
+        let name = loc
+            .filename()
+            .and_then(|n| n.strip_suffix(".json"))
+            .unwrap_or("")
+            .to_string();
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(format!("{loc}: not an action record: {e}"));
+                return None;
+            }
+        };
+        if r.key != name {
+            problems.push(format!("{loc}: the record inside is for action {}", r.key));
+            return None;
+        }
+        if let Err(e) = check_record(&r) {
+            problems.push(format!("{loc}: {e}"));
+            return None;
+        }
+        let missing: Vec<String> = r
+            .outputs
+            .iter()
+            .filter(|o| !objects.contains_key(&o.id))
+            .map(|o| {
+                format!(
+                    "{loc}: names output {} {}, which the remote lacks",
+                    o.kind, o.id
+                )
+            })
+            .collect();
+        if missing.is_empty() && !r.outputs.iter().any(|o| damaged.contains(&o.id)) {
+            // Every output is there: hold the record against what the
+            // outputs' own manifests say (a forged record keeps its key
+            // and recipe and names another step's outputs).
+            let mut manifests = BTreeMap::new();
+            for o in &r.outputs {
+                let size = objects.get(&o.id).copied().unwrap_or(0);
+                match self.manifest_of(&o.id, size).await {
+                    Ok(m) => {
+                        manifests.insert(o.id.clone(), m);
+                    }
+                    Err(e) => problems.push(format!("{loc}: output {}: {e}", o.id)),
+                }
+            }
+            if manifests.len() == r.outputs.len() {
+                if let Err(e) = check_record_against(&r, |o| Ok(manifests[&o.id].clone())) {
+                    problems.push(format!("{loc}: {e}"));
+                }
+            }
+        }
+        problems.extend(missing);
+        Some(name)
     }
 
     /// Lists and hashes every object (`t.jobs` at a time, with a progress

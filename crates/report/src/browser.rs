@@ -235,65 +235,21 @@ pub fn from_rows(
             )
         })
         .collect();
-    let (mut models, mut prompts, mut conditions, mut datasets, mut tags_t, mut sources) = (
-        Table::default(),
-        Table::default(),
-        Table::default(),
-        Table::default(),
-        Table::default(),
-        Table::default(),
-    );
-    let (mut questions, mut case_t, mut docs) =
-        (Table::default(), Table::default(), Table::default());
+    let mut t = Interned::default();
     let mut out_rows = Vec::new();
     for r in rows.iter().take(MAX_BROWSER_ROWS) {
-        let c = cases.get(&r.case_id);
-        let ds = datasets.str(&r.dataset);
-        let q = questions.id(format!("{}\u{1f}{}", r.dataset, r.qid), || {
-            json!([
-                r.qid,
-                ds,
-                c.map(|c| c.question.as_str()).unwrap_or(""),
-                c.map(|c| c.answers.clone()).unwrap_or_default()
-            ])
-        });
-        let cond = conditions.str(&r.condition);
-        let case = case_t.id(r.case_id.clone(), || {
-            case_entry(c, r, q, cond, &mut docs, &mut sources)
-        });
-        let (v, ok) = verdict(r, studies);
-        let t: Vec<usize> = tags(
-            r,
-            studies,
-            base.get(&(r.qid.as_str(), r.model.as_str(), r.prompt.as_str()))
-                .copied(),
-        )
-        .iter()
-        .map(|t| tags_t.str(t))
-        .collect();
-        let model = r
-            .model
-            .split('@')
-            .next()
-            .unwrap_or(&r.model)
-            .trim_end_matches(".gguf");
-        out_rows.push(json!([
-            case,
-            models.str(model),
-            prompts.str(&r.prompt),
-            r.response.as_deref().unwrap_or(""),
-            t,
-            v,
-            ok.map(|b| b as u8)
-        ]));
+        let base_correct = base
+            .get(&(r.qid.as_str(), r.model.as_str(), r.prompt.as_str()))
+            .copied();
+        out_rows.push(t.row(r, cases.get(&r.case_id), studies, base_correct));
     }
     let total = rows.len();
     let shown = out_rows.len();
     let index = json!({
         "v": 1,
-        "models": models.values, "prompts": prompts.values, "conditions": conditions.values,
-        "datasets": datasets.values, "tags": tags_t.values, "sources": sources.values,
-        "questions": questions.values, "cases": case_t.values, "rows": out_rows,
+        "models": t.models.values, "prompts": t.prompts.values, "conditions": t.conditions.values,
+        "datasets": t.datasets.values, "tags": t.tags.values, "sources": t.sources.values,
+        "questions": t.questions.values, "cases": t.cases.values, "rows": out_rows,
     });
     let note = if total > shown {
         format!("{total} scored responses; the first {shown} are browsable here (all are in the scores artifact).")
@@ -302,9 +258,73 @@ pub fn from_rows(
     };
     BrowserData {
         index: pack(&index),
-        docs: pack(&Value::Array(docs.values)),
+        docs: pack(&Value::Array(t.docs.values)),
         rows: shown,
         note,
+    }
+}
+
+/// The browser's interned values: each string, question, case and passage
+/// stored once and referred to by its index.
+#[derive(Default)]
+struct Interned {
+    models: Table,
+    prompts: Table,
+    conditions: Table,
+    datasets: Table,
+    tags: Table,
+    sources: Table,
+    questions: Table,
+    cases: Table,
+    docs: Table,
+}
+
+impl Interned {
+    /// One browsed row: its case (with question and passages), model,
+    /// prompt, response, tags, verdict and whether it is right.
+    fn row(
+        &mut self,
+        r: &ScoreRow,
+        c: Option<&CaseRow>,
+        studies: crate::Studies,
+        base_correct: Option<bool>,
+    ) -> Value {
+        let ds = self.datasets.str(&r.dataset);
+        let q = self
+            .questions
+            .id(format!("{}\u{1f}{}", r.dataset, r.qid), || {
+                json!([
+                    r.qid,
+                    ds,
+                    c.map(|c| c.question.as_str()).unwrap_or(""),
+                    c.map(|c| c.answers.clone()).unwrap_or_default()
+                ])
+            });
+        let cond = self.conditions.str(&r.condition);
+        let (docs, sources) = (&mut self.docs, &mut self.sources);
+        let case = self.cases.id(r.case_id.clone(), || {
+            case_entry(c, r, q, cond, docs, sources)
+        });
+        let (v, ok) = verdict(r, studies);
+        let t: Vec<usize> = tags(r, studies, base_correct)
+            .iter()
+            .map(|t| self.tags.str(t))
+            .collect();
+        let model = r
+            .model
+            .split('@')
+            .next()
+            .unwrap_or(&r.model)
+            .trim_end_matches(".gguf");
+        json!([
+            case,
+            self.models.str(model),
+            self.prompts.str(&r.prompt),
+            r.response.as_deref().unwrap_or(""),
+            t,
+            v,
+            ok.map(|b| b as u8)
+        ])
     }
 }
 

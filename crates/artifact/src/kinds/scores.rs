@@ -80,91 +80,9 @@ impl Kind for Scores {
     const VERSION: u32 = 3;
     type Row = ScoreRow;
     fn columns() -> Vec<Column<ScoreRow>> {
-        type R = ScoreRow;
-        vec![
-            Column::utf8("case_id", |r: &R| &r.case_id, |r, v| r.case_id = v),
-            Column::utf8("qid", |r: &R| &r.qid, |r, v| r.qid = v),
-            Column::utf8("dataset", |r: &R| &r.dataset, |r, v| r.dataset = v),
-            Column::utf8("lang", |r: &R| &r.lang, |r, v| r.lang = v),
-            Column::utf8("condition", |r: &R| &r.condition, |r, v| r.condition = v),
-            Column::utf8("prompt", |r: &R| &r.prompt, |r, v| r.prompt = v),
-            Column::opt_utf8(
-                "prompt_study",
-                |r: &R| r.prompt_study.as_deref(),
-                |r, v| r.prompt_study = v,
-            )
-            .added_in(3),
-            Column::opt_utf8(
-                "prompt_role",
-                |r: &R| r.prompt_role.as_deref(),
-                |r, v| r.prompt_role = v,
-            )
-            .added_in(3),
-            Column::opt_utf8(
-                "prompt_variant",
-                |r: &R| r.prompt_variant.as_deref(),
-                |r, v| r.prompt_variant = v,
-            )
-            .added_in(3),
-            Column::utf8("model", |r: &R| &r.model, |r, v| r.model = v),
-            Column::utf8("request_id", |r: &R| &r.request_id, |r, v| r.request_id = v),
-            Column::vocab("expected", |r: &R| r.expected, |r, v| r.expected = v),
-            Column::opt_utf8(
-                "answer_position",
-                |r: &R| r.answer_position.as_deref(),
-                |r, v| r.answer_position = v,
-            ),
-            Column::opt_bool("answerable", |r: &R| r.answerable, |r, v| r.answerable = v),
-            Column::boolean("failed", |r: &R| r.failed, |r, v| r.failed = v),
-            Column::opt_bool("accuracy", |r: &R| r.accuracy, |r, v| r.accuracy = v),
-            Column::opt_bool("em", |r: &R| r.em, |r, v| r.em = v),
-            Column::opt_float64("f1", |r: &R| r.f1, |r, v| r.f1 = v),
-            Column::opt_bool(
-                "says_unanswerable",
-                |r: &R| r.says_unanswerable,
-                |r, v| r.says_unanswerable = v,
-            ),
-            Column::opt_bool(
-                "says_conflict",
-                |r: &R| r.says_conflict,
-                |r, v| r.says_conflict = v,
-            ),
-            Column::opt_bool("foil_only", |r: &R| r.foil_only, |r, v| r.foil_only = v),
-            Column::opt_bool("foil_any", |r: &R| r.foil_any, |r, v| r.foil_any = v),
-            Column::opt_bool("foil_exact", |r: &R| r.foil_exact, |r, v| r.foil_exact = v)
-                .added_in(3),
-            Column::opt_utf8(
-                "nomiracl_label",
-                |r: &R| r.nomiracl_label.as_deref(),
-                |r, v| r.nomiracl_label = v,
-            ),
-            Column::opt_bool(
-                "rgb_rejection",
-                |r: &R| r.rgb_rejection,
-                |r, v| r.rgb_rejection = v,
-            ),
-            Column::opt_bool(
-                "rgb_fact_error",
-                |r: &R| r.rgb_fact_error,
-                |r, v| r.rgb_fact_error = v,
-            ),
-            Column::opt_bool(
-                "rgb_correct",
-                |r: &R| r.rgb_correct,
-                |r, v| r.rgb_correct = v,
-            ),
-            Column::opt_utf8(
-                "mcq_choice",
-                |r: &R| r.mcq_choice.as_deref(),
-                |r, v| r.mcq_choice = v,
-            ),
-            Column::opt_utf8("foil", |r: &R| r.foil.as_deref(), |r, v| r.foil = v),
-            Column::opt_utf8(
-                "response",
-                |r: &R| r.response.as_deref(),
-                |r, v| r.response = v,
-            ),
-        ]
+        let mut c = row_columns();
+        c.extend(judgement_columns());
+        c
     }
     /// (model, prompt, case_id, request_id).
     fn sort(rows: &mut [ScoreRow]) {
@@ -173,4 +91,101 @@ impl Kind for Scores {
         }
         rows.sort_by(|a, b| key(a).cmp(&key(b)));
     }
+}
+
+type R = ScoreRow;
+
+/// The columns that say which response a row is: case, prompt, model,
+/// request, label, and whether it failed.
+fn row_columns() -> Vec<Column<ScoreRow>> {
+    vec![
+        Column::utf8("case_id", |r: &R| &r.case_id, |r, v| r.case_id = v),
+        Column::utf8("qid", |r: &R| &r.qid, |r, v| r.qid = v),
+        Column::utf8("dataset", |r: &R| &r.dataset, |r, v| r.dataset = v),
+        Column::utf8("lang", |r: &R| &r.lang, |r, v| r.lang = v),
+        Column::utf8("condition", |r: &R| &r.condition, |r, v| r.condition = v),
+        Column::utf8("prompt", |r: &R| &r.prompt, |r, v| r.prompt = v),
+        Column::opt_utf8(
+            "prompt_study",
+            |r: &R| r.prompt_study.as_deref(),
+            |r, v| r.prompt_study = v,
+        )
+        .added_in(3),
+        Column::opt_utf8(
+            "prompt_role",
+            |r: &R| r.prompt_role.as_deref(),
+            |r, v| r.prompt_role = v,
+        )
+        .added_in(3),
+        Column::opt_utf8(
+            "prompt_variant",
+            |r: &R| r.prompt_variant.as_deref(),
+            |r, v| r.prompt_variant = v,
+        )
+        .added_in(3),
+        Column::utf8("model", |r: &R| &r.model, |r, v| r.model = v),
+        Column::utf8("request_id", |r: &R| &r.request_id, |r, v| r.request_id = v),
+        Column::vocab("expected", |r: &R| r.expected, |r, v| r.expected = v),
+        Column::opt_utf8(
+            "answer_position",
+            |r: &R| r.answer_position.as_deref(),
+            |r, v| r.answer_position = v,
+        ),
+        Column::opt_bool("answerable", |r: &R| r.answerable, |r, v| r.answerable = v),
+        Column::boolean("failed", |r: &R| r.failed, |r, v| r.failed = v),
+    ]
+}
+
+/// The judgements of the response, in column order: the shared flags,
+/// then the studies' labels, the choice, the foil and the response text.
+fn judgement_columns() -> Vec<Column<ScoreRow>> {
+    vec![
+        Column::opt_bool("accuracy", |r: &R| r.accuracy, |r, v| r.accuracy = v),
+        Column::opt_bool("em", |r: &R| r.em, |r, v| r.em = v),
+        Column::opt_float64("f1", |r: &R| r.f1, |r, v| r.f1 = v),
+        Column::opt_bool(
+            "says_unanswerable",
+            |r: &R| r.says_unanswerable,
+            |r, v| r.says_unanswerable = v,
+        ),
+        Column::opt_bool(
+            "says_conflict",
+            |r: &R| r.says_conflict,
+            |r, v| r.says_conflict = v,
+        ),
+        Column::opt_bool("foil_only", |r: &R| r.foil_only, |r, v| r.foil_only = v),
+        Column::opt_bool("foil_any", |r: &R| r.foil_any, |r, v| r.foil_any = v),
+        Column::opt_bool("foil_exact", |r: &R| r.foil_exact, |r, v| r.foil_exact = v).added_in(3),
+        Column::opt_utf8(
+            "nomiracl_label",
+            |r: &R| r.nomiracl_label.as_deref(),
+            |r, v| r.nomiracl_label = v,
+        ),
+        Column::opt_bool(
+            "rgb_rejection",
+            |r: &R| r.rgb_rejection,
+            |r, v| r.rgb_rejection = v,
+        ),
+        Column::opt_bool(
+            "rgb_fact_error",
+            |r: &R| r.rgb_fact_error,
+            |r, v| r.rgb_fact_error = v,
+        ),
+        Column::opt_bool(
+            "rgb_correct",
+            |r: &R| r.rgb_correct,
+            |r, v| r.rgb_correct = v,
+        ),
+        Column::opt_utf8(
+            "mcq_choice",
+            |r: &R| r.mcq_choice.as_deref(),
+            |r, v| r.mcq_choice = v,
+        ),
+        Column::opt_utf8("foil", |r: &R| r.foil.as_deref(), |r, v| r.foil = v),
+        Column::opt_utf8(
+            "response",
+            |r: &R| r.response.as_deref(),
+            |r, v| r.response = v,
+        ),
+    ]
 }

@@ -68,7 +68,13 @@ pub(super) fn parse_dpr(mut obj: Obj) -> Result<Record, FieldError> {
         .enumerate()
         .map(|(i, c)| dpr_ctx(i, c))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Record::new(source_id, question, answers, obj.rest(), contexts))
+    Ok(Record::new(
+        source_id,
+        question,
+        answers,
+        obj.rest(),
+        contexts,
+    ))
 }
 
 /// One DPR/Self-RAG passage (`ctxs[i]`).

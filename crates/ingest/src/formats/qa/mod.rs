@@ -349,7 +349,11 @@ mod tests {
             ("data/english", Some("en")),
             ("data/yo", Some("yo")),
         ] {
-            assert_eq!(lang_from_file_name(Path::new(path)).as_deref(), want, "{path}");
+            assert_eq!(
+                lang_from_file_name(Path::new(path)).as_deref(),
+                want,
+                "{path}"
+            );
         }
     }
 }

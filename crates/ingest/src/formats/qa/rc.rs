@@ -94,7 +94,13 @@ pub(super) fn parse_triviaqa(
             serde_json::from_str(&rest).unwrap_or(Value::Null),
         );
     }
-    Ok(Record::new(source_id, question, answers, obj.rest(), contexts))
+    Ok(Record::new(
+        source_id,
+        question,
+        answers,
+        obj.rest(),
+        contexts,
+    ))
 }
 
 /// HotpotQA (distractor setting): each `context` paragraph is a passage
@@ -170,7 +176,13 @@ pub(super) fn parse_hotpotqa(mut obj: Obj) -> Result<Record, FieldError> {
             Some(meta),
         ));
     }
-    Ok(Record::new(source_id, question, vec![answer], obj.rest(), contexts))
+    Ok(Record::new(
+        source_id,
+        question,
+        vec![answer],
+        obj.rest(),
+        contexts,
+    ))
 }
 
 /// SearchQA: `question`, `answer`, and search snippets as contexts, from
@@ -205,7 +217,13 @@ pub(super) fn parse_searchqa(mut obj: Obj) -> Result<Record, FieldError> {
         let id = passage_id(None, &s);
         contexts.push(ctx(contexts.len() + 1, id, None, s, None, None));
     }
-    Ok(Record::new(source_id, question, vec![answer], obj.rest(), contexts))
+    Ok(Record::new(
+        source_id,
+        question,
+        vec![answer],
+        obj.rest(),
+        contexts,
+    ))
 }
 
 /// MedQA-style multiple choice (any language): `options` (label -> text,
