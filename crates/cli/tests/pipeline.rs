@@ -152,6 +152,53 @@ fn quickstart_end_to_end_then_fully_cached() {
 /// The quickstart run travels to a teammate through a real S3 server
 /// (moto on 127.0.0.1): pushed by pipeline, pulled by id, and the same
 /// pipeline there computes nothing and calls no model.
+/// The fifth study through the CLI: its formats, scenario, prompts, judge,
+/// table and verdicts reach every stage from its one registration line.
+#[test]
+fn faitheval_end_to_end_through_the_registered_study() {
+    if !ragprobe_models::paths::smollm2_gguf().is_file() {
+        eprintln!(
+            "SKIPPED: model not fetched (run `bash scripts/fetch-models.sh`; `make test` does)"
+        );
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let out = d.path().join("report");
+    let args = [
+        "run",
+        "crates/studies/src/faitheval/pipeline.toml",
+        "--set",
+        "max_tokens=12",
+        "--set",
+        &format!("out={}", out.display()),
+    ];
+    let first = ragprobe(&store, &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let table = std::fs::read_to_string(out.join("tables/faitheval.md")).unwrap();
+    for dataset in [
+        "faitheval-unanswerable",
+        "faitheval-inconsistent",
+        "faitheval-counterfactual",
+    ] {
+        assert!(table.contains(&format!("{dataset}: Acc")), "{table}");
+    }
+    assert!(table.contains("Acc (strict)"), "{table}");
+    let csv = std::fs::read_to_string(out.join("tables/all_metrics.csv")).unwrap();
+    let n: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.starts_with("faitheval,") && l.contains(",acc,"))
+        .collect();
+    assert_eq!(n.len(), 3, "one accuracy per task:\n{csv}");
+    let again = ragprobe(&store, &args);
+    assert!(again.status.success());
+    assert!(
+        stderr(&again).contains("0 step(s) run"),
+        "{}",
+        stderr(&again)
+    );
+}
+
 fn share_through_s3(dir: &Path, store: &Path, args: &[&str], out: &Path, stdout: &str) {
     let server = match ragprobe_remote::test_server::S3Server::start(dir.join("moto.log")).unwrap()
     {
