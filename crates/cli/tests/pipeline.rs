@@ -71,16 +71,23 @@ fn an_unknown_variable_names_the_line() {
     );
 }
 
-#[test]
-fn quickstart_end_to_end_then_fully_cached() {
-    if !ragprobe_models::paths::smollm2_gguf().is_file()
+/// The embedded models are not fetched (said, so the test is seen skipped).
+fn models_missing() -> bool {
+    let missing = !ragprobe_models::paths::smollm2_gguf().is_file()
         || !ragprobe_models::paths::minilm_dir()
             .join("model.safetensors")
-            .is_file()
-    {
+            .is_file();
+    if missing {
         eprintln!(
             "SKIPPED: models not fetched (run `bash scripts/fetch-models.sh`; `make test` does)"
         );
+    }
+    missing
+}
+
+#[test]
+fn quickstart_end_to_end_then_fully_cached() {
+    if models_missing() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -156,15 +163,11 @@ fn quickstart_end_to_end_then_fully_cached() {
 /// table and verdicts reach every stage from its one registration line.
 #[test]
 fn faitheval_end_to_end_through_the_registered_study() {
-    if !ragprobe_models::paths::smollm2_gguf().is_file() {
-        eprintln!(
-            "SKIPPED: model not fetched (run `bash scripts/fetch-models.sh`; `make test` does)"
-        );
+    if models_missing() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("store");
-    let out = d.path().join("report");
+    let (store, out) = (d.path().join("store"), d.path().join("report"));
     let args = [
         "run",
         "crates/studies/src/faitheval/pipeline.toml",

@@ -11,8 +11,9 @@
 //!   `dpr/utils/tokenizers.py::SimpleTokenizer` + `has_answer`).
 //! * [`mcq`]: multiple-choice answers (letter, text, both, several) and
 //!   normalisation for scripts without spaces (Chinese).
-//! * [`parse`]: response labels: NoMIRACL yes / I don't know / invalid,
-//!   unanswerable and conflict, RGB rejection, error detection and answer check.
+//! * [`parse`]: the shared response labels (unanswerable, conflict) and the
+//!   parsing mode; a study's own parsers are in its folder
+//!   (`ragprobe_studies`).
 
 pub mod dpr;
 pub mod mcq;

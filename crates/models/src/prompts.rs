@@ -51,7 +51,8 @@ pub struct Template {
     pub id: String,
     /// Version, bumped when the wording changes; enters every request hash.
     pub version: u32,
-    /// The study the wording comes from: `000`, `001`, `002` or `rgb`.
+    /// The study the wording comes from, as the template declares it
+    /// (`000`, `001`, `002`, `rgb`, `faitheval`).
     #[serde(default)]
     pub study: String,
     /// The section or table of the study the wording comes from.
