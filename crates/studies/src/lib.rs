@@ -14,8 +14,8 @@
 //! * report's [`StudyReport`]s (tables, case-browser verdicts): [`reports`].
 //!
 //! Parts of the four older studies still sit in the stages (readers,
-//! prompts, tables, charts): ARCHITECTURE.md says which and what moves
-//! next. FaithEval, the fifth, is all in its folder.
+//! charts, some perturb options, their `scores` columns): ARCHITECTURE.md
+//! says which and why. FaithEval, the fifth, is all in its folder.
 
 use ragprobe_ingest::RecordFormat;
 use ragprobe_models::prompts::Catalog;
@@ -45,7 +45,8 @@ pub trait Study: MetricFamilies + StudyReport {
     fn scenarios(&self) -> &'static [ScenarioRef] {
         &[]
     }
-    /// Its prompt templates: (id, TOML text), found by id like built-ins.
+    /// Its prompt templates: (id, TOML text), found by id (`generate
+    /// --prompt <id>`).
     fn prompts(&self) -> &'static [(&'static str, &'static str)] {
         &[]
     }
