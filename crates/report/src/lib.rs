@@ -63,6 +63,12 @@ pub trait StudyReport: Sync {
         let _ = row;
         None
     }
+    /// The study's charts of the overall metric rows (none when its rows
+    /// are absent), in the order the report shows them.
+    fn charts(&self, rows: &[MetricRow]) -> Vec<charts::Chart> {
+        let _ = rows;
+        Vec::new()
+    }
     /// The study's judgement says the response is right, where the
     /// shared `accuracy` may not (RGB: every answer part matched).
     fn correct(&self, row: &ScoreRow) -> bool {
@@ -309,7 +315,7 @@ pub fn render(
     });
     let listing = serde_json::to_string_pretty(&listing).expect("json serialises") + "\n";
     write(&out.join(ARTIFACTS_FILE), &listing, &mut files)?;
-    let figures = write_charts(rows, &grouped, &cdir, &mut files)?;
+    let figures = write_charts(rows, &grouped, &cdir, studies, &mut files)?;
     let (data, note) = match scores_id {
         Some(s) => {
             let b = browser::build(store, s, studies)?;
@@ -395,9 +401,10 @@ fn write_charts(
     rows: &[MetricRow],
     grouped: &[MetricRow],
     cdir: &Path,
+    studies: Studies,
     files: &mut Vec<PathBuf>,
 ) -> Result<Vec<html::ChartFigure>> {
-    let mut charts = charts::all(rows);
+    let mut charts = charts::all(rows, studies);
     charts.extend(breakdowns::charts(grouped));
     let colors = charts::Colors::for_charts(&charts);
     let mut figures = Vec::new();

@@ -11,10 +11,10 @@
 //! * perturb's [`Scenario`](ragprobe_perturb::Scenario)s: [`SCENARIOS`];
 //! * the prompt templates and roles of generate: [`prompt_catalog`];
 //! * score's [`MetricFamilies`]: [`METRIC_FAMILIES`], [`studies`];
-//! * report's [`StudyReport`]s (tables, case-browser verdicts): [`reports`].
+//! * report's [`StudyReport`]s (tables, charts, case-browser verdicts): [`reports`].
 //!
 //! Parts of the four older studies still sit in the stages (readers,
-//! charts, some perturb options, their `scores` columns): ARCHITECTURE.md
+//! some perturb options, their `scores` columns): ARCHITECTURE.md
 //! says which and why. FaithEval, the fifth, is all in its folder.
 
 use ragprobe_ingest::RecordFormat;

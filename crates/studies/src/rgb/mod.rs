@@ -13,6 +13,7 @@ use ragprobe_score::metrics::{MetricFamilies, Out};
 use ragprobe_score::scored::Scored;
 use ragprobe_report::tables::TableSpec;
 
+pub mod charts;
 pub mod metrics;
 pub mod parse;
 pub mod scenarios;
@@ -50,6 +51,10 @@ static TABLES: &[TableSpec] = &[
 ];
 
 impl ragprobe_report::StudyReport for Rgb {
+    fn charts(&self, rows: &[ragprobe_artifact::MetricRow]) -> Vec<ragprobe_report::charts::Chart> {
+        [charts::rgb_noise(rows)].into_iter().flatten().collect()
+    }
+
     fn tables(&self) -> &'static [TableSpec] {
         TABLES
     }

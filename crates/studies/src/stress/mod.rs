@@ -12,6 +12,7 @@ use ragprobe_score::metrics::{MetricFamilies, Out};
 use ragprobe_score::scored::Scored;
 use ragprobe_report::tables::TableSpec;
 
+pub mod charts;
 pub mod metrics;
 pub mod scenarios;
 
@@ -39,6 +40,10 @@ static TABLES: &[TableSpec] = &[
 ];
 
 impl ragprobe_report::StudyReport for Stress {
+    fn charts(&self, rows: &[ragprobe_artifact::MetricRow]) -> Vec<ragprobe_report::charts::Chart> {
+        [charts::stress_mr_by_position(rows)].into_iter().flatten().collect()
+    }
+
     fn tables(&self) -> &'static [TableSpec] {
         TABLES
     }
