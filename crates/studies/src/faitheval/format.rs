@@ -15,12 +15,9 @@ use super::task::Task;
 pub struct FaithEvalFormat(pub Task);
 
 impl RecordFormat for FaithEvalFormat {
+    /// `faitheval-<task>`, as the task's cases are named.
     fn name(&self) -> &'static str {
-        match self.0 {
-            Task::Unanswerable => "faitheval-unanswerable",
-            Task::Inconsistent => "faitheval-inconsistent",
-            Task::Counterfactual => "faitheval-counterfactual",
-        }
+        self.0.condition()
     }
 
     fn description(&self) -> &'static str {

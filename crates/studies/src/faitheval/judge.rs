@@ -44,9 +44,17 @@ pub fn normalize_answer(s: &str) -> String {
 /// phrase list): whether its normalised text contains a valid phrase.
 /// None for the counterfactual task (scored by the option chosen).
 pub fn correct(task: Task, response: &str, strict: bool) -> Option<bool> {
-    let phrases = task.valid_phrases(strict)?;
+    Some(verdicts(task, response)?[strict as usize])
+}
+
+/// The README's verdicts on `response` for `task` with the default and
+/// the strict phrase lists, the response normalised once. None for the
+/// counterfactual task.
+pub fn verdicts(task: Task, response: &str) -> Option<[bool; 2]> {
+    let (default, strict) = (task.valid_phrases(false)?, task.valid_phrases(true)?);
     // `pred_answer = ...['content'].strip()` before normalising: the
     // normalisation's own strip makes that one a no-op.
     let n = normalize_answer(response);
-    Some(phrases.iter().any(|p| n.contains(p)))
+    let found = |phrases: &[&str]| phrases.iter().any(|p| n.contains(p));
+    Some([found(default), found(strict)])
 }

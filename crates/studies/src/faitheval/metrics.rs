@@ -30,7 +30,6 @@ use super::task::Task;
 /// rows.
 pub fn faitheval(rows: &[Scored], out: &mut Out) {
     let mut g: Groups = BTreeMap::new();
-    let mut tasks: BTreeMap<(&str, &str, &str), BTreeSet<&str>> = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.failed) {
         if let Some(task) = Task::of_condition(r.condition) {
             let family = r
@@ -39,15 +38,12 @@ pub fn faitheval(rows: &[Scored], out: &mut Out) {
                 .and_then(|p| p.strip_suffix('-'))
                 .unwrap_or(r.prompt);
             g.entry((r.dataset, r.model, family)).or_default().push(r);
-            tasks
-                .entry((r.dataset, r.model, family))
-                .or_default()
-                .insert(r.condition);
         }
     }
     for (gk, rs) in g {
         let k = key("faitheval", &gk);
-        for condition in &tasks[&gk] {
+        let conditions: BTreeSet<&str> = rs.iter().map(|r| r.condition).collect();
+        for condition in &conditions {
             let task = Task::of_condition(condition).expect("a FaithEval condition");
             let (mut acc, mut strict) = (Clusters::default(), Clusters::default());
             for r in rs.iter().filter(|r| r.condition == *condition) {

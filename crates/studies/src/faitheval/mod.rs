@@ -55,9 +55,9 @@ impl MetricFamilies for FaithEval {
         let Some(task) = Task::of_condition(&case.condition) else {
             return;
         };
-        if let Some(ok) = judge::correct(task, text, false) {
-            row.accuracy = Some(ok);
-            row.em = judge::correct(task, text, true);
+        if let Some([default, strict]) = judge::verdicts(task, text) {
+            row.accuracy = Some(default);
+            row.em = Some(strict);
             row.f1 = None;
         }
     }
