@@ -24,7 +24,7 @@ use std::path::PathBuf;
 ///   evidence-edit       clean/edited passage x beginning/middle/end answer position (seed 002)
 ///   nomiracl            the judged passages of a NoMIRACL query, in qrels order (first k)
 ///   rgb-noise           RGB's positive/negative mix at each --noise-rate
-///   rgb-counterfactual  RGB's positive_wrong passages
+///   rgb-counterfactual  RGB's positive_wrong passages at each --noise-rate (--correct-rate)
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct PerturbArgs {
@@ -49,12 +49,15 @@ pub struct PerturbArgs {
     /// evidence-edit: non-answer passages added after the target passage.
     #[arg(long, default_value_t = 0, value_parser = crate::bounds::usize_in(0, 1000))]
     pub distractors: usize,
-    /// rgb-noise: noise rates, comma-separated.
+    /// rgb-noise, rgb-counterfactual: noise rates, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "0,0.2,0.4,0.6,0.8,1")]
     pub noise_rate: Vec<f64>,
     /// RGB: passages per case.
     #[arg(long, default_value_t = 5, value_parser = crate::bounds::usize_in(1, 1000))]
     pub rgb_passages: usize,
+    /// rgb-counterfactual: share of the passages that are the true ones (RGB's --correct_rate).
+    #[arg(long, default_value_t = 0.0)]
+    pub correct_rate: f64,
     /// Use only the first N questions (small-scale runs).
     #[arg(long)]
     pub limit: Option<usize>,
@@ -171,6 +174,7 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
         distractors: a.distractors,
         noise_rates: a.noise_rate.clone(),
         rgb_passages: a.rgb_passages,
+        rgb_correct_rate: a.correct_rate,
         limit: a.limit,
         sample: a.sample,
         conflict_writer_model: a.writer == ConflictWriter::Model,

@@ -68,7 +68,9 @@ pub type Result<T, E = PerturbError> = std::result::Result<T, E>;
 /// the foil picker and the writer model when the run has them.
 ///
 /// An implementation must: be deterministic and order-free — every random
-/// choice from [`rng_for`] seeded by (seed, qid, purpose), so a question's
+/// choice from [`rng_for`] seeded by (seed, qid, purpose), or from a
+/// generator seeded afresh for each question (CPython's, [`pyrandom`],
+/// where a reference script's draws must be reproduced), so a question's
 /// cases do not depend on which other questions or scenarios are in the
 /// run; name each case's condition (its name, or `<name>-<parameter>`);
 /// make each case with [`Builder::base_case`] from parameters holding all
@@ -98,6 +100,14 @@ pub trait Scenario: Sync {
     fn needs_writer(&self, conflict_writer_model: bool) -> bool {
         let _ = conflict_writer_model;
         false
+    }
+    /// Refuse options this scenario cannot build cases from (a
+    /// [`PerturbError::Invalid`] naming the option and value), before any
+    /// case is built; called once per run with the run's options. The
+    /// default accepts every option.
+    fn check(&self, opts: &PerturbOptions) -> Result<()> {
+        let _ = opts;
+        Ok(())
     }
     /// The cases of question `q` (none, with the reason counted, when the
     /// question does not allow the scenario).
@@ -219,6 +229,9 @@ pub struct PerturbOptions {
     pub noise_rates: Vec<f64>,
     /// RGB: passages per case.
     pub rgb_passages: usize,
+    /// rgb-counterfactual: share of the passages that are the true
+    /// `positive` ones (RGB's `--correct_rate`, 0 by default).
+    pub rgb_correct_rate: f64,
     /// Use only the first N questions (small-scale runs); None = all.
     pub limit: Option<usize>,
     /// Use a seeded random sample of N questions (kept in their order); None = all.
@@ -284,6 +297,7 @@ impl Default for PerturbOptions {
             distractors: 0,
             noise_rates: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
             rgb_passages: 5,
+            rgb_correct_rate: 0.0,
             limit: None,
             sample: None,
             conflict_writer_model: false,
@@ -669,7 +683,8 @@ fn dedup_options(opts: &PerturbOptions) -> PerturbOptions {
 }
 
 /// Refuse options that cannot run: `-k` 0, no scenario, missing contexts,
-/// a noise rate outside [0, 1], or a missing writer model.
+/// a noise or correct rate outside [0, 1], options a scenario refuses
+/// ([`Scenario::check`]), or a missing writer model.
 fn validate_options(opts: &PerturbOptions, has_contexts: bool, has_writer: bool) -> Result<()> {
     if opts.k == 0 {
         return Err(PerturbError::Invalid("-k must be at least 1".into()));
@@ -686,6 +701,15 @@ fn validate_options(opts: &PerturbOptions, has_contexts: bool, has_writer: bool)
         return Err(PerturbError::Invalid(format!(
             "noise rate {r} is outside [0, 1]"
         )));
+    }
+    if !(0.0..=1.0).contains(&opts.rgb_correct_rate) {
+        return Err(PerturbError::Invalid(format!(
+            "correct rate {} is outside [0, 1]",
+            opts.rgb_correct_rate
+        )));
+    }
+    for s in &opts.scenarios {
+        s.check(opts)?;
     }
     if opts.needs_writer() && !has_writer {
         return Err(PerturbError::Invalid(
@@ -716,6 +740,12 @@ fn perturb_recipe(
                 "similarity_model": embedder.map(|_| "all-MiniLM-L6-v2 cosine (seed 000 used spaCy token vectors)")},
         }),
     );
+    // Only when set: a run without it keeps the recipe (and ids) it had.
+    if opts.rgb_correct_rate != 0.0 {
+        if let Some(p) = recipe.params.as_object_mut() {
+            p.insert("rgb_correct_rate".into(), json!(opts.rgb_correct_rate));
+        }
+    }
     recipe.inputs = std::iter::once(qid.to_string())
         .chain(cid.map(String::from))
         .collect();

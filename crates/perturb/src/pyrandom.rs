@@ -1,9 +1,11 @@
-//! CPython's `random` module, the parts NoMIRACL's reference code uses to
-//! choose queries (`random.seed(42)`, then `random.sample` twice): the
-//! MT19937 generator seeded as `random.seed(int)` does (`init_by_array` of
-//! the integer's 32-bit words), `getrandbits`, `_randbelow` and the two
-//! selection methods of `random.sample` (Python 3.11). The same seed and
-//! population give the same sample as Python, element for element.
+//! CPython's `random` module, the parts the studies' reference code uses:
+//! NoMIRACL's query sample (`random.seed(42)`, then `random.sample` twice)
+//! and RGB's passage selection (`random.seed(2333)` before each instance,
+//! then `random.sample` and `random.shuffle`): the MT19937 generator seeded
+//! as `random.seed(int)` does (`init_by_array` of the integer's 32-bit
+//! words), `getrandbits`, `_randbelow`, the two selection methods of
+//! `random.sample` and `random.shuffle` (Python 3.11). The same seed and
+//! population give the same sample and order as Python, element for element.
 
 /// MT19937 as CPython's `_random.Random`.
 pub struct PyRandom {
@@ -133,6 +135,15 @@ impl PyRandom {
         }
         result
     }
+
+    /// `random.shuffle(x)` (Python 3.11): for `i` from `len - 1` down to 1,
+    /// swap `x[i]` with `x[_randbelow(i + 1)]`.
+    pub fn shuffle<T>(&mut self, x: &mut [T]) {
+        for i in (1..x.len()).rev() {
+            let j = self.randbelow(i + 1);
+            x.swap(i, j);
+        }
+    }
 }
 
 /// NoMIRACL's query sample (`NoMIRACLDataLoader.load_data_sample`): how
@@ -224,6 +235,27 @@ mod tests {
             "the second sample continues the stream"
         );
         assert_eq!(PyRandom::new(7).sample_indices(5, 5), [2, 1, 3, 0, 4]);
+    }
+
+    /// `random.shuffle` as CPython 3.11 gives it: `random.seed(2333);
+    /// x = list(range(10)); random.shuffle(x)`, and a shuffle after a sample
+    /// continuing the stream (RGB's `_fact` branch), computed there.
+    #[test]
+    fn shuffle_matches_cpython() {
+        let mut x: Vec<usize> = (0..10).collect();
+        PyRandom::new(2333).shuffle(&mut x);
+        assert_eq!(x, [3, 9, 1, 5, 7, 6, 8, 2, 4, 0]);
+        let mut r = PyRandom::new(2333);
+        assert_eq!(r.sample_indices(5, 3), [0, 2, 3]);
+        let mut y: Vec<usize> = (0..7).collect();
+        r.shuffle(&mut y);
+        assert_eq!(y, [0, 3, 6, 2, 5, 4, 1]);
+        let mut z: Vec<usize> = (0..5).collect();
+        PyRandom::new(0).shuffle(&mut z);
+        assert_eq!(z, [2, 1, 0, 4, 3]);
+        let mut one = [7];
+        PyRandom::new(1).shuffle(&mut one);
+        assert_eq!(one, [7]);
     }
 
     /// `load_data_sample`'s counts, worked by hand from its code.

@@ -1,10 +1,12 @@
 //! RGB (Chen et al., AAAI 2024): noise robustness, negative rejection,
-//! information integration and counterfactual robustness, scored as its
-//! `evalue.py` scores them.
+//! information integration and counterfactual robustness, composed as its
+//! `processdata` composes cases and scored as its `evalue.py` and
+//! `fact_evalue.py` score them.
 //!
-//! Here: its metric families ([`metrics`]). Its reader
-//! (`ingest/src/formats/qa/rgb.rs`), cases (`perturb/src/scenarios/rgb.rs`),
-//! prompts and charts still live in the stages (see ARCHITECTURE.md).
+//! Here: its scenarios ([`scenarios`]), response parsers ([`parse`]),
+//! metric families ([`metrics`]), prompts (`prompts/`), tables, charts and
+//! case-browser verdicts. Its reader is still `ingest/src/formats/qa/rgb.rs`
+//! (see ARCHITECTURE.md).
 
 use ragprobe_artifact::{CaseRow, ScoreRow};
 use ragprobe_matching::parse::ParseMode;
@@ -17,6 +19,8 @@ pub mod charts;
 pub mod metrics;
 pub mod parse;
 pub mod scenarios;
+#[cfg(test)]
+mod tests;
 
 /// The study.
 pub struct Rgb;
@@ -45,9 +49,16 @@ impl MetricFamilies for Rgb {
     }
 }
 
-/// The study's tables, in the order the report shows them.
+/// The study's tables, in the order the report shows them: the paper's
+/// four results tables (noise robustness, negative rejection, information
+/// integration, counterfactual robustness; English and Chinese side by
+/// side as dataset column groups), then every RGB figure by condition.
 static TABLES: &[TableSpec] = &[
-    TableSpec { id: "rgb_noise", title: "RGB — accuracy by noise rate, rejection at noise 1, counterfactual error detection / correction", study: "rgb", metrics: &[("acc", "Acc"), ("integration_acc", "Integration"), ("rejection_rate", "Reject"), ("error_detection_rate", "ED"), ("error_correction_rate", "CR")], conditions: &[], condition_in_column: true, intervals: false },
+    TableSpec { id: "rgb_noise_robustness", title: "RGB — noise robustness: accuracy by noise rate (evalue.py all_rate below noise 1)", study: "rgb", metrics: &[("acc", "Acc")], conditions: &["rgb-noise-0", "rgb-noise-0.2", "rgb-noise-0.4", "rgb-noise-0.6", "rgb-noise-0.8"], condition_in_column: true, intervals: false },
+    TableSpec { id: "rgb_negative_rejection", title: "RGB — negative rejection at noise 1: Rej = evalue.py all_rate (rejects or answers correctly; RGB's reported figure), Rej (strict) = says 'insufficient information' only", study: "rgb", metrics: &[("all_rate", "Rej"), ("rejection_rate", "Rej (strict)")], conditions: &["rgb-noise-1"], condition_in_column: false, intervals: false },
+    TableSpec { id: "rgb_information_integration", title: "RGB — information integration: accuracy by noise rate", study: "rgb", metrics: &[("integration_acc", "Acc")], conditions: &["rgb-integration-0", "rgb-integration-0.2", "rgb-integration-0.4"], condition_in_column: true, intervals: false },
+    TableSpec { id: "rgb_counterfactual_robustness", title: "RGB — counterfactual robustness (noise 0): Acc without documents, Acc_doc with the counterfactual ones, ED, CR = fact_evalue.py's correct_rate (the README's; detection by string here), CR (evalue.py) = evalue.py's correct_rate (a rejection counts as corrected)", study: "rgb", metrics: &[("acc_closed_book", "Acc"), ("acc", "Acc_doc"), ("error_detection_rate", "ED"), ("cr_fact_evalue", "CR"), ("cr_evalue", "CR (evalue.py)")], conditions: &["closed-book", "rgb-counterfactual-0"], condition_in_column: false, intervals: false },
+    TableSpec { id: "rgb_noise", title: "RGB — every figure by condition: accuracy, integration, Rej (all_rate) and Rej (strict) at noise 1, counterfactual ED and both CRs", study: "rgb", metrics: &[("acc_closed_book", "Acc (no docs)"), ("acc", "Acc"), ("integration_acc", "Integration"), ("all_rate", "Rej"), ("rejection_rate", "Rej (strict)"), ("error_detection_rate", "ED"), ("cr_fact_evalue", "CR"), ("cr_evalue", "CR (evalue.py)")], conditions: &[], condition_in_column: true, intervals: false },
 ];
 
 impl ragprobe_report::StudyReport for Rgb {
@@ -62,7 +73,7 @@ impl ragprobe_report::StudyReport for Rgb {
     /// Counterfactual cases: whether the factual error was detected and
     /// the answer corrected (right: both).
     fn verdict(&self, r: &ScoreRow) -> Option<(String, Option<bool>)> {
-        if r.condition != "rgb-counterfactual" {
+        if !r.condition.starts_with("rgb-counterfactual-") {
             return None;
         }
         let yes_no = |b: Option<bool>| if b == Some(true) { "yes" } else { "no" };
@@ -88,7 +99,7 @@ impl ragprobe_report::StudyReport for Rgb {
     }
 
     fn tags(&self, r: &ScoreRow, _base_correct: Option<bool>, tags: &mut Vec<String>) {
-        if r.condition == "rgb-counterfactual" {
+        if r.condition.starts_with("rgb-counterfactual-") {
             if r.rgb_fact_error == Some(true) {
                 tags.push("error detected".into());
             }
@@ -104,6 +115,8 @@ impl crate::Study for Rgb {
         &[
             ("rgb-en", include_str!("prompts/rgb-en.toml")),
             ("rgb-zh", include_str!("prompts/rgb-zh.toml")),
+            ("rgb-en-closed-book", include_str!("prompts/rgb-en-closed-book.toml")),
+            ("rgb-zh-closed-book", include_str!("prompts/rgb-zh-closed-book.toml")),
         ]
     }
 

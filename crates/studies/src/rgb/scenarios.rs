@@ -1,17 +1,29 @@
 //! RGB's scenarios: the noise mix of positive and negative passages at
 //! each noise rate (information integration when the answer has parts) and
-//! the counterfactual cases, as its `processdata` composes them.
+//! the counterfactual cases at each noise rate, composed and ordered as its
+//! `processdata` (`evalue.py` l.12–69 at commit 65ec39e) composes them.
+//!
+//! RGB calls `random.seed(2333)` before each instance (`evalue.py` l.250),
+//! so every instance's draws start from the same state of CPython's
+//! generator. These scenarios do the same with [`PyRandom`] seeded by the
+//! run's `--seed` for each question: `--seed 2333` gives RGB's passages in
+//! RGB's order, case for case (checked against `processdata` itself in
+//! `tests.rs`); any other seed, another order from the same rules.
 
 use ragprobe_artifact::{CaseDoc, CaseRow, ContextRow, DocSource, Expected, QuestionRow};
-use ragprobe_perturb::{doc, rng_for, Builder, Result, Scenario};
-use rand::seq::SliceRandom;
+use ragprobe_perturb::pyrandom::PyRandom;
+use ragprobe_perturb::{doc, Builder, PerturbError, PerturbOptions, Result, Scenario};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+
+/// The seed RGB's `evalue.py` sets before each instance (l.250).
+pub const RGB_SEED: u64 = 2333;
 
 /// `rgb-noise`: RGB's mix of positive and negative passages at each noise rate
 /// (information integration when the answer has parts).
 pub struct RgbNoise;
-/// `rgb-counterfactual`: RGB's counterfactual passages topped up with negatives, shuffled.
+/// `rgb-counterfactual`: RGB's counterfactual passages at each noise rate
+/// (`processdata`'s `_fact` branch).
 pub struct RgbCounterfactual;
 
 impl Scenario for RgbNoise {
@@ -32,49 +44,120 @@ impl Scenario for RgbCounterfactual {
     fn name(&self) -> &'static str {
         "rgb-counterfactual"
     }
+
+    /// A noise rate and `--correct-rate` that leave fewer than 0
+    /// counterfactual passages are refused: there `processdata`'s
+    /// `random.sample(indexs, pos_num)` raises for every instance and RGB
+    /// silently drops them all (`evalue.py` l.271–273).
+    fn check(&self, opts: &PerturbOptions) -> Result<()> {
+        let n = opts.rgb_passages;
+        for &rate in &opts.noise_rates {
+            let (neg, cor) = (ceil_share(n, rate), ceil_share(n, opts.rgb_correct_rate));
+            if neg + cor > n {
+                return Err(PerturbError::Invalid(format!(
+                    "rgb-counterfactual: noise rate {rate} and correct rate {} ask for {neg} negative and {cor} true passages of {n} (--rgb-passages); RGB's processdata raises there and drops every case",
+                    opts.rgb_correct_rate
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>> {
-        rgb_counterfactual(b, q, self.name())
+        Ok(b.opts
+            .noise_rates
+            .clone()
+            .into_iter()
+            .filter_map(|r| rgb_counterfactual(b, q, r))
+            .collect())
     }
 }
 
-/// rgb-counterfactual: the counterfactual passages, topped up with
-/// negatives, shuffled.
-fn rgb_counterfactual<'a>(
-    b: &mut Builder<'a>,
-    q: &QuestionRow,
-    s: &'static str,
-) -> Result<Vec<CaseRow>> {
-    let opts = b.opts;
+/// `math.ceil(passage_num * rate)`, as `processdata` counts (l.16, l.39).
+fn ceil_share(n: usize, rate: f64) -> usize {
+    (n as f64 * rate).ceil() as usize
+}
+
+/// RGB's counterfactual cases (`processdata`'s `_fact` branch, `evalue.py`
+/// l.38–48, then the shuffle of l.67): of `n` passages, `neg_num =
+/// ceil(n * rate)` negatives, `correct_num = ceil(n * correct_rate)` true
+/// passages and `pos_num = n - neg_num - correct_num` counterfactual ones.
+/// `random.sample` draws `min(len(positive), pos_num)` indices of the
+/// `positive` list and takes `positive_wrong` at those indices, in the
+/// sample's order; when `correct_num > 0`, a second `random.sample` over
+/// the unused indices (ascending) adds the true `positive` passages; then
+/// the first `neg_num` negatives in file order; then `random.shuffle`.
+/// Nothing is topped up: a case may hold fewer than `n` passages, as in
+/// RGB. Condition `rgb-counterfactual-<rate>` (`-correct-<c>` appended
+/// when the correct rate is not 0); expected `conflict` while a
+/// counterfactual passage is among them, else `answer` (true passages
+/// only) or `unanswerable` (negatives only, noise 1). Skipped, counted: a
+/// question without `positive_wrong` passages, one whose sampled index has
+/// no `positive_wrong` passage (RGB raises `IndexError` and drops it), and
+/// an empty case.
+fn rgb_counterfactual<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<CaseRow> {
+    let s = RgbCounterfactual.name();
     let all = b.contexts(&q.qid);
     let wrong = with_relevance(all, "counterfactual");
     if wrong.is_empty() {
         b.skip(s, "no counterfactual passages (positive_wrong)");
-        return Ok(vec![]);
+        return None;
     }
-    let n = opts.rgb_passages;
-    let mut picked: Vec<CaseDoc> = wrong
+    let pos = with_relevance(all, "relevant");
+    let neg = with_relevance(all, "non_relevant");
+    let n = b.opts.rgb_passages;
+    let correct_rate = b.opts.rgb_correct_rate;
+    let neg_num = ceil_share(n, rate);
+    let correct_num = ceil_share(n, correct_rate);
+    // `check` refused rates that leave fewer than none.
+    let pos_num = n.saturating_sub(neg_num + correct_num);
+    let mut rng = PyRandom::new(b.opts.seed);
+    let selected = rng.sample_indices(pos.len(), pos.len().min(pos_num));
+    if selected.iter().any(|&i| i >= wrong.len()) {
+        b.skip(s, "fewer positive_wrong than positive passages (RGB's processdata raises IndexError)");
+        return None;
+    }
+    let mut docs: Vec<CaseDoc> = selected
         .iter()
-        .take(n)
-        .map(|c| doc(c, DocSource::Counterfactual))
+        .map(|&i| doc(wrong[i], DocSource::Counterfactual))
         .collect();
-    for c in all
-        .iter()
-        .filter(|c| c.relevance.as_deref() == Some("non_relevant"))
-        .take(n.saturating_sub(picked.len()))
-    {
-        picked.push(doc(c, DocSource::Negative));
+    let remain: Vec<usize> = (0..pos.len()).filter(|i| !selected.contains(i)).collect();
+    if correct_num > 0 && !remain.is_empty() {
+        let picked = rng.sample_indices(remain.len(), remain.len().min(correct_num));
+        docs.extend(picked.iter().map(|&j| doc(pos[remain[j]], DocSource::Positive)));
     }
-    picked.shuffle(&mut rng_for(opts.seed, &q.qid, "rgb-counterfactual:order"));
-    let params = json!({"seed": opts.seed, "passages": n, "order": picked.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
-    let mut case = b.base_case(q, s, picked, Expected::Conflict, params);
+    docs.extend(neg.iter().take(neg_num).map(|c| doc(c, DocSource::Negative)));
+    if docs.is_empty() {
+        b.skip(s, "no passages at this rate");
+        return None;
+    }
+    rng.shuffle(&mut docs);
+    let has = |src: DocSource| docs.iter().any(|d| d.source == src);
+    let expected = if has(DocSource::Counterfactual) {
+        Expected::Conflict
+    } else if has(DocSource::Positive) {
+        Expected::Answer
+    } else {
+        Expected::Unanswerable
+    };
+    let mut condition = format!("{s}-{}", fmt_rate(rate));
+    if correct_rate != 0.0 {
+        condition.push_str(&format!("-correct-{}", fmt_rate(correct_rate)));
+    }
+    let count = |src: DocSource| docs.iter().filter(|d| d.source == src).count();
+    let params = json!({"seed": b.opts.seed, "rng": "cpython", "noise_rate": rate, "correct_rate": correct_rate, "passages": n,
+        "counterfactual": count(DocSource::Counterfactual), "positives": count(DocSource::Positive), "negatives": count(DocSource::Negative),
+        "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
+    let mut case = b.base_case(q, &condition, docs, expected, params);
     case.foil = q.fake_answers.as_ref().and_then(|f| f.first().cloned());
-    Ok(vec![case])
+    Some(case)
 }
 
-/// RGB's noise mix (Chen et al. 2024, `evalue.py`): of `n` passages,
-/// `ceil(n * r)` negatives and the rest positives, capped by what the
-/// item has (the shortfall filled from the other list); noise 1.0 means
-/// negatives only and the expected behaviour is to reject. Shuffled.
+/// RGB's noise mix (`processdata`'s default branch, `evalue.py` l.49–67):
+/// of `n` passages, `ceil(n * r)` negatives and the rest positives, the
+/// first of each list in file order, capped by what the item has (the
+/// shortfall filled from the other list, once); noise 1.0 means negatives
+/// only and the expected behaviour is to reject; then `random.shuffle`.
 fn rgb_noise<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<CaseRow> {
     let all = b.contexts(&q.qid);
     if all.iter().any(|c| answer_part(c).is_some()) {
@@ -83,7 +166,7 @@ fn rgb_noise<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<Case
     let pos = with_relevance(all, "relevant");
     let neg = with_relevance(all, "non_relevant");
     let n = b.opts.rgb_passages;
-    let mut neg_num = (n as f64 * rate).ceil() as usize;
+    let mut neg_num = ceil_share(n, rate);
     let mut pos_num = n - neg_num.min(n);
     if rate >= 1.0 {
         neg_num = n;
@@ -100,26 +183,27 @@ fn rgb_noise<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<Case
         b.skip(RgbNoise.name(), "not enough positive or negative passages");
         return None;
     }
-    let docs = shuffled(b, q, &condition, pos.iter().take(pos_num).copied(), &neg, neg_num);
+    let mut rng = PyRandom::new(b.opts.seed);
+    let docs = shuffled(&mut rng, pos.iter().take(pos_num).copied(), &neg, neg_num);
     let expected = if docs.iter().any(|d| d.source == DocSource::Positive) {
         Expected::Answer
     } else {
         Expected::Unanswerable
     };
-    let params = json!({"seed": b.opts.seed, "noise_rate": rate, "passages": n, "positives": pos_num.min(pos.len()), "negatives": neg_num.min(neg.len()),
+    let params = json!({"seed": b.opts.seed, "rng": "cpython", "noise_rate": rate, "passages": n, "positives": pos_num.min(pos.len()), "negatives": neg_num.min(neg.len()),
         "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
     Some(b.base_case(q, &condition, docs, expected, params))
 }
 
 /// RGB's information-integration selection (`evalue.py` `processdata`
-/// for `_int` files, the version with the `len(docs) < pos_num` guard):
-/// of `n` passages, `pos_num = n - ceil(n * rate)`; each answer part's
-/// positive passages are shuffled and the first of every part taken;
-/// while fewer than `pos_num`, the next passage of each part in turn is
-/// added (round robin); then `n - len(docs)` negatives (when positive),
-/// in file order; all shuffled. Every part is represented even at noise
-/// 1.0, as in RGB. The shuffles use ragprobe's seeded RNG, not Python's
-/// `random.seed(2333)` stream. Condition `rgb-integration-<rate>`.
+/// for `_int` files, l.19–37, the version with the `len(docs) < pos_num`
+/// guard): of `n` passages, `pos_num = n - ceil(n * rate)`; each answer
+/// part's positive passages are shuffled in place (`random.shuffle`, part
+/// by part) and the first of every part taken; while fewer than
+/// `pos_num`, the next passage of each part in turn is added (round
+/// robin); then `n - len(docs)` negatives (when positive), in file order;
+/// then `random.shuffle`. Every part is represented even at noise 1.0, as
+/// in RGB. Condition `rgb-integration-<rate>`.
 fn rgb_integration<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<CaseRow> {
     let all = b.contexts(&q.qid);
     let condition = format!("rgb-integration-{}", fmt_rate(rate));
@@ -131,11 +215,11 @@ fn rgb_integration<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Optio
     }
     let neg = with_relevance(all, "non_relevant");
     let n = b.opts.rgb_passages;
-    let pos_num = n - ((n as f64 * rate).ceil() as usize).min(n);
-    let mut rng = rng_for(b.opts.seed, &q.qid, &format!("{condition}:parts"));
+    let pos_num = n - ceil_share(n, rate).min(n);
+    let mut rng = PyRandom::new(b.opts.seed);
     let mut lists: Vec<Vec<&ContextRow>> = parts.into_values().collect();
     for l in &mut lists {
-        l.shuffle(&mut rng);
+        rng.shuffle(l);
     }
     let mut picked: Vec<&ContextRow> = lists.iter().map(|l| l[0]).collect();
     let maxlen = lists.iter().map(Vec::len).max().unwrap_or(0);
@@ -154,26 +238,24 @@ fn rgb_integration<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Optio
     }
     let positives = picked.len();
     let neg_num = n.saturating_sub(positives);
-    let docs = shuffled(b, q, &condition, picked.into_iter(), &neg, neg_num);
-    let params = json!({"seed": b.opts.seed, "noise_rate": rate, "passages": n, "positives": positives, "negatives": neg_num.min(neg.len()), "parts": lists.len(),
+    let docs = shuffled(&mut rng, picked.into_iter(), &neg, neg_num);
+    let params = json!({"seed": b.opts.seed, "rng": "cpython", "noise_rate": rate, "passages": n, "positives": positives, "negatives": neg_num.min(neg.len()), "parts": lists.len(),
         "order": docs.iter().map(|d| d.doc_id.as_str()).collect::<Vec<_>>()});
     Some(b.base_case(q, &condition, docs, Expected::Answer, params))
 }
 
 /// The case's passages: `positives`, then the first `neg_num` of `neg`,
-/// shuffled by the generator of (seed, qid, `<condition>:order`) — RGB's
-/// `random.shuffle(docs)` after `positive + negative`.
+/// shuffled by `rng` — RGB's `random.shuffle(docs)` after `positive +
+/// negative` (l.65–67).
 fn shuffled<'a>(
-    b: &Builder<'a>,
-    q: &QuestionRow,
-    condition: &str,
+    rng: &mut PyRandom,
     positives: impl Iterator<Item = &'a ContextRow>,
     neg: &[&'a ContextRow],
     neg_num: usize,
 ) -> Vec<CaseDoc> {
     let mut docs: Vec<CaseDoc> = positives.map(|c| doc(c, DocSource::Positive)).collect();
     docs.extend(neg.iter().take(neg_num).map(|c| doc(c, DocSource::Negative)));
-    docs.shuffle(&mut rng_for(b.opts.seed, &q.qid, &format!("{condition}:order")));
+    rng.shuffle(&mut docs);
     docs
 }
 
