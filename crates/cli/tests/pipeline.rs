@@ -129,7 +129,7 @@ fn quickstart_end_to_end_then_fully_cached() {
         ("stress", "clean/all", "clean_acc"),
         ("rgb", "rgb-noise-0", "acc"),
         ("rgb", "rgb-noise-1", "rejection_rate"),
-        ("rgb", "rgb-counterfactual", "error_detection_rate"),
+        ("rgb", "rgb-counterfactual-0", "error_detection_rate"),
     ];
     for (study, cond, metric) in expect {
         let m = rows

@@ -285,7 +285,7 @@ fn rgb_noise_mixes_positives_and_negatives_like_rgb() {
         .unwrap();
     let mut cs = Sink::<Contexts>::new(&store, &r).unwrap();
     let mut rank = 0;
-    for (rel, n) in [("relevant", 3), ("non_relevant", 6), ("counterfactual", 2)] {
+    for (rel, n) in [("relevant", 3), ("non_relevant", 6), ("counterfactual", 3)] {
         for i in 0..n {
             rank += 1;
             cs.push(ContextRow {
@@ -349,17 +349,37 @@ fn rgb_noise_mixes_positives_and_negatives_like_rgb() {
         (all_neg.docs.len(), all_neg.expected.as_str()),
         (5, "unanswerable")
     );
+    // Counterfactual at rate 0.4: 2 negatives, pos_num 3 -> all three positive_wrong.
     let cf = cases
         .iter()
-        .find(|c| c.condition == "rgb-counterfactual")
+        .find(|c| c.condition == "rgb-counterfactual-0.4")
         .unwrap();
     assert_eq!(
         (
-            count("rgb-counterfactual", "counterfactual"),
+            count("rgb-counterfactual-0.4", "counterfactual"),
+            count("rgb-counterfactual-0.4", "negative"),
             cf.docs.len(),
             cf.expected.as_str()
         ),
-        (2, 5, "conflict")
+        (3, 2, 5, "conflict")
+    );
+    // Rate 0: pos_num 5 but only 3 positives to sample, and nothing tops it up (RGB).
+    let cf0 = cases
+        .iter()
+        .find(|c| c.condition == "rgb-counterfactual-0")
+        .unwrap();
+    assert_eq!((cf0.docs.len(), cf0.expected.as_str()), (3, "conflict"));
+    // Rate 1: negatives only, so the expected behaviour is to reject.
+    let cf1 = cases
+        .iter()
+        .find(|c| c.condition == "rgb-counterfactual-1")
+        .unwrap();
+    assert_eq!(
+        (
+            count("rgb-counterfactual-1", "negative"),
+            cf1.expected.as_str()
+        ),
+        (5, "unanswerable")
     );
 }
 

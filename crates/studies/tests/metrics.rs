@@ -30,6 +30,7 @@ fn declared(
         "stress-strict-v1" => (Some("002"), Some("strict"), Some("v1")),
         "nomiracl-vanilla" => (Some("001"), Some("nomiracl"), Some("vanilla")),
         "rgb-en" => (Some("rgb"), Some("rgb"), Some("en")),
+        "rgb-en-closed-book" => (Some("rgb"), Some("closed-book"), Some("en")),
         _ => (None, None, None),
     }
 }
@@ -685,41 +686,140 @@ fn stress_k_matcher_exact_versus_accuracy() {
 #[test]
 fn rgb_noise_rejection_counterfactual_and_integration() {
     let mut rows = Vec::new();
-    let mut add = |q: &str, cond: &str, expected: &str, correct: bool, rej: bool, fe: bool| {
-        let mut x = r(q, cond, "rgb-en");
-        x.expected = ragprobe_artifact::Expected::parse(expected).unwrap();
-        x.rgb_correct = Some(correct);
-        x.rgb_rejection = Some(rej);
-        x.rgb_fact_error = Some(fe);
-        rows.push(x);
-    };
-    add("q1", "rgb-noise-0", "answer", true, false, false);
-    add("q2", "rgb-noise-0", "answer", false, false, false);
-    add("q1", "rgb-noise-1", "unanswerable", false, true, false);
-    add("q2", "rgb-noise-1", "unanswerable", false, false, false);
-    add("q1", "rgb-counterfactual", "conflict", true, false, true);
-    add("q2", "rgb-counterfactual", "conflict", false, false, true);
-    add("q3", "rgb-counterfactual", "conflict", true, false, false);
+    let mut add =
+        |q: &str, cond: &str, prompt: &str, expected: &str, correct: bool, rej: bool, fe: bool| {
+            let mut x = r(q, cond, prompt);
+            x.expected = ragprobe_artifact::Expected::parse(expected).unwrap();
+            x.rgb_correct = Some(correct);
+            x.rgb_rejection = Some(rej);
+            x.rgb_fact_error = Some(fe);
+            rows.push(x);
+        };
+    let cf = "rgb-counterfactual-0.2";
+    add("q1", "rgb-noise-0", "rgb-en", "answer", true, false, false);
+    add("q2", "rgb-noise-0", "rgb-en", "answer", false, false, false);
+    add(
+        "q1",
+        "rgb-noise-1",
+        "rgb-en",
+        "unanswerable",
+        false,
+        true,
+        false,
+    );
+    add(
+        "q2",
+        "rgb-noise-1",
+        "rgb-en",
+        "unanswerable",
+        false,
+        false,
+        false,
+    );
+    // Answers from what it knew at noise 1: evalue.py's all_rate counts it
+    // with the rejections, the plain rejection rate does not.
+    add(
+        "q3",
+        "rgb-noise-1",
+        "rgb-en",
+        "unanswerable",
+        true,
+        false,
+        false,
+    );
+    add(
+        "q4",
+        "rgb-noise-1",
+        "rgb-en",
+        "unanswerable",
+        false,
+        false,
+        false,
+    );
+    add("q1", cf, "rgb-en", "conflict", true, false, true);
+    add("q2", cf, "rgb-en", "conflict", false, false, true);
+    add("q3", cf, "rgb-en", "conflict", true, false, false);
     // Detects the error and rejects: evalue.py gives it the label [-1],
-    // and `0 not in label` counts it as corrected.
-    add("q4", "rgb-counterfactual", "conflict", false, true, true);
-    add("q1", "rgb-integration-0", "answer", true, false, false);
-    add("q2", "rgb-integration-0", "answer", false, false, false);
-    add("q3", "rgb-integration-0", "answer", false, true, false);
+    // and `0 not in label` counts it as corrected; fact_evalue.py does not.
+    add("q4", cf, "rgb-en", "conflict", false, true, true);
+    add(
+        "q1",
+        "rgb-integration-0",
+        "rgb-en",
+        "answer",
+        true,
+        false,
+        false,
+    );
+    add(
+        "q2",
+        "rgb-integration-0",
+        "rgb-en",
+        "answer",
+        false,
+        false,
+        false,
+    );
+    add(
+        "q3",
+        "rgb-integration-0",
+        "rgb-en",
+        "answer",
+        false,
+        true,
+        false,
+    );
+    // RGB's passage_num = 0 run: 1 of 2 right.
+    add(
+        "q1",
+        "closed-book",
+        "rgb-en-closed-book",
+        "answer",
+        true,
+        false,
+        false,
+    );
+    add(
+        "q2",
+        "closed-book",
+        "rgb-en-closed-book",
+        "answer",
+        false,
+        false,
+        false,
+    );
     let m = run(&rows, rgb::rgb);
     assert!(close(get(&m, "rgb-noise-0", "acc").value, 50.0));
-    assert!(close(get(&m, "rgb-noise-1", "rejection_rate").value, 50.0));
-    assert!(close(
-        get(&m, "rgb-counterfactual", "error_detection_rate").value,
-        75.0
-    ));
-    let cr = get(&m, "rgb-counterfactual", "error_correction_rate");
+    let rej = get(&m, "rgb-noise-1", "rejection_rate");
+    assert!(close(rej.value, 25.0) && rej.n == 4, "q1 of 4: {rej:?}");
+    let all = get(&m, "rgb-noise-1", "all_rate");
+    assert!(close(all.value, 50.0), "q1 rejects, q3 is right: {all:?}");
+    // Acc_doc on counterfactual cases: q1 and q3 of 4.
+    assert!(close(get(&m, cf, "acc").value, 50.0));
+    assert!(close(get(&m, cf, "error_detection_rate").value, 75.0));
+    let cr = get(&m, cf, "cr_evalue");
     assert!(
         close(cr.value, 200.0 / 3.0) && cr.n == 3,
         "q1 and q4 of q1, q2, q4: {cr:?}"
     );
+    let crf = get(&m, cf, "cr_fact_evalue");
+    assert!(
+        close(crf.value, 100.0 / 3.0) && crf.n == 3,
+        "q1 of q1, q2, q4: {crf:?}"
+    );
     let ia = get(&m, "rgb-integration-0", "integration_acc");
     assert!(close(ia.value, 100.0 / 3.0) && ia.n == 3);
+    let cb = get(&m, "closed-book", "acc_closed_book");
+    assert!(close(cb.value, 50.0) && cb.n == 2, "{cb:?}");
+    // English, Chinese, with and without documents: one row (the paper's).
+    assert!(m.iter().all(|x| x.prompt == "rgb"), "one table row");
+    // Not a counterfactual condition: no ED there; not rate 1: no rejection.
+    assert!(!m
+        .iter()
+        .any(|x| x.condition == "rgb-noise-0" && x.metric == "error_detection_rate"));
+    assert!(!m
+        .iter()
+        .any(|x| x.condition == "rgb-noise-0" && x.metric == "rejection_rate"));
     // --lenient: no quirk, q1 only.
     let lenient = ScoreOptions {
         bootstrap: 20,
@@ -728,10 +828,7 @@ fn rgb_noise_rejection_counterfactual_and_integration() {
         ..Default::default()
     };
     let m = run_with(&rows, rgb::rgb, &lenient);
-    assert!(close(
-        get(&m, "rgb-counterfactual", "error_correction_rate").value,
-        100.0 / 3.0
-    ));
+    assert!(close(get(&m, cf, "cr_evalue").value, 100.0 / 3.0));
 }
 
 #[test]

@@ -48,7 +48,7 @@ fn nomiracl_says_whether_the_label_fits_the_subset() {
 #[test]
 fn rgb_counts_detection_correction_and_rejection() {
     let s = ragprobe_studies::reports();
-    let mut r = score("rgb-counterfactual", "rgb-en");
+    let mut r = score("rgb-counterfactual-0", "rgb-en");
     r.rgb_fact_error = Some(true);
     r.rgb_correct = Some(false);
     assert_eq!(
