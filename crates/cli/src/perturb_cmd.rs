@@ -8,6 +8,8 @@ use ragprobe_perturb::genadv::WriterSettings;
 use ragprobe_perturb::{
     perturb, summary_table, ConflictWriter, EntityFinder, PerturbOptions, ScenarioRef,
 };
+use ragprobe_studies::nomiracl::sample::NomiraclSample;
+use ragprobe_studies::rgb::scenarios::RgbOptions;
 use std::path::PathBuf;
 
 /// Turn questions + contexts into evaluation cases.
@@ -50,13 +52,13 @@ pub struct PerturbArgs {
     #[arg(long, default_value_t = 0, value_parser = crate::bounds::usize_in(0, 1000))]
     pub distractors: usize,
     /// rgb-noise, rgb-counterfactual: noise rates, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "0,0.2,0.4,0.6,0.8,1")]
+    #[arg(long, value_delimiter = ',', default_values_t = RgbOptions::default().noise_rates)]
     pub noise_rate: Vec<f64>,
     /// RGB: passages per case.
-    #[arg(long, default_value_t = 5, value_parser = crate::bounds::usize_in(1, 1000))]
+    #[arg(long, default_value_t = RgbOptions::default().passages, value_parser = crate::bounds::usize_in(1, 1000))]
     pub rgb_passages: usize,
     /// rgb-counterfactual: share of the passages that are the true ones (RGB's --correct_rate).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = RgbOptions::default().correct_rate)]
     pub correct_rate: f64,
     /// Use only the first N questions (small-scale runs).
     #[arg(long)]
@@ -95,7 +97,7 @@ pub struct PerturbArgs {
     #[arg(long, value_name = "R,N[,MAX]")]
     pub nomiracl_sample: Option<String>,
     /// Seed of --nomiracl-sample (the reference's `random_seed`).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = NomiraclSample::SEED)]
     pub nomiracl_seed: u64,
     /// Maximum new tokens per writer call.
     #[arg(long, default_value_t = 160)]
@@ -103,7 +105,7 @@ pub struct PerturbArgs {
 }
 
 /// `R,N[,MAX]` for --nomiracl-sample.
-fn parse_nomiracl_sample(v: &str, seed: u64) -> Result<ragprobe_perturb::NomiraclSample> {
+fn parse_nomiracl_sample(v: &str, seed: u64) -> Result<NomiraclSample> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
     let ratio = |s: &str| -> Result<f64> {
         let r: f64 = s
@@ -124,7 +126,7 @@ fn parse_nomiracl_sample(v: &str, seed: u64) -> Result<ragprobe_perturb::Nomirac
                 .with_context(|| format!("--nomiracl-sample: MAX_POOL `{m}` is not a whole number"))
         })
         .transpose()?;
-    Ok(ragprobe_perturb::NomiraclSample {
+    Ok(NomiraclSample {
         relevant_ratio: ratio(parts[0])?,
         non_relevant_ratio: ratio(parts[1])?,
         max_pool,
@@ -166,31 +168,35 @@ pub fn local_writer(a: &PerturbArgs) -> Option<PathBuf> {
 
 pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
     let scenarios = scenarios(&a)?;
-    let opts = PerturbOptions {
+    let mut opts = PerturbOptions {
         scenarios,
         k: a.k,
         seed: a.seed,
         relabel_unanswerable: a.relabel_unanswerable,
         distractors: a.distractors,
-        noise_rates: a.noise_rate.clone(),
-        rgb_passages: a.rgb_passages,
-        rgb_correct_rate: a.correct_rate,
         limit: a.limit,
         sample: a.sample,
         conflict_writer_model: a.writer == ConflictWriter::Model,
-        nomiracl_sample: a
-            .nomiracl_sample
-            .as_deref()
-            .filter(|v| *v != "all")
-            .map(|v| parse_nomiracl_sample(v, a.nomiracl_seed))
-            .transpose()?,
         writer: WriterSettings {
             max_cosine: a.max_cosine,
             ner_model: a.ner == EntityFinder::Model,
             max_tokens: a.writer_max_tokens,
         },
-        prompts: ragprobe_studies::prompt_catalog(),
+        ..ragprobe_studies::perturb_options()
     };
+    RgbOptions {
+        noise_rates: a.noise_rate.clone(),
+        passages: a.rgb_passages,
+        correct_rate: a.correct_rate,
+    }
+    .set(&mut opts.study);
+    let sample = a
+        .nomiracl_sample
+        .as_deref()
+        .filter(|v| *v != "all")
+        .map(|v| parse_nomiracl_sample(v, a.nomiracl_seed))
+        .transpose()?;
+    NomiraclSample::set(sample, &mut opts.study);
     let embedder = if opts.needs_embedder(!a.no_foil_similarity) {
         match ragprobe_models::Embedder::load_default() {
             Ok(e) => Some(e),

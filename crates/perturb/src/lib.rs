@@ -14,9 +14,9 @@ pub mod foil;
 pub mod genadv;
 pub mod ner;
 pub mod pyrandom;
-mod sample;
+mod study_options;
 pub mod text;
-use sample::nomiracl_subsample;
+pub use study_options::{QuestionSample, StudyOptions};
 
 use ragprobe_artifact::{
     kinds, read, sha256_hex, write_all, ActionRecord, ArtifactError, CaseDoc, CaseRow, Cases,
@@ -225,13 +225,13 @@ pub struct PerturbOptions {
     pub relabel_unanswerable: bool,
     /// evidence-edit: non-answer passages added after the target passage.
     pub distractors: usize,
-    /// rgb-noise: noise rates (share of negative passages).
-    pub noise_rates: Vec<f64>,
-    /// RGB: passages per case.
-    pub rgb_passages: usize,
-    /// rgb-counterfactual: share of the passages that are the true
-    /// `positive` ones (RGB's `--correct_rate`, 0 by default).
-    pub rgb_correct_rate: f64,
+    /// The studies' own options (their scenarios' and question samples'),
+    /// by name; recorded in the recipe.
+    pub study: StudyOptions,
+    /// The question samples the studies register
+    /// (`ragprobe_studies::question_samples`), applied in order after
+    /// `limit` and `sample`.
+    pub samples: &'static [&'static dyn QuestionSample],
     /// Use only the first N questions (small-scale runs); None = all.
     pub limit: Option<usize>,
     /// Use a seeded random sample of N questions (kept in their order); None = all.
@@ -245,25 +245,6 @@ pub struct PerturbOptions {
     /// `genadv-*`, `conflict-passage`); their ids and versions enter every
     /// request the writer makes.
     pub prompts: ragprobe_models::prompts::Catalog,
-    /// NoMIRACL: draw the queries as the reference's `load_data_sample`
-    /// does (see [`NomiraclSample`]); None = every query.
-    pub nomiracl_sample: Option<NomiraclSample>,
-}
-
-/// NoMIRACL's query sample (reference `load_data_sample`): the two ratios,
-/// an optional cap per subset (`max_sample_pool`) and the seed (42 there);
-/// drawn with CPython's generator ([`pyrandom`]) from each subset's queries
-/// in their input (qrels) order.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct NomiraclSample {
-    /// Relevant side of the relevant : non_relevant ratio of the queries drawn; 0 = no relevant queries.
-    pub relevant_ratio: f64,
-    /// Non-relevant side of that ratio; 0 = no non_relevant queries.
-    pub non_relevant_ratio: f64,
-    /// Most queries drawn from each subset (`max_sample_pool`); None = no cap.
-    pub max_pool: Option<usize>,
-    /// Seed of the CPython-compatible generator (42 in the reference).
-    pub seed: u64,
 }
 
 /// Whether `scenarios` need a writer model ([`Scenario::needs_writer`]).
@@ -295,15 +276,13 @@ impl Default for PerturbOptions {
             seed: 0,
             relabel_unanswerable: false,
             distractors: 0,
-            noise_rates: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
-            rgb_passages: 5,
-            rgb_correct_rate: 0.0,
+            study: StudyOptions::default(),
+            samples: &[],
             limit: None,
             sample: None,
             conflict_writer_model: false,
             writer: genadv::WriterSettings::default(),
             prompts: Default::default(),
-            nomiracl_sample: None,
         }
     }
 }
@@ -639,7 +618,7 @@ pub fn perturb(
     // All questions feed the foil and add-random pools; --limit only
     // chooses which questions get cases.
     let qs = read::<Questions>(store, &qid)?;
-    let selected = select_questions(&qs, opts);
+    let selected = select_questions(&qs, opts)?;
     let ctx = match &cid {
         Some(c) => read::<Contexts>(store, c)?,
         None => vec![],
@@ -666,24 +645,17 @@ pub fn perturb(
     })
 }
 
-/// `opts` without repeated scenarios or noise rates: a repeat would write
-/// duplicate case ids, so the first of each is kept (`-s base,base` is `-s base`).
+/// `opts` without repeated scenarios: a repeat would write duplicate case
+/// ids, so the first of each is kept (`-s base,base` is `-s base`).
 fn dedup_options(opts: &PerturbOptions) -> PerturbOptions {
     let mut deduped = opts.clone();
     let mut seen = std::collections::HashSet::new();
     deduped.scenarios.retain(|s| seen.insert(s.name()));
-    let mut rates: Vec<f64> = Vec::new();
-    for r in &opts.noise_rates {
-        if !rates.iter().any(|x| x == r) {
-            rates.push(*r);
-        }
-    }
-    deduped.noise_rates = rates;
     deduped
 }
 
 /// Refuse options that cannot run: `-k` 0, no scenario, missing contexts,
-/// a noise or correct rate outside [0, 1], options a scenario refuses
+/// a study option with a stage option's name, options a scenario refuses
 /// ([`Scenario::check`]), or a missing writer model.
 fn validate_options(opts: &PerturbOptions, has_contexts: bool, has_writer: bool) -> Result<()> {
     if opts.k == 0 {
@@ -697,17 +669,7 @@ fn validate_options(opts: &PerturbOptions, has_contexts: bool, has_writer: bool)
             "these scenarios need --contexts (only closed-book does not)".into(),
         ));
     }
-    if let Some(r) = opts.noise_rates.iter().find(|r| !(0.0..=1.0).contains(*r)) {
-        return Err(PerturbError::Invalid(format!(
-            "noise rate {r} is outside [0, 1]"
-        )));
-    }
-    if !(0.0..=1.0).contains(&opts.rgb_correct_rate) {
-        return Err(PerturbError::Invalid(format!(
-            "correct rate {} is outside [0, 1]",
-            opts.rgb_correct_rate
-        )));
-    }
+    opts.study.check()?;
     for s in &opts.scenarios {
         s.check(opts)?;
     }
@@ -734,17 +696,13 @@ fn perturb_recipe(
         json!({
             "scenarios": opts.scenarios.iter().map(|s| s.name()).collect::<Vec<_>>(),
             "k": opts.k, "seed": opts.seed, "relabel_unanswerable": opts.relabel_unanswerable,
-            "distractors": opts.distractors, "noise_rates": opts.noise_rates, "rgb_passages": opts.rgb_passages, "limit": opts.limit, "sample": opts.sample,
-            "nomiracl_sample": opts.nomiracl_sample,
+            "distractors": opts.distractors, "limit": opts.limit, "sample": opts.sample,
             "foil": {"reject_above": 0.8, "prefer_above": 0.6, "max_candidates": foil::MAX_CANDIDATES, "similarity": embedder.is_some(),
                 "similarity_model": embedder.map(|_| "all-MiniLM-L6-v2 cosine (seed 000 used spaCy token vectors)")},
         }),
     );
-    // Only when set: a run without it keeps the recipe (and ids) it had.
-    if opts.rgb_correct_rate != 0.0 {
-        if let Some(p) = recipe.params.as_object_mut() {
-            p.insert("rgb_correct_rate".into(), json!(opts.rgb_correct_rate));
-        }
+    if let Some(p) = recipe.params.as_object_mut() {
+        p.extend(opts.study.values().clone());
     }
     recipe.inputs = std::iter::once(qid.to_string())
         .chain(cid.map(String::from))
@@ -800,8 +758,11 @@ fn cached_report(store: &Store, rec: &ActionRecord) -> Result<PerturbReport> {
 }
 
 /// The questions that get cases: the first `--limit`, or a seeded sample of
-/// them kept in input order, then NoMIRACL's query sample when asked for.
-fn select_questions<'q>(qs: &'q [QuestionRow], opts: &PerturbOptions) -> Vec<&'q QuestionRow> {
+/// them kept in input order, then each registered [`QuestionSample`].
+fn select_questions<'q>(
+    qs: &'q [QuestionRow],
+    opts: &PerturbOptions,
+) -> Result<Vec<&'q QuestionRow>> {
     let take = opts.limit.unwrap_or(qs.len()).min(qs.len());
     let selected: Vec<&QuestionRow> = match opts.sample {
         Some(n) if n < take => {
@@ -813,10 +774,9 @@ fn select_questions<'q>(qs: &'q [QuestionRow], opts: &PerturbOptions) -> Vec<&'q
         }
         _ => qs[..take].iter().collect(),
     };
-    match opts.nomiracl_sample {
-        None => selected,
-        Some(ns) => nomiracl_subsample(selected, ns),
-    }
+    opts.samples
+        .iter()
+        .try_fold(selected, |kept, s| s.draw(&opts.study, kept))
 }
 /// Each question's contexts, sorted by rank.
 fn contexts_by_qid(ctx: &[ContextRow]) -> HashMap<&str, Vec<&ContextRow>> {

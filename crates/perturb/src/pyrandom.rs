@@ -1,7 +1,6 @@
-//! CPython's `random` module, the parts the studies' reference code uses:
-//! NoMIRACL's query sample (`random.seed(42)`, then `random.sample` twice)
-//! and RGB's passage selection (`random.seed(2333)` before each instance,
-//! then `random.sample` and `random.shuffle`): the MT19937 generator seeded
+//! CPython's `random` module, the parts the studies' reference scripts
+//! use (`random.seed(int)`, then `random.sample` and `random.shuffle`),
+//! so a study can draw what its reference draws: the MT19937 generator seeded
 //! as `random.seed(int)` does (`init_by_array` of the integer's 32-bit
 //! words), `getrandbits`, `_randbelow`, the two selection methods of
 //! `random.sample` and `random.shuffle` (Python 3.11). The same seed and
@@ -146,67 +145,6 @@ impl PyRandom {
     }
 }
 
-/// NoMIRACL's query sample (`NoMIRACLDataLoader.load_data_sample`): how
-/// many relevant and non-relevant queries to draw from pools of `n_rel`
-/// and `n_non`, for the two ratios and an optional cap, exactly as the
-/// reference computes them (Python `int()` truncation included).
-pub fn nomiracl_sample_counts(
-    n_rel: usize,
-    n_non: usize,
-    rel_ratio: f64,
-    non_ratio: f64,
-    max_pool: Option<usize>,
-) -> (usize, usize) {
-    let (mut rel, mut non) = (n_rel, n_non);
-    if rel_ratio == 0.0 || non_ratio == 0.0 {
-        if rel_ratio == 0.0 {
-            rel = 0;
-        }
-        if non_ratio == 0.0 {
-            non = 0;
-        }
-    } else {
-        let mut hyp_non = (rel as f64 * (non_ratio / rel_ratio)) as usize;
-        let mut hyp_rel = (non as f64 * (rel_ratio / non_ratio)) as usize;
-        if hyp_rel > n_rel {
-            hyp_rel = n_rel;
-            non = (hyp_rel as f64 * (non_ratio / rel_ratio)) as usize;
-        }
-        if hyp_non > n_non {
-            hyp_non = n_non;
-            rel = (hyp_non as f64 * (rel_ratio / non_ratio)) as usize;
-        }
-        if rel + hyp_non > hyp_rel + non {
-            non = hyp_non;
-        } else {
-            rel = hyp_rel;
-        }
-    }
-    if let Some(m) = max_pool {
-        rel = rel.min(m);
-        non = non.min(m);
-    }
-    (rel, non)
-}
-
-/// The reference's draw: `random.seed(seed)`, then `random.sample` of the
-/// relevant pool, then of the non-relevant pool, from one stream. Pools are
-/// in qrels order. Returns the chosen indices of each pool.
-pub fn nomiracl_sample(
-    n_rel: usize,
-    n_non: usize,
-    rel_ratio: f64,
-    non_ratio: f64,
-    max_pool: Option<usize>,
-    seed: u64,
-) -> (Vec<usize>, Vec<usize>) {
-    let (k_rel, k_non) = nomiracl_sample_counts(n_rel, n_non, rel_ratio, non_ratio, max_pool);
-    let mut r = PyRandom::new(seed);
-    let rel = r.sample_indices(n_rel, k_rel.min(n_rel));
-    let non = r.sample_indices(n_non, k_non.min(n_non));
-    (rel, non)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,35 +194,5 @@ mod tests {
         let mut one = [7];
         PyRandom::new(1).shuffle(&mut one);
         assert_eq!(one, [7]);
-    }
-
-    /// `load_data_sample`'s counts, worked by hand from its code.
-    #[test]
-    fn sample_counts_as_the_reference() {
-        // 0.5/0.5 with 10 relevant, 5 non-relevant: hyp_non = 10 > 5 -> 5,
-        // rel = 5; hyp_rel = 5; 5 + 5 = 5 + 5 -> (hyp_rel, non) = (5, 5).
-        assert_eq!(nomiracl_sample_counts(10, 5, 0.5, 0.5, None), (5, 5));
-        // 0.01/0.99 with 300 and 400: hyp_non = int(300 * 99) > 400 -> 400,
-        // rel = int(400 / 99) = 4; hyp_rel = int(400 / 99) = 4; 4 + 400 = 4 + 400
-        // -> (4, 400).
-        assert_eq!(nomiracl_sample_counts(300, 400, 0.01, 0.99, None), (4, 400));
-        assert_eq!(
-            nomiracl_sample_counts(300, 400, 0.5, 0.5, Some(250)),
-            (250, 250)
-        );
-        assert_eq!(nomiracl_sample_counts(300, 400, 0.0, 0.5, None), (0, 400));
-        // The draw continues one stream: the non-relevant sample is the
-        // second `random.sample` after `random.seed(42)` (see matches_cpython).
-        // Counts (1000, 571) capped at 30 each; CPython: seed(42);
-        // sample(range(1000), 30)[:3] = [654, 114, 25], then
-        // sample(range(700), 30)[:3] = [558, 429, 225].
-        assert_eq!(
-            nomiracl_sample_counts(1000, 700, 0.03, 12.0 / 700.0, None),
-            (1000, 571)
-        );
-        let (rel, non) = nomiracl_sample(1000, 700, 0.03, 12.0 / 700.0, Some(30), 42);
-        assert_eq!((rel.len(), non.len()), (30, 30));
-        assert_eq!(&rel[..3], &[654, 114, 25]);
-        assert_eq!(&non[..3], &[558, 429, 225]);
     }
 }

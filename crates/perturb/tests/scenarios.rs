@@ -305,7 +305,11 @@ fn rgb_noise_mixes_positives_and_negatives_like_rgb() {
     );
     let opts = PerturbOptions {
         scenarios: vec![&rgb::RgbNoise, &rgb::RgbCounterfactual],
-        noise_rates: vec![0.0, 0.4, 0.8, 1.0],
+        study: rgb::RgbOptions {
+            noise_rates: vec![0.0, 0.4, 0.8, 1.0],
+            ..Default::default()
+        }
+        .study_options(),
         ..Default::default()
     };
     let rep = perturb(&store, &qid, Some(&cid), &opts, None, None).unwrap();
@@ -412,7 +416,11 @@ fn bad_options_are_refused() {
         Some(&cs),
         &PerturbOptions {
             scenarios: vec![&rgb::RgbNoise],
-            noise_rates: vec![1.5],
+            study: rgb::RgbOptions {
+                noise_rates: vec![1.5],
+                ..Default::default()
+            }
+            .study_options(),
             ..Default::default()
         },
         None,

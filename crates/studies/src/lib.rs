@@ -9,6 +9,7 @@
 //!
 //! * ingest's [`RecordFormat`]s: [`record_formats`];
 //! * perturb's [`Scenario`](ragprobe_perturb::Scenario)s: [`SCENARIOS`];
+//!   its question samples and the studies' options: [`perturb_options`];
 //! * the prompt templates and roles of generate: [`prompt_catalog`];
 //! * score's [`MetricFamilies`]: [`METRIC_FAMILIES`], [`studies`];
 //! * report's [`StudyReport`]s (tables, charts, case-browser verdicts): [`reports`].
@@ -19,7 +20,7 @@
 
 use ragprobe_ingest::RecordFormat;
 use ragprobe_models::prompts::Catalog;
-use ragprobe_perturb::ScenarioRef;
+use ragprobe_perturb::{PerturbOptions, QuestionSample, ScenarioRef, StudyOptions};
 use ragprobe_report::StudyReport;
 use ragprobe_score::metrics::{MetricFamilies, Studies};
 use std::sync::LazyLock;
@@ -44,6 +45,18 @@ pub trait Study: MetricFamilies + StudyReport {
     /// The scenarios it builds (`perturb --scenario <name>`).
     fn scenarios(&self) -> &'static [ScenarioRef] {
         &[]
+    }
+    /// Its question samples, drawn before perturb builds any case (each
+    /// applied when its option is set).
+    fn question_samples(&self) -> &'static [&'static dyn QuestionSample] {
+        &[]
+    }
+    /// Record its perturb options' defaults in `opts`: those the recipe
+    /// records whether or not the run sets them (a study's own options are
+    /// read with their defaults where absent; this only keeps recipes, and
+    /// so ids, the same for every caller).
+    fn perturb_defaults(&self, opts: &mut StudyOptions) {
+        let _ = opts;
     }
     /// Its prompt templates: (id, TOML text), found by id (`generate
     /// --prompt <id>`).
@@ -89,6 +102,30 @@ pub static SCENARIOS: LazyLock<Vec<ScenarioRef>> = LazyLock::new(|| {
 /// The scenario `name` (or alias) among the shared ones and [`SCENARIOS`].
 pub fn scenario(name: &str) -> Option<ScenarioRef> {
     ragprobe_perturb::find_scenario(&SCENARIOS, name)
+}
+
+static SAMPLES: LazyLock<Vec<&'static dyn QuestionSample>> = LazyLock::new(|| {
+    STUDIES
+        .iter()
+        .flat_map(|s| s.question_samples())
+        .copied()
+        .collect()
+});
+
+/// Perturb options with every study's parts: the question samples, the
+/// studies' option defaults and the prompt catalog; the rest the stage's
+/// defaults.
+pub fn perturb_options() -> PerturbOptions {
+    let mut study = StudyOptions::default();
+    for s in STUDIES {
+        s.perturb_defaults(&mut study);
+    }
+    PerturbOptions {
+        study,
+        samples: SAMPLES.as_slice(),
+        prompts: prompt_catalog(),
+        ..PerturbOptions::default()
+    }
 }
 
 /// Every study's metric families, in the order their rows are written.

@@ -16,6 +16,7 @@ use ragprobe_report::tables::TableSpec;
 pub mod charts;
 pub mod metrics;
 pub mod parse;
+pub mod sample;
 pub mod scenarios;
 
 /// The study.
@@ -106,5 +107,14 @@ impl crate::Study for Nomiracl {
 
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
         &[&scenarios::Nomiracl]
+    }
+
+    fn question_samples(&self) -> &'static [&'static dyn ragprobe_perturb::QuestionSample] {
+        &[&sample::Sample]
+    }
+
+    /// `nomiracl_sample`: null (every query) unless set.
+    fn perturb_defaults(&self, opts: &mut ragprobe_perturb::StudyOptions) {
+        sample::NomiraclSample::set(None, opts);
     }
 }

@@ -127,4 +127,9 @@ impl crate::Study for Rgb {
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {
         &[&scenarios::RgbNoise, &scenarios::RgbCounterfactual]
     }
+
+    /// [`scenarios::RgbOptions::default`], as it records itself.
+    fn perturb_defaults(&self, opts: &mut ragprobe_perturb::StudyOptions) {
+        scenarios::RgbOptions::default().set(opts);
+    }
 }

@@ -12,12 +12,99 @@
 
 use ragprobe_artifact::{CaseDoc, CaseRow, ContextRow, DocSource, Expected, QuestionRow};
 use ragprobe_perturb::pyrandom::PyRandom;
-use ragprobe_perturb::{doc, Builder, PerturbError, PerturbOptions, Result, Scenario};
+use ragprobe_perturb::{doc, Builder, PerturbError, PerturbOptions, Result, Scenario, StudyOptions};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// The seed RGB's `evalue.py` sets before each instance (l.250).
 pub const RGB_SEED: u64 = 2333;
+
+/// RGB's perturb options (`evalue.py`'s `--noise_rate`, `--passage_num`,
+/// `--correct_rate`), recorded under `noise_rates`, `rgb_passages` and
+/// `rgb_correct_rate` (the last only when not 0, which keeps the ids of
+/// runs from before it existed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RgbOptions {
+    /// The noise rates a case is built at (share of negative passages).
+    pub noise_rates: Vec<f64>,
+    /// Passages per case (`--passage_num`).
+    pub passages: usize,
+    /// rgb-counterfactual: share of the passages that are the true
+    /// `positive` ones (`--correct_rate`).
+    pub correct_rate: f64,
+}
+
+impl Default for RgbOptions {
+    /// The noise rates of RGB's Table 1 plus rate 1 (its rejection
+    /// testbed), RGB's 5 passages, no true passages among the
+    /// counterfactual ones.
+    fn default() -> Self {
+        RgbOptions {
+            noise_rates: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+            passages: 5,
+            correct_rate: 0.0,
+        }
+    }
+}
+
+impl RgbOptions {
+    /// Record the options in `opts`, a repeated noise rate once (a repeat
+    /// would write duplicate case ids).
+    pub fn set(&self, opts: &mut StudyOptions) {
+        opts.set("noise_rates", dedup(&self.noise_rates));
+        opts.set("rgb_passages", self.passages);
+        if self.correct_rate != 0.0 {
+            opts.set("rgb_correct_rate", self.correct_rate);
+        } else {
+            opts.unset("rgb_correct_rate");
+        }
+    }
+
+    /// `self` as the study options of a run (for callers building
+    /// [`PerturbOptions`] by hand).
+    pub fn study_options(&self) -> StudyOptions {
+        let mut o = StudyOptions::default();
+        self.set(&mut o);
+        o
+    }
+
+    /// The options recorded in `opts`, each one's default where absent;
+    /// an error for a rate outside [0, 1] or no passages.
+    pub fn read(opts: &StudyOptions) -> Result<RgbOptions> {
+        let d = RgbOptions::default();
+        let o = RgbOptions {
+            noise_rates: dedup(&opts.get("noise_rates")?.unwrap_or(d.noise_rates)),
+            passages: opts.get("rgb_passages")?.unwrap_or(d.passages),
+            correct_rate: opts.get("rgb_correct_rate")?.unwrap_or(d.correct_rate),
+        };
+        if let Some(r) = o.noise_rates.iter().find(|r| !(0.0..=1.0).contains(*r)) {
+            return Err(PerturbError::Invalid(format!(
+                "noise rate {r} is outside [0, 1]"
+            )));
+        }
+        if !(0.0..=1.0).contains(&o.correct_rate) {
+            return Err(PerturbError::Invalid(format!(
+                "correct rate {} is outside [0, 1]",
+                o.correct_rate
+            )));
+        }
+        if o.passages == 0 {
+            return Err(PerturbError::Invalid("--rgb-passages must be at least 1".into()));
+        }
+        Ok(o)
+    }
+}
+
+/// `rates` with each repeated rate once, the first kept.
+fn dedup(rates: &[f64]) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::with_capacity(rates.len());
+    for &r in rates {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out
+}
 
 /// `rgb-noise`: RGB's mix of positive and negative passages at each noise rate
 /// (information integration when the answer has parts).
@@ -30,12 +117,14 @@ impl Scenario for RgbNoise {
     fn name(&self) -> &'static str {
         "rgb-noise"
     }
+    fn check(&self, opts: &PerturbOptions) -> Result<()> {
+        RgbOptions::read(&opts.study).map(drop)
+    }
     fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>> {
-        Ok(b.opts
-            .noise_rates
-            .clone()
-            .into_iter()
-            .filter_map(|r| rgb_noise(b, q, r))
+        let o = RgbOptions::read(&b.opts.study)?;
+        Ok(o.noise_rates
+            .iter()
+            .filter_map(|&r| rgb_noise(b, q, r, o.passages))
             .collect())
     }
 }
@@ -50,13 +139,14 @@ impl Scenario for RgbCounterfactual {
     /// `random.sample(indexs, pos_num)` raises for every instance and RGB
     /// silently drops them all (`evalue.py` l.271–273).
     fn check(&self, opts: &PerturbOptions) -> Result<()> {
-        let n = opts.rgb_passages;
-        for &rate in &opts.noise_rates {
-            let (neg, cor) = (ceil_share(n, rate), ceil_share(n, opts.rgb_correct_rate));
+        let o = RgbOptions::read(&opts.study)?;
+        let n = o.passages;
+        for &rate in &o.noise_rates {
+            let (neg, cor) = (ceil_share(n, rate), ceil_share(n, o.correct_rate));
             if neg + cor > n {
                 return Err(PerturbError::Invalid(format!(
                     "rgb-counterfactual: noise rate {rate} and correct rate {} ask for {neg} negative and {cor} true passages of {n} (--rgb-passages); RGB's processdata raises there and drops every case",
-                    opts.rgb_correct_rate
+                    o.correct_rate
                 )));
             }
         }
@@ -64,11 +154,10 @@ impl Scenario for RgbCounterfactual {
     }
 
     fn build(&self, b: &mut Builder<'_>, q: &QuestionRow) -> Result<Vec<CaseRow>> {
-        Ok(b.opts
-            .noise_rates
-            .clone()
-            .into_iter()
-            .filter_map(|r| rgb_counterfactual(b, q, r))
+        let o = RgbOptions::read(&b.opts.study)?;
+        Ok(o.noise_rates
+            .iter()
+            .filter_map(|&r| rgb_counterfactual(b, q, r, &o))
             .collect())
     }
 }
@@ -95,7 +184,12 @@ fn ceil_share(n: usize, rate: f64) -> usize {
 /// question without `positive_wrong` passages, one whose sampled index has
 /// no `positive_wrong` passage (RGB raises `IndexError` and drops it), and
 /// an empty case.
-fn rgb_counterfactual<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<CaseRow> {
+fn rgb_counterfactual<'a>(
+    b: &mut Builder<'a>,
+    q: &QuestionRow,
+    rate: f64,
+    o: &RgbOptions,
+) -> Option<CaseRow> {
     let s = RgbCounterfactual.name();
     let all = b.contexts(&q.qid);
     let wrong = with_relevance(all, "counterfactual");
@@ -105,8 +199,7 @@ fn rgb_counterfactual<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Op
     }
     let pos = with_relevance(all, "relevant");
     let neg = with_relevance(all, "non_relevant");
-    let n = b.opts.rgb_passages;
-    let correct_rate = b.opts.rgb_correct_rate;
+    let (n, correct_rate) = (o.passages, o.correct_rate);
     let neg_num = ceil_share(n, rate);
     let correct_num = ceil_share(n, correct_rate);
     // `check` refused rates that leave fewer than none.
@@ -158,14 +251,13 @@ fn rgb_counterfactual<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Op
 /// first of each list in file order, capped by what the item has (the
 /// shortfall filled from the other list, once); noise 1.0 means negatives
 /// only and the expected behaviour is to reject; then `random.shuffle`.
-fn rgb_noise<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<CaseRow> {
+fn rgb_noise<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64, n: usize) -> Option<CaseRow> {
     let all = b.contexts(&q.qid);
     if all.iter().any(|c| answer_part(c).is_some()) {
-        return rgb_integration(b, q, rate);
+        return rgb_integration(b, q, rate, n);
     }
     let pos = with_relevance(all, "relevant");
     let neg = with_relevance(all, "non_relevant");
-    let n = b.opts.rgb_passages;
     let mut neg_num = ceil_share(n, rate);
     let mut pos_num = n - neg_num.min(n);
     if rate >= 1.0 {
@@ -204,7 +296,12 @@ fn rgb_noise<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<Case
 /// robin); then `n - len(docs)` negatives (when positive), in file order;
 /// then `random.shuffle`. Every part is represented even at noise 1.0, as
 /// in RGB. Condition `rgb-integration-<rate>`.
-fn rgb_integration<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Option<CaseRow> {
+fn rgb_integration<'a>(
+    b: &mut Builder<'a>,
+    q: &QuestionRow,
+    rate: f64,
+    n: usize,
+) -> Option<CaseRow> {
     let all = b.contexts(&q.qid);
     let condition = format!("rgb-integration-{}", fmt_rate(rate));
     let mut parts: BTreeMap<usize, Vec<&ContextRow>> = BTreeMap::new();
@@ -214,7 +311,6 @@ fn rgb_integration<'a>(b: &mut Builder<'a>, q: &QuestionRow, rate: f64) -> Optio
         }
     }
     let neg = with_relevance(all, "non_relevant");
-    let n = b.opts.rgb_passages;
     let pos_num = n - ceil_share(n, rate).min(n);
     let mut rng = PyRandom::new(b.opts.seed);
     let mut lists: Vec<Vec<&ContextRow>> = parts.into_values().collect();

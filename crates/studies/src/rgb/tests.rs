@@ -5,7 +5,7 @@
 //! files found there (`en.json`, `en_int.json`, `en_fact.json`, the `zh`
 //! ones) to the fixtures.
 
-use super::scenarios::{RgbCounterfactual, RgbNoise, RGB_SEED};
+use super::scenarios::{RgbCounterfactual, RgbNoise, RgbOptions, RGB_SEED};
 use ragprobe_artifact::{read, Cases, Store};
 use ragprobe_ingest::{ingest, Format, IngestOptions};
 use ragprobe_perturb::{perturb, PerturbOptions, ScenarioRef};
@@ -62,8 +62,12 @@ fn ours(
     let opts = PerturbOptions {
         scenarios: vec![scenario],
         seed: RGB_SEED,
-        noise_rates: rates.to_vec(),
-        rgb_correct_rate: correct_rate,
+        study: RgbOptions {
+            noise_rates: rates.to_vec(),
+            correct_rate,
+            ..Default::default()
+        }
+        .study_options(),
         ..Default::default()
     };
     let p = perturb(
@@ -206,8 +210,12 @@ fn counterfactual_rates_that_processdata_cannot_sample_are_refused() {
     let store = Store::open(d.path()).unwrap();
     let opts = PerturbOptions {
         scenarios: vec![&RgbCounterfactual],
-        noise_rates: vec![1.0],
-        rgb_correct_rate: 0.2,
+        study: RgbOptions {
+            noise_rates: vec![1.0],
+            correct_rate: 0.2,
+            ..Default::default()
+        }
+        .study_options(),
         ..Default::default()
     };
     let e = perturb(&store, "nothing", Some("nothing"), &opts, None, None)
