@@ -305,8 +305,18 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
             "en.dev.jsonl",
             None,
         ),
-        (Format::Rgb, fx("rgb-mini.jsonl"), "rgb.jsonl", None),
-        (Format::Rgb, fx("rgb-int-mini.jsonl"), "en_int.jsonl", None),
+        (
+            Format::Records(&ragprobe_studies::rgb::format::RgbFormat),
+            fx("rgb-mini.jsonl"),
+            "rgb.jsonl",
+            None,
+        ),
+        (
+            Format::Records(&ragprobe_studies::rgb::format::RgbFormat),
+            fx("rgb-int-mini.jsonl"),
+            "en_int.jsonl",
+            None,
+        ),
         (Format::Table, fx("table-mini.csv"), "table.csv", None),
         (Format::Table, fx("table-mini.jsonl"), "table.jsonl", None),
         (

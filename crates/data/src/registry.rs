@@ -462,7 +462,7 @@ pub const DATASETS: &[Dataset] = &[
         description: "RGB: noise robustness, negative rejection, information integration, counterfactual robustness (en, zh)",
         license: "CC BY-NC-SA 4.0, non-commercial (the maintainers, chen700564/RGB issue 14)",
         citation: "Chen, Lin, Han, Sun. Benchmarking Large Language Models in Retrieval-Augmented Generation. AAAI 2024",
-        format: Format::Rgb,
+        format: Format::Records(&ragprobe_studies::rgb::format::RgbFormat),
         parts: &[
             rgb_part!("en", "en"),
             rgb_part!("zh", "zh"),

@@ -100,7 +100,7 @@ fn both_kinds_of_source_give_the_artifacts_of_the_same_files_from_disk() {
             &[file],
             &format!("rgb-{}", p.part),
             Some(lang),
-            Format::Rgb,
+            Format::Records(&ragprobe_studies::rgb::format::RgbFormat),
             None,
         );
         let got: Vec<String> = p.outputs.iter().map(|o| o.id.clone()).collect();
@@ -219,7 +219,7 @@ fn pinned(server_path: &'static str, sha256: &'static str) -> &'static Dataset {
         description: "",
         license: "",
         citation: "",
-        format: Format::Rgb,
+        format: Format::Records(&ragprobe_studies::rgb::format::RgbFormat),
         parts,
         access: ragprobe_data::Access::Download,
         note: "",

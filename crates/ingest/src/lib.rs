@@ -15,7 +15,7 @@ mod record_format;
 pub mod source;
 
 pub use error::{FieldError, IngestError};
-pub use fields::Obj;
+pub use fields::{str_list, type_of, Obj};
 pub use ragprobe_artifact::{ContextRow, CorpusRow, QuestionRow};
 pub use record_format::{passage, Record, RecordFormat};
 
@@ -34,8 +34,6 @@ pub enum Format {
     Dpr,
     /// NoMIRACL JSONL (query_id, query, positive_passages, negative_passages) or its distribution directory.
     Nomiracl,
-    /// RGB JSONL: id, query, answer, positive, negative, fakeanswer?, positive_wrong?.
-    Rgb,
     /// BEIR directory: corpus.jsonl, queries.jsonl, qrels/*.tsv.
     Beir,
     /// Self-RAG / PopQA JSONL: question, answers, ctxs with string scores.
@@ -76,10 +74,9 @@ impl std::fmt::Debug for Format {
 
 impl Format {
     /// Every format, in the order they are listed.
-    pub const ALL: [Format; 11] = [
+    pub const ALL: [Format; 10] = [
         Format::Dpr,
         Format::Nomiracl,
-        Format::Rgb,
         Format::Beir,
         Format::Selfrag,
         Format::Table,
@@ -95,7 +92,6 @@ impl Format {
         match self {
             Format::Dpr => "dpr",
             Format::Nomiracl => "nomiracl",
-            Format::Rgb => "rgb",
             Format::Beir => "beir",
             Format::Selfrag => "selfrag",
             Format::Table => "table",
@@ -131,9 +127,6 @@ impl Format {
                 "DPR/FiD retrieval results (JSON array or JSONL): question, answers, ctxs"
             }
             Format::Nomiracl => "NoMIRACL JSONL or its distribution directory",
-            Format::Rgb => {
-                "RGB JSONL: id, query, answer, positive, negative, fakeanswer?, positive_wrong?"
-            }
             Format::Beir => "BEIR directory: corpus.jsonl, queries.jsonl, qrels/*.tsv",
             Format::Selfrag => "Self-RAG / PopQA JSONL: question, answers, ctxs with string scores",
             Format::Table => {
@@ -611,7 +604,6 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
         Format::Dpr
         | Format::Selfrag
         | Format::Nomiracl
-        | Format::Rgb
         | Format::Triviaqa
         | Format::Hotpotqa
         | Format::Searchqa

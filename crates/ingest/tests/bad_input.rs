@@ -3,6 +3,7 @@
 
 use ragprobe_artifact::Store;
 use ragprobe_ingest::{ingest, Format, IngestError, IngestOptions, OnError};
+use ragprobe_studies::rgb::format::RgbFormat;
 use std::path::{Path, PathBuf};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
@@ -103,7 +104,7 @@ fn nested_field_errors_name_the_path() {
 fn empty_file_is_refused() {
     let e = err_text(Format::Dpr, "empty.jsonl", b"");
     assert!(e.contains("empty.jsonl") && e.contains("empty"), "{e}");
-    let e = err_text(Format::Rgb, "blank.jsonl", b"\n\n  \n");
+    let e = err_text(Format::Records(&RgbFormat), "blank.jsonl", b"\n\n  \n");
     assert!(e.contains("blank.jsonl") && e.contains("empty"), "{e}");
 }
 
@@ -121,7 +122,7 @@ fn invalid_utf8_names_line_and_column() {
 #[test]
 fn other_formats_name_their_fields() {
     let e = err_text(
-        Format::Rgb,
+        Format::Records(&RgbFormat),
         "r.jsonl",
         br#"{"id": 1, "query": "q", "answer": {"x": 1}, "positive": []}"#,
     );
@@ -129,7 +130,11 @@ fn other_formats_name_their_fields() {
         e.contains("r.jsonl:1:") && e.contains("field `answer`"),
         "{e}"
     );
-    let e = err_text(Format::Rgb, "r.jsonl", br#"{"id": 1, "answer": "a"}"#);
+    let e = err_text(
+        Format::Records(&RgbFormat),
+        "r.jsonl",
+        br#"{"id": 1, "answer": "a"}"#,
+    );
     assert!(e.contains("field `query` is missing"), "{e}");
     let e = err_text(
         Format::Nomiracl,

@@ -4,9 +4,8 @@
 //! `fact_evalue.py` score them.
 //!
 //! Here: its scenarios ([`scenarios`]), response parsers ([`parse`]),
-//! metric families ([`metrics`]), prompts (`prompts/`), tables, charts and
-//! case-browser verdicts. Its reader is still `ingest/src/formats/qa/rgb.rs`
-//! (see ARCHITECTURE.md).
+//! metric families ([`metrics`]), prompts (`prompts/`), tables, charts,
+//! case-browser verdicts and its reader ([`format`]).
 
 use ragprobe_artifact::{CaseRow, ScoreRow};
 use ragprobe_matching::parse::ParseMode;
@@ -16,6 +15,7 @@ use ragprobe_score::scored::Scored;
 use ragprobe_report::tables::TableSpec;
 
 pub mod charts;
+pub mod format;
 pub mod metrics;
 pub mod parse;
 pub mod scenarios;
@@ -111,6 +111,10 @@ impl ragprobe_report::StudyReport for Rgb {
 }
 
 impl crate::Study for Rgb {
+    fn record_formats(&self) -> &'static [&'static dyn ragprobe_ingest::RecordFormat] {
+        &[&format::RgbFormat]
+    }
+
     fn prompts(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("rgb-en", include_str!("prompts/rgb-en.toml")),

@@ -45,7 +45,7 @@ fn ours(
     let rep = ingest(
         &store,
         &IngestOptions {
-            format: Some(Format::Rgb),
+            format: Some(Format::Records(&super::format::RgbFormat)),
             paths: vec![path.to_path_buf()],
             ..Default::default()
         },

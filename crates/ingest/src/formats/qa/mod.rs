@@ -1,4 +1,4 @@
-//! Question-with-passages formats: DPR/FiD, Self-RAG (PopQA), NoMIRACL, RGB,
+//! Question-with-passages formats: DPR/FiD, Self-RAG (PopQA), NoMIRACL,
 //! TriviaQA-RC, HotpotQA, SearchQA, MCQ — one file per family of readers;
 //! this file drives them (records in, `questions` and `contexts` out).
 //! Each record gives one `questions` row and its `contexts` rows.
@@ -16,11 +16,9 @@ use crate::{passage_id, Format, IngestOptions, Record, Run};
 mod dpr;
 mod nomiracl;
 mod rc;
-mod rgb;
 use dpr::*;
 use nomiracl::*;
 use rc::*;
-use rgb::*;
 
 /// ISO 639-1 language codes: a file name's first word is taken as its
 /// language only when it is one of these (so `dev.jsonl` is not "dev").
@@ -208,7 +206,6 @@ fn parse_record(
     Obj::new(value, "").and_then(|obj| match format {
         Format::Dpr | Format::Selfrag => parse_dpr(obj),
         Format::Nomiracl => parse_nomiracl(obj, opts.subset.as_deref()),
-        Format::Rgb => parse_rgb(obj),
         Format::Triviaqa => parse_triviaqa(
             obj,
             opts.evidence_dir.as_deref(),
@@ -305,37 +302,6 @@ fn dedup_push(list: &mut Vec<String>, s: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn rgb_answer_shapes() {
-        let (flat, parts) = rgb_answer(json!("Paris")).unwrap();
-        assert_eq!(
-            (flat, parts),
-            (vec!["Paris".to_string()], vec![vec!["Paris".to_string()]])
-        );
-        // A flat list: every string is a required part (RGB checkanswer).
-        let (flat, parts) = rgb_answer(json!(["1月3日", "1月12日"])).unwrap();
-        assert_eq!(flat.len(), 2);
-        assert_eq!(
-            parts,
-            vec![vec!["1月3日".to_string()], vec!["1月12日".to_string()]]
-        );
-        let (flat, parts) =
-            rgb_answer(json!([["Neil Armstrong", "Armstrong"], ["Buzz Aldrin"]])).unwrap();
-        assert_eq!(flat, vec!["Neil Armstrong", "Armstrong", "Buzz Aldrin"]);
-        assert_eq!(
-            parts,
-            vec![
-                vec!["Neil Armstrong".to_string(), "Armstrong".into()],
-                vec!["Buzz Aldrin".into()]
-            ]
-        );
-        let err = rgb_answer(json!({"a": 1})).unwrap_err();
-        assert_eq!(err.field, "answer");
-        let err = rgb_answer(json!([["ok"], [3.5, {}]])).unwrap_err();
-        assert_eq!(err.field, "answer[1][1]");
-    }
 
     #[test]
     fn lang_from_nomiracl_names() {

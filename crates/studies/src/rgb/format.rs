@@ -1,12 +1,37 @@
-//! RGB's testbed files (`positive`, `negative`, answer parts, fake answers).
+//! RGB's testbed files (`data/{en,zh}{,_int,_fact}.json`: JSON Lines of
+//! `id`, `query`, `answer`, `positive`, `negative`, `fakeanswer`?,
+//! `positive_wrong`?), read as `--format rgb`.
 
-use super::*;
+use ragprobe_ingest::{passage, str_list, type_of, ContextRow, FieldError, Obj, Record, RecordFormat};
+use serde_json::Value;
+
+/// `--format rgb`.
+pub struct RgbFormat;
+
+impl RecordFormat for RgbFormat {
+    fn name(&self) -> &'static str {
+        "rgb"
+    }
+
+    fn description(&self) -> &'static str {
+        "RGB JSONL: id, query, answer, positive, negative, fakeanswer?, positive_wrong?"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn parse(&self, obj: Obj) -> Result<Record, FieldError> {
+        parse_rgb(obj)
+    }
+}
+
 
 /// RGB's `answer` as `checkanswer` (`evalue.py`) reads it: a plain string
 /// is one part; a list holds one entry per required part, each a string
 /// (that part's only form) or a list of aliases (any one matches). So a
 /// flat list of strings means every string must appear (as in `zh_int`).
-pub(super) fn rgb_answer(v: Value) -> Result<(Vec<String>, Vec<Vec<String>>), FieldError> {
+pub fn rgb_answer(v: Value) -> Result<(Vec<String>, Vec<Vec<String>>), FieldError> {
     let parts: Vec<Vec<String>> = match v {
         Value::String(s) => vec![vec![s]],
         Value::Number(n) => vec![vec![n.to_string()]],
@@ -50,7 +75,7 @@ pub(super) fn rgb_answer(v: Value) -> Result<(Vec<String>, Vec<Vec<String>>), Fi
 /// one list of passages per answer part: each such passage records its part
 /// in `meta` (`{"answer_part": i}`) and gets doc id `positive-<i>-<j>`, so
 /// that perturb can select passages as RGB's `processdata` does.
-pub(super) fn parse_rgb(mut obj: Obj) -> Result<Record, FieldError> {
+fn parse_rgb(mut obj: Obj) -> Result<Record, FieldError> {
     let source_id = obj.opt_id(&["id"])?;
     let question = obj.req_str("query")?;
     let (answers, parts) = match obj.take("answer") {
@@ -83,14 +108,11 @@ pub(super) fn parse_rgb(mut obj: Obj) -> Result<Record, FieldError> {
                 };
                 for (j, text) in list.into_iter().enumerate() {
                     let rank = contexts.len() + 1;
-                    contexts.push(ctx(
-                        rank,
-                        format!("positive-{i}-{j}"),
-                        None,
-                        text,
-                        Some("relevant"),
-                        Some(format!("{{\"answer_part\":{i}}}")),
-                    ));
+                    contexts.push(ContextRow {
+                        relevance: Some("relevant".into()),
+                        meta: Some(format!("{{\"answer_part\":{i}}}")),
+                        ..passage(rank, format!("positive-{i}-{j}"), None, text)
+                    });
                 }
             }
         }
@@ -102,17 +124,10 @@ pub(super) fn parse_rgb(mut obj: Obj) -> Result<Record, FieldError> {
     ] {
         let list = obj.opt_str_list(key)?.unwrap_or_default();
         for (i, text) in list.into_iter().enumerate() {
+            let rank = contexts.len() + 1;
             contexts.push(ContextRow {
-                qid: String::new(),
-                rank: contexts.len() as i32 + 1,
-                doc_id: format!("{key}-{i}"),
-                title: None,
-                text,
-                score: None,
-                has_answer: None,
-                has_answer_source: None,
                 relevance: Some(label.into()),
-                meta: None,
+                ..passage(rank, format!("{key}-{i}"), None, text)
             });
         }
     }
@@ -126,4 +141,40 @@ pub(super) fn parse_rgb(mut obj: Obj) -> Result<Record, FieldError> {
         contexts,
         ..Record::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rgb_answer_shapes() {
+        let (flat, parts) = rgb_answer(json!("Paris")).unwrap();
+        assert_eq!(
+            (flat, parts),
+            (vec!["Paris".to_string()], vec![vec!["Paris".to_string()]])
+        );
+        // A flat list: every string is a required part (RGB checkanswer).
+        let (flat, parts) = rgb_answer(json!(["1月3日", "1月12日"])).unwrap();
+        assert_eq!(flat.len(), 2);
+        assert_eq!(
+            parts,
+            vec![vec!["1月3日".to_string()], vec!["1月12日".to_string()]]
+        );
+        let (flat, parts) =
+            rgb_answer(json!([["Neil Armstrong", "Armstrong"], ["Buzz Aldrin"]])).unwrap();
+        assert_eq!(flat, vec!["Neil Armstrong", "Armstrong", "Buzz Aldrin"]);
+        assert_eq!(
+            parts,
+            vec![
+                vec!["Neil Armstrong".to_string(), "Armstrong".into()],
+                vec!["Buzz Aldrin".into()]
+            ]
+        );
+        let err = rgb_answer(json!({"a": 1})).unwrap_err();
+        assert_eq!(err.field, "answer");
+        let err = rgb_answer(json!([["ok"], [3.5, {}]])).unwrap_err();
+        assert_eq!(err.field, "answer[1][1]");
+    }
 }
