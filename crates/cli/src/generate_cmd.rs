@@ -169,13 +169,15 @@ fn backend(store: &Store, a: &GenerateArgs) -> Result<BackendSpec> {
     })
 }
 
-pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
+/// The generate options `a` asks for (the template loaded, the backend
+/// resolved, passages' tokenizer opened).
+fn options(store: &Store, a: &GenerateArgs) -> Result<GenerateOptions> {
     let template = template(&a.prompt, a.prompts_dir.as_deref())?;
-    let backend = backend(store, &a)?;
+    let backend = backend(store, a)?;
     let settings = GenSettings {
         max_tokens: a.max_tokens,
         temperature: a.temperature,
-        stop: a.stop,
+        stop: a.stop.clone(),
         seed: a.seed,
         top_p: a.top_p,
     };
@@ -192,18 +194,38 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
             )?)
         }
     };
-    let r = generate(
-        store,
-        &a.cases,
-        &GenerateOptions {
-            template,
-            backend,
-            settings,
-            conditions: a.condition,
-            progress: true,
-            truncate,
-        },
-    )?;
+    Ok(GenerateOptions {
+        template,
+        backend,
+        settings,
+        conditions: a.condition.clone(),
+        progress: true,
+        truncate,
+    })
+}
+
+/// What `a` would send (`run --dry-run`): prompt tokens counted with
+/// `tokenizer` when given, else the embedded model's when it is the
+/// backend, else approximately.
+pub fn estimate(
+    store: &Store,
+    a: &GenerateArgs,
+    tokenizer: Option<&std::path::Path>,
+) -> Result<ragprobe_generate::Estimate> {
+    use ragprobe_models::tokens::TokenCounter;
+    let opts = options(store, a)?;
+    let counter = match (tokenizer, &opts.backend) {
+        (Some(t), _) => TokenCounter::from_file(t)?,
+        (None, BackendSpec::Local { gguf, .. }) => TokenCounter::embedded(gguf)?,
+        (None, _) => TokenCounter::Approx,
+    };
+    Ok(ragprobe_generate::estimate(
+        store, &a.cases, &opts, &counter,
+    )?)
+}
+
+pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
+    let r = generate(store, &a.cases, &options(store, &a)?)?;
     let s = &r.summary;
     eprintln!(
         "requests: {} ({} cached, {} new, {} failed); tokens: {} prompt, {} completion",
@@ -214,6 +236,7 @@ pub fn run(store: &Store, a: GenerateArgs) -> Result<crate::StageOut> {
         r.cached,
     );
     out.requests = Some((s.new, s.cached, s.failed));
+    out.tokens = Some((s.new_prompt_tokens, s.new_completion_tokens));
     if s.failed > 0 {
         out.error = Some(format!(
             "{} request(s) failed after retries (rows kept with their error; rerun to retry them)",

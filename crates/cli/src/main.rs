@@ -179,6 +179,8 @@ pub struct StageOut {
     pub cached: bool,
     /// (new, cached, failed) requests.
     pub requests: Option<(u64, u64, u64)>,
+    /// (prompt, completion) tokens of the new requests, as reported.
+    pub tokens: Option<(u64, u64)>,
     pub error: Option<String>,
 }
 

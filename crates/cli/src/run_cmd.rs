@@ -26,9 +26,28 @@ pub struct RunArgs {
     /// Set a variable: --set model=Qwen/Qwen2.5-7B-Instruct --set base_url=http://gpu1:8000/v1
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
-    /// Print the plan, each step marked cached or to-run, and run nothing.
+    /// Print the plan, each step marked cached or to-run, and run nothing;
+    /// for each generate step whose cases exist, the requests it would
+    /// send, their prompt tokens, the most completion tokens and (with
+    /// --price-in/--price-out) the cost.
     #[arg(long)]
     pub dry_run: bool,
+    /// Run every step that sends no model request (all but generate, and
+    /// perturb with its writer on a server, and what follows them), then
+    /// print the --dry-run plan, so each generate step has its estimate.
+    #[arg(long, conflicts_with_all = ["dry_run", "only", "from"])]
+    pub estimate: bool,
+    /// The served model's tokenizer (tokenizer.json or .gguf) for the
+    /// estimate's token counts [default: the embedded model's when it is
+    /// the backend, else 4 characters a token].
+    #[arg(long, value_name = "FILE")]
+    pub tokenizer: Option<PathBuf>,
+    /// Price per million prompt tokens, for the estimate's cost.
+    #[arg(long, value_name = "PRICE", requires = "price_out", value_parser = crate::bounds::f64_in(0.0, 1e9, false))]
+    pub price_in: Option<f64>,
+    /// Price per million completion tokens, for the estimate's cost.
+    #[arg(long, value_name = "PRICE", requires = "price_in", value_parser = crate::bounds::f64_in(0.0, 1e9, false))]
+    pub price_out: Option<f64>,
     /// Run only this step (its inputs must already be cached).
     #[arg(long, conflicts_with = "from")]
     pub only: Option<String>,
@@ -162,6 +181,7 @@ impl StepExecutor for CliSteps<'_> {
         Ok(StepOutcome {
             outputs: out.outputs,
             requests: out.requests,
+            tokens: out.tokens,
             cached: out.cached,
         })
     }
@@ -176,21 +196,59 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
         from: a.from.clone(),
         jobs: a.jobs,
         progress: true,
+        leave_out: Default::default(),
     };
-    if a.dry_run {
+    if a.estimate {
+        let before = RunOptions {
+            leave_out: sends_requests(&p),
+            ..opts.clone()
+        };
+        let s = p.run(store, &steps, &before, &mut |_, _| {})?;
+        eprintln!(
+            "estimate: {} step(s) that send no model request run, {} cached; not run: {}",
+            s.ran,
+            s.cached,
+            before.leave_out.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    if a.dry_run || a.estimate {
         if let Err(e) = p.check_inputs() {
             eprintln!("warning: {e}");
         }
         let plan = p.dry_run(store, &steps, &opts)?;
         println!("plan for {} ({} steps):", a.pipeline.display(), plan.len());
-        for (n, stage, state) in plan {
-            let state = match state {
+        let mut total = ragprobe_generate::Estimate {
+            exact: true,
+            ..Default::default()
+        };
+        let mut unknown = Vec::new();
+        for step in &plan {
+            let state = match step.state {
                 PlanState::Cached => "cached",
                 PlanState::ToRun => "to-run",
                 PlanState::AfterInputs => "to-run (after its inputs)",
             };
-            println!("  {n:<28} {stage:<9} {state}");
+            println!("  {:<28} {:<9} {state}", step.name, step.stage);
+            if step.stage != "generate" {
+                continue;
+            }
+            let est = match (&step.argv, step.state == PlanState::Cached) {
+                (_, true) => continue,
+                (Some(argv), false) => match parse(argv) {
+                    Ok(Command::Generate(g)) => {
+                        crate::generate_cmd::estimate(store, &g, a.tokenizer.as_deref())?
+                    }
+                    _ => continue,
+                },
+                (None, false) => {
+                    unknown.push(step.name.clone());
+                    continue;
+                }
+            };
+            println!("      {}", estimate_line(&est, a.price_in.zip(a.price_out)));
+            total.add(&est);
         }
+        print_estimate_total(&total, &unknown, a.price_in.zip(a.price_out), &a);
         print_downloads(store, &p);
         return Ok(());
     }
@@ -210,8 +268,19 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
                 .and_then(|(_, v)| v.first().cloned())
         });
     let (new, cached, failed) = summary.requests;
+    let (prompt, completion) = summary.tokens;
+    let cost = a
+        .price_in
+        .zip(a.price_out)
+        .map(|(pin, pout)| {
+            format!(
+                ", cost {:.4}",
+                (prompt as f64 * pin + completion as f64 * pout) / 1e6
+            )
+        })
+        .unwrap_or_default();
     eprintln!(
-        "pipeline {}: {} step(s) run, {} cached; requests: {new} new, {cached} cached, {failed} failed; {:.1}s{}",
+        "pipeline {}: {} step(s) run, {} cached; requests: {new} new, {cached} cached, {failed} failed; tokens (new requests, as reported): {prompt} prompt, {completion} completion{cost}; {:.1}s{}",
         a.pipeline.display(),
         summary.ran,
         summary.cached,
@@ -222,6 +291,80 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
     );
     store.log_run(json!({"stage": "run", "pipeline": a.pipeline.display().to_string(), "ran": summary.ran, "cached": summary.cached, "seconds": started.elapsed().as_secs_f64()}));
     Ok(())
+}
+
+/// The steps that send model requests: generate, and perturb with its
+/// writer on a server (`writer-backend = "openai"`); `run --estimate`
+/// leaves them, and what follows them, out.
+fn sends_requests(p: &Pipeline) -> std::collections::BTreeSet<String> {
+    p.steps
+        .values()
+        .filter(|s| {
+            s.stage == "generate"
+                || (s.stage == "perturb"
+                    && s.params
+                        .iter()
+                        .any(|(k, v)| k == "writer-backend" && v.iter().any(|x| x == "openai")))
+        })
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+/// One generate step's estimate, in a line: requests to send (of all),
+/// prompt tokens, the most completion tokens, and the cost at `prices`
+/// (per million prompt and completion tokens).
+fn estimate_line(e: &ragprobe_generate::Estimate, prices: Option<(f64, f64)>) -> String {
+    let approx = if e.exact { "" } else { "~" };
+    let mut line = format!(
+        "requests: {} to send ({} of {} already answered); prompt tokens: {approx}{}; completion tokens: at most {}",
+        e.to_send, e.answered, e.requests, e.prompt_tokens, e.max_completion_tokens
+    );
+    if let Some((pin, pout)) = prices {
+        let (cin, cout) = e.cost(pin, pout);
+        line.push_str(&format!(
+            "; cost: {approx}{cin:.4} prompt + at most {cout:.4} completion = at most {approx}{:.4}",
+            cin + cout
+        ));
+    }
+    if let Some(why) = &e.unchecked {
+        line.push_str(&format!(
+            " (the journal not checked, every request counted: {why})"
+        ));
+    }
+    line
+}
+
+/// The estimate's total over the generate steps, how the tokens were
+/// counted, and the steps that could not be estimated.
+fn print_estimate_total(
+    total: &ragprobe_generate::Estimate,
+    unknown: &[String],
+    prices: Option<(f64, f64)>,
+    a: &RunArgs,
+) {
+    if total.requests == 0 && unknown.is_empty() {
+        return;
+    }
+    if total.requests > 0 {
+        println!(
+            "estimate (generate steps): {}",
+            estimate_line(total, prices)
+        );
+    }
+    let how = if a.tokenizer.is_some() {
+        "the given tokenizer over the messages' text (the chat template's tokens not counted)"
+    } else if total.exact {
+        "the embedded model's chat template and tokenizer (exact)"
+    } else {
+        "~ = 4 characters a token (pass --tokenizer for the served model's count)"
+    };
+    println!("  prompt tokens counted with {how}");
+    if !unknown.is_empty() {
+        println!(
+            "  not estimated, their cases not built yet (`run --estimate` builds them, unless a perturb writer on a server makes them): {}",
+            unknown.join(", ")
+        );
+    }
 }
 
 /// What the ingest steps that read datasets by name would download: each

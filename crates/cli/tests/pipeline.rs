@@ -557,3 +557,111 @@ fn a_step_hashes_only_what_its_stage_reads() {
     let plan = bounded(&["run", pp, "--dry-run"]);
     assert!(plan.contains("ingest    to-run"), "{plan}");
 }
+
+/// The number after `key` in `line` (`requests: 12 to send` -> 12).
+fn number_after(line: &str, key: &str) -> u64 {
+    let rest = &line[line
+        .find(key)
+        .unwrap_or_else(|| panic!("`{key}` in {line}"))
+        + key.len()..];
+    let digits: String = rest
+        .trim_start_matches(['~', ' '])
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("a number after `{key}` in {line}"))
+}
+
+/// `run --dry-run` names the generate step it cannot estimate yet;
+/// `run --estimate` builds its cases and estimates exactly the requests the
+/// run then makes, their prompt tokens as the run renders them (here the
+/// 4-characters rule over the messages the responses record), the most
+/// completion tokens and the cost; the run's summary gives the tokens the
+/// server reported; afterwards the step is cached and nothing is left to send.
+#[test]
+fn the_estimate_counts_the_requests_the_run_makes() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let m = rt.block_on(start(MockConfig::default(), 0)).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let p = mock_pipeline(d.path(), &m.base_url());
+    let pp = p.to_str().unwrap();
+    let store = d.path().join("s");
+    let dry = ragprobe(&store, &["run", pp, "--dry-run"]);
+    let plan = String::from_utf8_lossy(&dry.stdout).into_owned();
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert!(
+        plan.contains("not estimated") && plan.contains(": g"),
+        "{plan}"
+    );
+
+    let prices = ["--price-in", "2", "--price-out", "10"];
+    let est = ragprobe(&store, &[&["run", pp, "--estimate"][..], &prices].concat());
+    assert!(est.status.success(), "{}", stderr(&est));
+    let out = String::from_utf8_lossy(&est.stdout).into_owned();
+    assert_eq!(m.stats.distinct_answered(), 0, "the estimate sends nothing");
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("requests:"))
+        .unwrap_or_else(|| panic!("an estimate line: {out}"));
+    let to_send = number_after(line, "requests:");
+    let prompt = number_after(line, "prompt tokens:");
+    let completion = number_after(line, "at most");
+    assert!(to_send > 0, "{line}");
+    let max_tokens = u64::from(ragprobe_models::llm::DEFAULT_MAX_TOKENS);
+    assert_eq!(
+        completion,
+        to_send * max_tokens,
+        "max_tokens a request: {line}"
+    );
+    let cost = 2.0 * prompt as f64 / 1e6 + 10.0 * completion as f64 / 1e6;
+    assert!(
+        line.contains(&format!("= at most ~{cost:.4}")),
+        "{cost:.4} in {line}"
+    );
+
+    let run = ragprobe(&store, &["run", pp, "--price-in", "2", "--price-out", "10"]);
+    let err = stderr(&run);
+    assert!(run.status.success(), "{err}");
+    assert_eq!(m.stats.distinct_answered() as u64, to_send, "{err}");
+    assert!(
+        err.contains(&format!("requests: {to_send} new, 0 cached")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("prompt, {} completion", 3 * to_send)),
+        "the mock's usage (3 completion tokens a reply): {err}"
+    );
+    let responses = String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("g\tresponses\t").map(String::from))
+        .expect("the responses id");
+    let store_h = ragprobe_artifact::Store::open(&store).unwrap();
+    let rows =
+        ragprobe_artifact::read::<ragprobe_artifact::Responses>(&store_h, &responses).unwrap();
+    let rendered: u64 = rows
+        .iter()
+        .map(|r| {
+            let msgs: Vec<serde_json::Value> = serde_json::from_str(&r.messages).unwrap();
+            msgs.iter()
+                .map(|m| m["content"].as_str().unwrap().chars().count().div_ceil(4) as u64)
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!((rows.len() as u64, rendered), (to_send, prompt));
+
+    let again = ragprobe(&store, &["run", pp, "--estimate"]);
+    let out = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("g ") && l.ends_with("cached"))
+            && !out.contains("to send"),
+        "{out}"
+    );
+}

@@ -10,6 +10,8 @@
 //! The `responses` artifact is written sorted and goes through the store:
 //! when every request succeeded the run is a cached action like any other.
 
+mod estimate;
+pub use estimate::{estimate, Estimate};
 pub use ragprobe_models::prompts::{Template, TemplateError};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -77,6 +79,11 @@ pub struct GenerateSummary {
     pub prompt_tokens: u64,
     /// Completion tokens over the answered requests, where the backend reports them.
     pub completion_tokens: u64,
+    /// Prompt tokens of the requests answered by this run (what it was
+    /// billed for), where the backend reports them.
+    pub new_prompt_tokens: u64,
+    /// Completion tokens of the requests answered by this run.
+    pub new_completion_tokens: u64,
 }
 
 /// What a generate run produced.
@@ -204,8 +211,16 @@ fn response_rows(
             None => summary.failed += 1,
             Some(g) => {
                 summary.new += answer.fresh as u64;
-                summary.prompt_tokens += g.prompt_tokens.unwrap_or(0) as u64;
-                summary.completion_tokens += g.completion_tokens.unwrap_or(0) as u64;
+                let (p, c) = (
+                    g.prompt_tokens.unwrap_or(0) as u64,
+                    g.completion_tokens.unwrap_or(0) as u64,
+                );
+                summary.prompt_tokens += p;
+                summary.completion_tokens += c;
+                if answer.fresh {
+                    summary.new_prompt_tokens += p;
+                    summary.new_completion_tokens += c;
+                }
             }
         }
         rows.push(ResponseRow {

@@ -16,6 +16,7 @@ pub mod encoder;
 pub mod llm;
 pub mod paths;
 pub mod prompts;
+pub mod tokens;
 pub mod truncate;
 
 pub use embed::{cosine, Embedder, EMBEDDING_DIM};

@@ -21,6 +21,10 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Show a progress bar.
     pub progress: bool,
+    /// Leave out these steps and every step after one (`run --estimate`
+    /// runs every step but those that send model requests, then estimates
+    /// what they would send).
+    pub leave_out: BTreeSet<String>,
 }
 
 /// What a run did.
@@ -32,6 +36,9 @@ pub struct RunSummary {
     pub cached: usize,
     /// Model requests: (new, cached, failed).
     pub requests: (u64, u64, u64),
+    /// Tokens of the new requests, as the model reported them: (prompt,
+    /// completion).
+    pub tokens: (u64, u64),
 }
 
 /// The pipeline's progress bar: one tick a step (hidden without `progress`).
@@ -63,6 +70,10 @@ impl RunSummary {
             self.requests.1 += cached;
             self.requests.2 += failed;
         }
+        if let Some((prompt, completion)) = out.tokens {
+            self.tokens.0 += prompt;
+            self.tokens.1 += completion;
+        }
     }
 }
 
@@ -74,6 +85,20 @@ struct Running<'a> {
     /// Held by a step that loads a local model, so such steps run alone.
     exclusive: &'a std::sync::Mutex<()>,
     bar: &'a ProgressBar,
+}
+
+/// One step of a dry run's plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedStep {
+    /// The step's name.
+    pub name: String,
+    /// Its stage.
+    pub stage: String,
+    /// Cached, to run, or after its inputs.
+    pub state: PlanState,
+    /// Its command line, when its inputs are known (every input step
+    /// cached); None after inputs that must run first.
+    pub argv: Option<Vec<String>>,
 }
 
 /// A step's state in a dry run.
@@ -116,7 +141,7 @@ impl Pipeline {
         store: &Store,
         exec: &dyn StepExecutor,
         opts: &RunOptions,
-    ) -> Result<Vec<(String, String, PlanState)>> {
+    ) -> Result<Vec<PlannedStep>> {
         self.check_steps(opts)?;
         let forced = opts
             .from
@@ -127,11 +152,11 @@ impl Pipeline {
         let mut out = Vec::new();
         for n in &self.order {
             let s = &self.steps[n];
-            let argv = self.argv(s, &resolver(&done));
-            let state = match argv {
-                Ok(argv) => match (
+            let argv = self.argv(s, &resolver(&done)).ok();
+            let state = match &argv {
+                Some(argv) => match (
                     forced.contains(n),
-                    cached_step(store, &self.key(exec, &argv)?),
+                    cached_step(store, &self.key(exec, argv)?),
                 ) {
                     (false, Some(outs)) => {
                         done.insert(n.clone(), outs);
@@ -139,9 +164,14 @@ impl Pipeline {
                     }
                     _ => PlanState::ToRun,
                 },
-                Err(_) => PlanState::AfterInputs,
+                None => PlanState::AfterInputs,
             };
-            out.push((n.clone(), s.stage.clone(), state));
+            out.push(PlannedStep {
+                name: n.clone(),
+                stage: s.stage.clone(),
+                state,
+                argv,
+            });
         }
         Ok(out)
     }
@@ -218,6 +248,7 @@ impl Pipeline {
                     StepOutcome {
                         outputs,
                         requests: None,
+                        tokens: None,
                         cached: true,
                     },
                     true,
@@ -291,6 +322,16 @@ impl Pipeline {
             }
             None => self.order.clone(),
         };
+        if !opts.leave_out.is_empty() {
+            let left_out: BTreeSet<String> = opts
+                .leave_out
+                .iter()
+                .filter(|n| self.steps.contains_key(*n))
+                .flat_map(|n| self.downstream(n))
+                .collect();
+            remaining.retain(|n| !left_out.contains(n));
+            bar.set_length(remaining.len() as u64);
+        }
         let exclusive = std::sync::Mutex::new(());
         let running = Running {
             store,
@@ -343,6 +384,27 @@ mod tests {
     const TWO: &str =
         "[steps.a]\nstage = \"a\"\nx = 1\n\n[steps.b]\nstage = \"a\"\nin = \"@a.out\"\n";
 
+    /// `leave_out` leaves out its steps and every step after one; the
+    /// others run (`run --estimate` leaves out the generate steps).
+    #[test]
+    fn leave_out_runs_only_the_steps_not_after_it() {
+        let (_d, store, p, fake) = setup(
+            "[steps.a]\nstage = \"a\"\nx = 1\n\n[steps.b]\nstage = \"b\"\nin = \"@a.out\"\n\n\
+             [steps.c]\nstage = \"a\"\nx = 2\n\n[steps.d]\nstage = \"a\"\nin = \"@b.out\"\n",
+        );
+        let opts = RunOptions {
+            jobs: 1,
+            leave_out: BTreeSet::from(["b".to_string()]),
+            ..Default::default()
+        };
+        let mut seen = Vec::new();
+        let s = p
+            .run(&store, &fake, &opts, &mut |n, _| seen.push(n.to_string()))
+            .unwrap();
+        seen.sort();
+        assert_eq!((s.ran, seen), (2, vec!["a".to_string(), "c".into()]));
+    }
+
     #[test]
     fn steps_run_in_order_then_come_from_the_cache() {
         let (_d, store, p, fake) = setup(TWO);
@@ -370,7 +432,7 @@ mod tests {
             .dry_run(&store, &fake, &opts)
             .unwrap()
             .into_iter()
-            .map(|x| x.2)
+            .map(|x| x.state)
             .collect();
         assert_eq!(states, [PlanState::Cached, PlanState::Cached]);
         // --from re-runs the step and everything after it.

@@ -56,7 +56,7 @@ mod parse;
 mod plan;
 mod vars;
 
-pub use exec::{PlanState, RunOptions, RunSummary};
+pub use exec::{PlanState, PlannedStep, RunOptions, RunSummary};
 pub use parse::{Step, GLOBAL_FLAGS, POSITIONAL};
 pub use plan::Pipeline;
 pub use vars::{VarValue, Vars};
@@ -131,6 +131,9 @@ pub struct StepOutcome {
     pub outputs: Vec<(String, String)>,
     /// Model requests: (new, cached, failed).
     pub requests: Option<(u64, u64, u64)>,
+    /// Tokens of the new requests, as the model reported them: (prompt,
+    /// completion).
+    pub tokens: Option<(u64, u64)>,
     /// The stage found its own action record and computed nothing (a
     /// store pulled from a remote has those, but not this machine's step
     /// records): counted as cached.
@@ -201,7 +204,7 @@ pub(crate) mod tests {
 
     impl StepExecutor for Fake {
         fn stages(&self) -> &[&str] {
-            &["a"]
+            &["a", "b"]
         }
         fn check(&self, argv: &[String]) -> std::result::Result<(), StepError> {
             match argv.iter().find(|a| *a == "--reject") {
@@ -220,6 +223,7 @@ pub(crate) mod tests {
             Ok(StepOutcome {
                 outputs: vec![("out".into(), self.id_for(argv))],
                 requests: None,
+                tokens: None,
                 cached: false,
             })
         }
