@@ -122,7 +122,8 @@ fn tokenizer_from_gguf(ct: &gguf_file::Content, path: &Path) -> Result<(Tokenize
         .filter(|(_, t)| **t == 3 || **t == 4)
         .map(|(s, _)| AddedToken::from(s.clone(), true))
         .collect();
-    tok.add_special_tokens(&special);
+    tok.add_special_tokens(special)
+        .map_err(|e| ModelError::Tokenizer(format!("special tokens: {e}")))?;
     Ok((tok, tokens))
 }
 
