@@ -13,7 +13,7 @@ RUN       = $(RAGPROBE_REL) --store $(STORE) run
 
 
 .PHONY: browser
-.PHONY: lint check-fixtures s3-server
+.PHONY: lint check-fixtures s3-server llama-server
 .PHONY: demo test models build bench bench-ingest bench-retrieve bench-dense bench-generate bench-embedded bench-score bench-query bench-sharing bench-report fixtures clean \
         reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb reproduce-check
 
@@ -29,12 +29,18 @@ demo: models
 ## test: the whole test suite (CI runs exactly this): formatting, clippy,
 ## fixture drift, then every test; fetches the models first so the real
 ## embedding and generation code is exercised
-test: models browser s3-server lint check-fixtures
-	RAGPROBE_REQUIRE_S3=1 RAGPROBE_MOTO_SERVER="$$(bash scripts/s3-server.sh path)" $(CARGO) test --workspace --no-fail-fast
+test: models browser s3-server llama-server lint check-fixtures
+	RAGPROBE_REQUIRE_S3=1 RAGPROBE_MOTO_SERVER="$$(bash scripts/s3-server.sh path)" \
+	  RAGPROBE_REQUIRE_LLAMA=1 RAGPROBE_LLAMA_SERVER="$$(bash scripts/llama-server.sh path)" \
+	  $(CARGO) test --workspace --no-fail-fast
 
 ## s3-server: the S3-protocol server (moto) the remote tests start on 127.0.0.1
 s3-server:
 	bash scripts/s3-server.sh install
+
+## llama-server: llama.cpp's OpenAI-compatible server (llama-cpp-python[server]), built once into a cached venv, that the real-server test starts on 127.0.0.1
+llama-server:
+	bash scripts/llama-server.sh install
 
 ## lint: rustfmt and clippy, warnings as errors (components installed when rustup is there)
 lint:
