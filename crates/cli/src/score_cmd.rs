@@ -70,6 +70,13 @@ pub struct ScoreArgs {
     /// values; E1,E2,... = these edges ([-inf,E1), [E1,E2), ..., [Ek,inf)).
     #[arg(long, value_name = "N|E1,E2,...", requires = "by")]
     pub bins: Option<ragprobe_score::breakdown::Bins>,
+    /// Verdicts to set the string matcher against (people's labels or
+    /// another tool's judge): JSON Lines of `id` (the case id), `model`
+    /// (optional) and `verdict` (correct | incorrect | abstained). Adds
+    /// the `matcher` metrics: string vs verdict accuracy, disagreement and
+    /// Cohen's kappa per condition.
+    #[arg(long, value_name = "FILE")]
+    pub verdicts: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub boot: BootArgs,
 }
@@ -138,6 +145,12 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
             bins: a.bins.clone().unwrap_or_default(),
         }),
         studies: ragprobe_studies::studies(),
+        verdicts: a
+            .verdicts
+            .as_deref()
+            .map(ragprobe_score::agreement::Verdicts::read)
+            .transpose()?
+            .map(std::sync::Arc::new),
     };
     let report = if let Some(file) = &a.predictions {
         let Some(against) = &a.against else {

@@ -32,6 +32,14 @@ pub const SPECS: &[TableSpec] = &[TableSpec {
     conditions: &[],
     condition_in_column: false,
     intervals: true,
+}, TableSpec {
+    id: "matcher_agreement",
+    title: "Matcher agreement — the string matcher's accuracy against imported verdicts (score --verdicts) on the same rows, the share where they differ, Cohen's kappa",
+    study: "matcher",
+    metrics: &[("string_accuracy", "Acc (string)"), ("verdict_accuracy", "Acc (verdicts)"), ("disagreement", "Differ"), ("kappa", "κ")],
+    conditions: &[],
+    condition_in_column: true,
+    intervals: true,
 }];
 
 /// One filled table: header labels and rows of cells.

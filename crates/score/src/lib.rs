@@ -7,6 +7,7 @@
 //! over grouped rows rather than a dataframe engine: the pairings are small
 //! maps keyed by qid, and the whole stage stays a fast, light build.
 
+pub mod agreement;
 pub mod bootstrap;
 pub mod breakdown;
 pub mod metrics;
@@ -64,6 +65,9 @@ pub struct ScoreOptions {
     /// The studies whose metric families are computed (none by default:
     /// the caller registers them; scoring with none is refused).
     pub studies: metrics::Studies,
+    /// `--verdicts`: imported verdicts to set the string matcher against
+    /// ([`agreement`]); None = none.
+    pub verdicts: Option<std::sync::Arc<agreement::Verdicts>>,
 }
 
 impl Default for ScoreOptions {
@@ -76,6 +80,7 @@ impl Default for ScoreOptions {
             k_matcher: metrics::KMatcher::default(),
             breakdown: None,
             studies: metrics::Studies::default(),
+            verdicts: None,
         }
     }
 }
@@ -106,6 +111,9 @@ impl ScoreOptions {
         if let Some(b) = &self.breakdown {
             p["by"] = json!(b.columns);
             p["bins"] = b.bins.param();
+        }
+        if let Some(v) = &self.verdicts {
+            p["verdicts"] = json!({"sha256": v.sha256, "count": v.len()});
         }
         p
     }
@@ -340,7 +348,7 @@ pub(crate) fn finish_streamed(
     let details = score_details(opts, rows, failed);
     let scores = sink.finish(details.clone())?;
     let mut unused = vec!["response", "request_id", "foil"];
-    if opts.breakdown.is_none() {
+    if opts.breakdown.is_none() && opts.verdicts.is_none() {
         unused.push("case_id");
     }
     let columns: Vec<&str> = Scores::columns()
@@ -372,6 +380,9 @@ fn score_details(opts: &ScoreOptions, rows: usize, failed: usize) -> serde_json:
 fn metric_rows(scored: &[Scored], opts: &ScoreOptions, look: &Lookup) -> Result<Vec<MetricRow>> {
     let mut out = metrics::Out::new(opts);
     metrics::all(scored, &mut out);
+    if let Some(v) = &opts.verdicts {
+        agreement::agreement(scored, v, &mut out);
+    }
     out.rows.extend(breakdown_rows(scored, opts, look)?);
     Ok(out.rows)
 }

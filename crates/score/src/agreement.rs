@@ -1,0 +1,372 @@
+//! How far a metric depends on its string matcher: the string decision
+//! (`accuracy`, the SQuAD-normalised substring match) set against other
+//! verdicts on the same rows — people's labels or another tool's judge,
+//! imported with `score --verdicts FILE`.
+//!
+//! A verdicts file is JSON Lines, one object a line: `id` (the case id,
+//! `cases.case_id`, as the scores and the case browser show it), `model`
+//! (optional: the model whose response was judged; without it the verdict
+//! holds for every model's response to that case) and `verdict`
+//! (`correct`, `incorrect` or `abstained`). A line naming no scored row is
+//! counted (`verdicts_unmatched`), never silently dropped.
+//!
+//! For each (dataset, model, prompt, condition), over the rows that have
+//! both a string decision and a verdict (failed requests excluded), the
+//! metrics (study `matcher`):
+//!
+//! * `string_accuracy`, `verdict_accuracy`: the share judged correct by
+//!   each (x100), on the same rows, with question-clustered intervals;
+//! * `disagreement`: the share of rows where they differ (x100, interval);
+//! * `kappa`: Cohen's kappa of the two binary decisions (an `abstained`
+//!   verdict is "not correct"), with the confusion matrix in its details.
+//!
+//! Cohen's kappa (Cohen 1960): with p_o the observed agreement and p_e the
+//! agreement expected from the two marginals, kappa = (p_o - p_e) / (1 -
+//! p_e); undefined (no value) when p_e = 1 (both say the same for every
+//! row, so agreement could not have been otherwise).
+
+use ragprobe_artifact::MetricRow;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use crate::metrics::{b, Clusters, Key, Out};
+use crate::scored::Scored;
+use crate::{Result, ScoreError};
+
+/// One imported verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The response answers the question.
+    Correct,
+    /// It does not.
+    Incorrect,
+    /// It declines to answer.
+    Abstained,
+}
+
+impl Verdict {
+    fn parse(s: &str) -> Option<Verdict> {
+        match s {
+            "correct" => Some(Verdict::Correct),
+            "incorrect" => Some(Verdict::Incorrect),
+            "abstained" => Some(Verdict::Abstained),
+            _ => None,
+        }
+    }
+}
+
+/// The verdicts of a file, by case id and model (None: every model).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdicts {
+    by_case: HashMap<(String, Option<String>), Verdict>,
+    /// SHA-256 of the file: the score recipe records it.
+    pub sha256: String,
+    /// The file's name, for errors and details.
+    pub file: String,
+}
+
+impl Verdicts {
+    /// Read a verdicts file (JSON Lines; blank lines skipped). A line that
+    /// is not an object with a string `id` and a known `verdict`, or a
+    /// second verdict for the same case and model, is an error naming the
+    /// file, the line and the field.
+    pub fn read(path: &Path) -> Result<Verdicts> {
+        let file = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| ScoreError::Invalid(format!("{file}: {e}")))?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|e| ScoreError::Invalid(format!("{file}: not UTF-8: {e}")))?;
+        let mut by_case = HashMap::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = |m: String| ScoreError::Invalid(format!("{file}:{}: {m}", i + 1));
+            let v: Value = serde_json::from_str(line).map_err(|e| bad(format!("not JSON: {e}")))?;
+            let field = |k: &str| -> Result<Option<String>> {
+                match v.get(k) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(s)) => Ok(Some(s.clone())),
+                    Some(other) => Err(bad(format!("field `{k}` must be a string, found {other}"))),
+                }
+            };
+            let id = field("id")?.ok_or_else(|| bad("field `id` is missing".into()))?;
+            let model = field("model")?;
+            let word = field("verdict")?.ok_or_else(|| bad("field `verdict` is missing".into()))?;
+            let verdict = Verdict::parse(&word).ok_or_else(|| {
+                bad(format!(
+                    "field `verdict`: `{word}` is not one of correct, incorrect, abstained"
+                ))
+            })?;
+            if by_case
+                .insert((id.clone(), model.clone()), verdict)
+                .is_some()
+            {
+                return Err(bad(format!(
+                    "a second verdict for case `{id}`{}",
+                    model
+                        .map(|m| format!(" and model `{m}`"))
+                        .unwrap_or_default()
+                )));
+            }
+        }
+        Ok(Verdicts {
+            by_case,
+            sha256: ragprobe_artifact::sha256_hex(&bytes),
+            file,
+        })
+    }
+
+    /// The verdicts in the file.
+    pub fn len(&self) -> usize {
+        self.by_case.len()
+    }
+
+    /// No verdict in the file.
+    pub fn is_empty(&self) -> bool {
+        self.by_case.is_empty()
+    }
+
+    /// The verdict on `model`'s response to `case_id`: the model's own,
+    /// else the one for every model.
+    fn get(&self, case_id: &str, model: &str) -> Option<(Verdict, (&str, Option<&str>))> {
+        let own = (case_id.to_string(), Some(model.to_string()));
+        if let Some((k, v)) = self.by_case.get_key_value(&own) {
+            return Some((*v, (k.0.as_str(), k.1.as_deref())));
+        }
+        self.by_case
+            .get_key_value(&(case_id.to_string(), None))
+            .map(|(k, v)| (*v, (k.0.as_str(), None)))
+    }
+}
+
+/// Two binary decisions on the same rows: the string matcher's and the
+/// verdicts' ("correct" or not).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Confusion {
+    /// Both say correct.
+    pub both: u64,
+    /// Only the string matcher says correct.
+    pub string_only: u64,
+    /// Only the verdict says correct.
+    pub verdict_only: u64,
+    /// Both say not correct.
+    pub neither: u64,
+}
+
+impl Confusion {
+    /// Count one row.
+    pub fn add(&mut self, string: bool, verdict: bool) {
+        match (string, verdict) {
+            (true, true) => self.both += 1,
+            (true, false) => self.string_only += 1,
+            (false, true) => self.verdict_only += 1,
+            (false, false) => self.neither += 1,
+        }
+    }
+
+    /// Rows counted.
+    pub fn n(&self) -> u64 {
+        self.both + self.string_only + self.verdict_only + self.neither
+    }
+
+    /// The share of rows where the two agree (p_o).
+    pub fn agreement(&self) -> Option<f64> {
+        let n = self.n() as f64;
+        (n > 0.0).then(|| (self.both + self.neither) as f64 / n)
+    }
+
+    /// Cohen's kappa; None without rows or when p_e = 1.
+    pub fn kappa(&self) -> Option<f64> {
+        let n = self.n() as f64;
+        let po = self.agreement()?;
+        let s = (self.both + self.string_only) as f64 / n;
+        let v = (self.both + self.verdict_only) as f64 / n;
+        let pe = s * v + (1.0 - s) * (1.0 - v);
+        (pe < 1.0).then(|| (po - pe) / (1.0 - pe))
+    }
+}
+
+/// The agreement metrics of `rows` against `verdicts` (see the module
+/// docs), and the lines of the file that named no scored row.
+pub fn agreement(rows: &[Scored], verdicts: &Verdicts, out: &mut Out) {
+    type Group<'a> = (&'a str, &'a str, &'a str, &'a str);
+    let mut groups: BTreeMap<Group, Vec<(usize, Verdict)>> = BTreeMap::new();
+    let mut used: std::collections::HashSet<(&str, Option<&str>)> = Default::default();
+    for (i, r) in rows.iter().enumerate() {
+        if r.failed || r.accuracy.is_none() {
+            continue;
+        }
+        if let Some((v, key)) = verdicts.get(r.case_id, r.model) {
+            used.insert(key);
+            groups
+                .entry((r.dataset, r.model, r.prompt, r.condition))
+                .or_default()
+                .push((i, v));
+        }
+    }
+    let unmatched = verdicts.len() - used.len();
+    if unmatched > 0 {
+        tracing::warn!(
+            "{}: {unmatched} of {} verdicts name no scored row (case id and model)",
+            verdicts.file,
+            verdicts.len()
+        );
+    }
+    for ((dataset, model, prompt, condition), judged) in groups {
+        let k = Key {
+            study: "matcher",
+            dataset: dataset.into(),
+            model: model.into(),
+            prompt: prompt.into(),
+        };
+        let mut conf = Confusion::default();
+        let (mut s_acc, mut v_acc, mut differ) = (
+            Clusters::with_capacity(judged.len()),
+            Clusters::with_capacity(judged.len()),
+            Clusters::with_capacity(judged.len()),
+        );
+        let mut abstained = 0;
+        for &(i, v) in &judged {
+            let r = &rows[i];
+            let s = r.accuracy == Some(true);
+            let vc = v == Verdict::Correct;
+            abstained += usize::from(v == Verdict::Abstained);
+            conf.add(s, vc);
+            s_acc.add(r.qid, b(s));
+            v_acc.add(r.qid, b(vc));
+            differ.add(r.qid, b(s != vc));
+        }
+        let d = |what: &str| json!({"definition": what, "verdicts": verdicts.file});
+        out.mean(
+            &k,
+            condition,
+            "string_accuracy",
+            &s_acc,
+            100.0,
+            d("the string matcher's accuracy on the rows with a verdict"),
+        );
+        out.mean(
+            &k,
+            condition,
+            "verdict_accuracy",
+            &v_acc,
+            100.0,
+            d("the share the imported verdicts call correct"),
+        );
+        out.mean(
+            &k,
+            condition,
+            "disagreement",
+            &differ,
+            100.0,
+            d("the share of rows where the string matcher and the verdict differ"),
+        );
+        out.rows.push(MetricRow {
+            value: conf.kappa(),
+            n: conf.n() as i64,
+            details: Some(
+                json!({"definition": "Cohen's kappa of the string decision and the verdict (abstained = not correct)",
+                    "confusion": {"both_correct": conf.both, "string_only": conf.string_only, "verdict_only": conf.verdict_only, "neither": conf.neither},
+                    "agreement": conf.agreement(), "abstained": abstained, "verdicts_unmatched": unmatched, "verdicts": verdicts.file})
+                .to_string(),
+            ),
+            ..k.row(condition, "kappa")
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Worked by hand: 10 rows, both correct 4, string only 1, verdict
+    /// only 2, neither 3. p_o = 7/10; string says correct 5/10, verdict
+    /// 6/10; p_e = 0.5 * 0.6 + 0.5 * 0.4 = 0.5; kappa = (0.7 - 0.5) / 0.5
+    /// = 0.4.
+    #[test]
+    fn kappa_and_agreement_worked_by_hand() {
+        let mut c = Confusion::default();
+        for (s, v, n) in [
+            (true, true, 4),
+            (true, false, 1),
+            (false, true, 2),
+            (false, false, 3),
+        ] {
+            for _ in 0..n {
+                c.add(s, v);
+            }
+        }
+        assert_eq!(c.n(), 10);
+        assert!((c.agreement().unwrap() - 0.7).abs() < 1e-12);
+        assert!((c.kappa().unwrap() - 0.4).abs() < 1e-12);
+        // Perfect agreement with both classes: kappa 1.
+        let p = Confusion {
+            both: 3,
+            neither: 2,
+            ..Default::default()
+        };
+        assert!((p.kappa().unwrap() - 1.0).abs() < 1e-12);
+        // All one class for both: p_e = 1, kappa undefined.
+        let one = Confusion {
+            both: 5,
+            ..Default::default()
+        };
+        assert_eq!((one.agreement(), one.kappa()), (Some(1.0), None));
+        // Systematic disagreement: kappa -1.
+        let anti = Confusion {
+            string_only: 2,
+            verdict_only: 2,
+            ..Default::default()
+        };
+        assert!((anti.kappa().unwrap() + 1.0).abs() < 1e-12);
+        assert_eq!(Confusion::default().kappa(), None);
+    }
+
+    #[test]
+    fn a_bad_verdicts_line_names_the_file_line_and_field() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("v.jsonl");
+        let err = |text: &str| {
+            std::fs::write(&p, text).unwrap();
+            Verdicts::read(&p).unwrap_err().to_string()
+        };
+        let ok = "{\"id\": \"c1\", \"verdict\": \"correct\"}\n";
+        let e = err(&format!(
+            "{ok}\n{{\"id\": \"c2\", \"verdict\": \"maybe\"}}\n"
+        ));
+        assert!(
+            e.contains("v.jsonl:3:") && e.contains("`verdict`") && e.contains("maybe"),
+            "{e}"
+        );
+        let e = err(&format!("{ok}{{\"verdict\": \"correct\"}}\n"));
+        assert!(
+            e.contains("v.jsonl:2:") && e.contains("`id` is missing"),
+            "{e}"
+        );
+        let e = err(&format!("{ok}{ok}"));
+        assert!(
+            e.contains("v.jsonl:2:") && e.contains("second verdict"),
+            "{e}"
+        );
+        let e = err("{\"id\": 3, \"verdict\": \"correct\"}\n");
+        assert!(
+            e.contains("v.jsonl:1:") && e.contains("`id` must be a string"),
+            "{e}"
+        );
+        std::fs::write(
+            &p,
+            format!("{ok}{{\"id\": \"c1\", \"model\": \"m\", \"verdict\": \"abstained\"}}\n"),
+        )
+        .unwrap();
+        let v = Verdicts::read(&p).unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            v.get("c1", "m").map(|x| x.0),
+            Some(Verdict::Abstained),
+            "the model's own first"
+        );
+        assert_eq!(v.get("c1", "other").map(|x| x.0), Some(Verdict::Correct));
+        assert_eq!(v.get("c2", "m"), None);
+    }
+}
