@@ -3,9 +3,13 @@ use clap::{Args, Subcommand};
 use ragprobe_artifact::Store;
 use ragprobe_score::predictions::{score_predictions, OnDuplicate, PredictionColumns};
 
+use ragprobe_generate::judge::{judge, JudgeOn, JudgeOptions};
+use ragprobe_generate::BackendSpec;
+use ragprobe_score::agreement::{Verdict, Verdicts};
 use ragprobe_score::metrics::KMatcher;
 use ragprobe_score::{compare, metrics_table, score, ParseMode, ScoreOptions, Side};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Score responses: per-row scores and every metric of the studies whose
 /// conditions are present, with question-level bootstrap intervals.
@@ -75,8 +79,24 @@ pub struct ScoreArgs {
     /// (optional) and `verdict` (correct | incorrect | abstained). Adds
     /// the `matcher` metrics: string vs verdict accuracy, disagreement and
     /// Cohen's kappa per condition.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "judge")]
     pub verdicts: Option<std::path::PathBuf>,
+    /// A judge model to set the string matcher against (the `matcher`
+    /// metrics, as with --verdicts): `embedded`, a .gguf path or
+    /// hf:<owner>/<name>/<file> (in-process), or openai:<model>@<base URL>.
+    /// Its requests are journaled and cached like generate's.
+    #[arg(long, value_name = "SPEC", requires = "responses")]
+    pub judge: Option<String>,
+    /// Which responses the judge sees: only those where exact match,
+    /// substring accuracy and has_answer disagree, or all.
+    #[arg(long, value_enum, default_value_t = JudgeOn::default(), requires = "judge")]
+    pub judge_on: JudgeOn,
+    /// The judge's prompt template (see `ragprobe prompts show judge-qa`).
+    #[arg(long, default_value = "judge-qa", requires = "judge")]
+    pub judge_prompt: String,
+    /// Name of the environment variable holding the judge server's API key.
+    #[arg(long, requires = "judge")]
+    pub judge_api_key_env: Option<String>,
     #[command(flatten)]
     pub boot: BootArgs,
 }
@@ -145,12 +165,11 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
             bins: a.bins.clone().unwrap_or_default(),
         }),
         studies: ragprobe_studies::studies(),
-        verdicts: a
-            .verdicts
-            .as_deref()
-            .map(ragprobe_score::agreement::Verdicts::read)
-            .transpose()?
-            .map(std::sync::Arc::new),
+        verdicts: match (&a.verdicts, &a.judge) {
+            (Some(f), _) => Some(Arc::new(Verdicts::read(f)?)),
+            (None, Some(spec)) => Some(Arc::new(judge_verdicts(store, &a, spec)?)),
+            (None, None) => None,
+        },
     };
     let report = if let Some(file) = &a.predictions {
         let Some(against) = &a.against else {
@@ -201,6 +220,98 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
             (report.metrics.kind.as_str(), report.metrics.id.as_str()),
         ],
         report.cached,
+    ))
+}
+
+/// The judge's backend from `--judge SPEC`.
+fn judge_backend(store: &Store, spec: &str, api_key_env: Option<String>) -> Result<BackendSpec> {
+    use ragprobe_models::llm::openai::OpenAiConfig;
+    if let Some(rest) = spec.strip_prefix("openai:") {
+        let Some((model, url)) = rest.rsplit_once('@') else {
+            bail!("--judge openai:<model>@<base URL>, got `{spec}`");
+        };
+        return Ok(BackendSpec::OpenAi(OpenAiConfig {
+            base_urls: vec![url.to_string()],
+            model: model.to_string(),
+            api_key_env,
+            ..OpenAiConfig::default()
+        }));
+    }
+    let gguf = match spec {
+        "embedded" | "default" => ragprobe_models::paths::smollm2_gguf(),
+        s if s.starts_with("hf:") => {
+            let mut opts = ragprobe_data::DataOptions::from_env(store.root());
+            opts.progress = true;
+            ragprobe_data::model_file(s, &opts)?
+        }
+        s if s.ends_with(".gguf") => PathBuf::from(s),
+        s => bail!("--judge takes embedded, a .gguf path, hf:<owner>/<name>/<file> or openai:<model>@<base URL>, got `{s}`"),
+    };
+    Ok(BackendSpec::Local {
+        gguf,
+        batch: ragprobe_models::llm::backend::DEFAULT_BATCH,
+    })
+}
+
+/// The judge's verdicts on every responses artifact of `a` (see
+/// [`ragprobe_generate::judge`]): each judged response's reply parsed
+/// ([`Verdict::from_judge_reply`]; an unparsed one counted, not guessed),
+/// keyed by its case and the judged model; their counts printed and kept
+/// in the verdicts' notes.
+fn judge_verdicts(store: &Store, a: &ScoreArgs, spec: &str) -> Result<Verdicts> {
+    let catalog = ragprobe_studies::prompt_catalog();
+    let opts = JudgeOptions {
+        template: ragprobe_generate::Template::load(&a.judge_prompt, None, &catalog)?,
+        backend: judge_backend(store, spec, a.judge_api_key_env.clone())?,
+        settings: ragprobe_models::llm::GenSettings {
+            max_tokens: 24,
+            temperature: 0.0,
+            ..Default::default()
+        },
+        on: a.judge_on,
+        progress: true,
+    };
+    let (mut entries, mut ids, mut unparsed) = (Vec::new(), Vec::new(), 0u64);
+    let mut total = serde_json::Map::new();
+    for r in &a.responses {
+        let j = judge(store, r, &opts)?;
+        let s = &j.summary;
+        eprintln!(
+            "judge: {} of {} gradable responses sent ({}); requests: {} new, {} cached, {} failed; tokens: {} prompt, {} completion; judging all would take ~{} prompt tokens",
+            s.judged, s.judgeable, opts.on.name(), s.new, s.cached, s.failed, s.prompt_tokens, s.completion_tokens, s.all_prompt_tokens
+        );
+        for row in ragprobe_artifact::read::<ragprobe_artifact::Responses>(store, &j.judgements.id)?
+        {
+            match row.text.as_deref().and_then(Verdict::from_judge_reply) {
+                Some(v) => entries.push(((row.case_id, Some(j.judged_model.clone())), v)),
+                None if row.text.is_some() => unparsed += 1,
+                None => {}
+            }
+        }
+        for (k, v) in [
+            ("judgeable", s.judgeable),
+            ("judged", s.judged),
+            ("failed", s.failed),
+            ("prompt_tokens", s.prompt_tokens),
+            ("completion_tokens", s.completion_tokens),
+            ("all_prompt_tokens_estimate", s.all_prompt_tokens),
+        ] {
+            let n = total.get(k).and_then(|x| x.as_u64()).unwrap_or(0) + v;
+            total.insert(k.into(), n.into());
+        }
+        ids.push(j.judgements.id);
+    }
+    if unparsed > 0 {
+        eprintln!("judge: {unparsed} repl(ies) not in the asked-for form: counted as unparsed, no verdict");
+    }
+    total.insert("unparsed".into(), unparsed.into());
+    total.insert("on".into(), opts.on.name().into());
+    total.insert("judgements".into(), ids.clone().into());
+    Ok(Verdicts::from_entries(
+        entries,
+        ragprobe_artifact::sha256_hex(ids.join(",").as_bytes()),
+        format!("judge {spec}"),
+        serde_json::Value::Object(total),
     ))
 }
 

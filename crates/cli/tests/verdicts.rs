@@ -181,3 +181,256 @@ fn imported_verdicts_give_agreement_and_kappa() {
     let md = std::fs::read_to_string(out.join("tables/matcher_agreement.md")).unwrap();
     assert!(md.contains("Acc (verdicts)") && md.contains("κ"), "{md}");
 }
+
+/// `score --judge` against the loopback mock (scripted: it answers the
+/// judge template with each verdict, and sometimes in no such form): the
+/// cascade sends exactly the responses on which exact match, substring
+/// accuracy and `has_answer` disagree; an unparsed reply is counted, not a
+/// verdict; a judging killed midway resumes without asking twice; a rerun
+/// asks nothing; and the judge's verdicts imported as a file give the same
+/// agreement figures.
+#[test]
+fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cfg = || MockConfig {
+        replies: ragprobe_mock::Replies::Scripted,
+        latency: std::time::Duration::from_millis(20),
+        ..Default::default()
+    };
+    let m = rt.block_on(start(cfg(), 0)).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    let id = |outs: &[(String, String)], kind: &str| {
+        outs.iter().find(|(k, _)| k == kind).unwrap().1.clone()
+    };
+    let (q, _) = run_ok(
+        &root(),
+        &s,
+        &["ingest", "--format", "dpr", "fixtures/nq-mini.jsonl"],
+    );
+    let (c, _) = run_ok(
+        &root(),
+        &s,
+        &[
+            "perturb",
+            "--questions",
+            &id(&q, "questions"),
+            "--contexts",
+            &id(&q, "contexts"),
+            "-s",
+            "base,add-random",
+        ],
+    );
+    let url = m.base_url();
+    let (g, _) = run_ok(
+        &root(),
+        &s,
+        &[
+            "generate",
+            "--cases",
+            &id(&c, "cases"),
+            "--prompt",
+            "imperfect-normal",
+            "--backend",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "mock-model",
+        ],
+    );
+    let responses = id(&g, "responses");
+    let store = Store::open(&s).unwrap();
+    let cases: std::collections::HashMap<String, ragprobe_artifact::CaseRow> =
+        read::<ragprobe_artifact::Cases>(&store, &id(&c, "cases"))
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.case_id.clone(), c))
+            .collect();
+    let resp = read::<ragprobe_artifact::Responses>(&store, &responses).unwrap();
+    let disagree = resp
+        .iter()
+        .filter(|r| {
+            let (Some(t), a) = (r.text.as_deref(), &cases[&r.case_id].answers) else {
+                return false;
+            };
+            let em = ragprobe_matching::squad::exact_match(t, a);
+            let acc = ragprobe_matching::squad::accuracy(t, a);
+            let has = ragprobe_matching::has_answer(a, t);
+            let all_agree = em == acc && acc == has;
+            !a.is_empty() && !all_agree
+        })
+        .count();
+    let gradable = resp
+        .iter()
+        .filter(|r| r.text.is_some() && !cases[&r.case_id].answers.is_empty())
+        .count();
+    assert!(
+        disagree > 0 && disagree < gradable,
+        "{disagree} of {gradable}: the fixture has both"
+    );
+
+    let args = |url: &str, on: &str| -> Vec<String> {
+        let judge = format!("openai:mock-model@{url}");
+        [
+            "score",
+            "--responses",
+            &responses,
+            "--bootstrap",
+            "50",
+            "--judge",
+            &judge,
+            "--judge-on",
+            on,
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect()
+    };
+    let before = m.stats.distinct_answered();
+    let journaled = || -> usize {
+        std::fs::read_dir(s.join("requests"))
+            .map(|r| {
+                r.flatten()
+                    .map(|e| {
+                        std::fs::read_to_string(e.path())
+                            .unwrap_or_default()
+                            .lines()
+                            .count()
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    let journaled_before = journaled();
+
+    // Killed midway through judging all rows, then resumed against a
+    // fresh server: the resumed run asks nothing twice (the killed run's
+    // calls in flight are the only ones lost).
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(&s)
+        .args(args(&url, "all"))
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while journaled() < journaled_before + 3 && t0.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed_at = m.stats.distinct_answered() - before;
+    assert!(
+        killed_at < gradable,
+        "killed midway ({killed_at} of {gradable})"
+    );
+    let m2 = rt.block_on(start(cfg(), 0)).unwrap();
+    let url2 = m2.base_url();
+    let a: Vec<String> = args(&url2, "all");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (all, err) = run_ok(&root(), &s, &a);
+    assert!(
+        err.contains(&format!(
+            "judge: {gradable} of {gradable} gradable responses sent (all)"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(" 0 failed;") && !err.contains(" 0 cached,"),
+        "resumed: {err}"
+    );
+    assert_eq!(m2.stats.answered_twice(), 0);
+    let asked = m2.stats.distinct_answered();
+    let (_, err) = run_ok(&root(), &s, &a);
+    assert!(
+        err.contains("requests: 0 new"),
+        "a rerun asks nothing: {err}"
+    );
+    assert_eq!(m2.stats.distinct_answered(), asked);
+
+    // The cascade: only the disagreements (all judged above: no new request).
+    let dis: Vec<String> = args(&url2, "disagreements");
+    let dis: Vec<&str> = dis.iter().map(String::as_str).collect();
+    let (cascade, err) = run_ok(&root(), &s, &dis);
+    assert!(
+        err.contains(&format!(
+            "judge: {disagree} of {gradable} gradable responses sent (disagreements)"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        m2.stats.distinct_answered(),
+        asked,
+        "the cascade's rows were among all"
+    );
+
+    // Unparsed replies are counted; the judge's verdicts as a file give
+    // the same figures.
+    let metrics = read::<Metrics>(&store, &id(&all, "metrics")).unwrap();
+    let kappa = metrics
+        .iter()
+        .find(|r| r.study == "matcher" && r.metric == "kappa" && r.condition == "base")
+        .unwrap();
+    let det: serde_json::Value = serde_json::from_str(kappa.details.as_deref().unwrap()).unwrap();
+    let made = &det["made_by"];
+    assert_eq!(made["judged"], gradable as u64);
+    let judgements = made["judgements"][0].as_str().unwrap();
+    let judged = read::<ragprobe_artifact::Responses>(&store, judgements).unwrap();
+    let mut lines = String::new();
+    let mut unparsed = 0;
+    for r in &judged {
+        match ragprobe_score::agreement::Verdict::from_judge_reply(r.text.as_deref().unwrap()) {
+            Some(v) => {
+                let w = format!("{v:?}").to_lowercase();
+                lines.push_str(&format!(
+                    "{{\"id\": \"{}\", \"model\": \"mock-model\", \"verdict\": \"{w}\"}}\n",
+                    r.case_id
+                ));
+            }
+            None => unparsed += 1,
+        }
+    }
+    assert!(
+        unparsed > 0,
+        "the mock replies in no verdict form sometimes"
+    );
+    assert_eq!(made["unparsed"], unparsed);
+    let vf = d.path().join("judge-as-file.jsonl");
+    std::fs::write(&vf, lines).unwrap();
+    let (imported, _) = run_ok(
+        &root(),
+        &s,
+        &[
+            "score",
+            "--responses",
+            &responses,
+            "--bootstrap",
+            "50",
+            "--verdicts",
+            vf.to_str().unwrap(),
+        ],
+    );
+    let figures = |metrics_id: &str| -> Vec<(String, String, Option<f64>, i64)> {
+        read::<Metrics>(&store, metrics_id)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.study == "matcher")
+            .map(|r| (r.condition, r.metric, r.value, r.n))
+            .collect()
+    };
+    assert_eq!(
+        figures(&id(&imported, "metrics")),
+        figures(&id(&all, "metrics"))
+    );
+    assert_ne!(
+        figures(&id(&cascade, "metrics")),
+        figures(&id(&all, "metrics"))
+    );
+}

@@ -11,6 +11,7 @@
 //! when every request succeeded the run is a cached action like any other.
 
 mod estimate;
+pub mod judge;
 pub use estimate::{estimate, Estimate};
 pub use ragprobe_models::prompts::{Template, TemplateError};
 
@@ -41,6 +42,9 @@ pub enum GenerateError {
     /// A prompt template is invalid or could not be loaded.
     #[error(transparent)]
     Template(#[from] TemplateError),
+    /// Invalid input: responses that record no cases.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// Result of the generate stage, failing with [`GenerateError`] by default.
@@ -97,7 +101,7 @@ pub struct GenerateReport {
     pub cached: bool,
 }
 
-fn progress_bar(n: u64, show: bool) -> ProgressBar {
+pub(crate) fn progress_bar(n: u64, show: bool) -> ProgressBar {
     let bar = if show {
         ProgressBar::new(n)
     } else {

@@ -31,6 +31,9 @@ pub const PLACEHOLDERS: &[&str] = &[
     "entities",
     "foil",
     "options",
+    // A judge's: every gold alias (` | `-joined) and the response judged.
+    "answers",
+    "response",
 ];
 /// Placeholders the per-document format may use.
 pub const DOC_PLACEHOLDERS: &[&str] = &["index", "title", "text"];

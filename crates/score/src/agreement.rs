@@ -46,6 +46,17 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// A judge's reply as the judge template asks for it: a JSON object
+    /// `{"verdict": "correct" | "incorrect" | "abstained"}` (text or a code
+    /// fence around it allowed). None when there is no such object: the
+    /// reply is unparsed, counted, never guessed.
+    pub fn from_judge_reply(text: &str) -> Option<Verdict> {
+        let start = text.find('{')?;
+        let end = start + text[start..].find('}')?;
+        let v: Value = serde_json::from_str(&text[start..=end]).ok()?;
+        Verdict::parse(v.get("verdict")?.as_str()?.trim())
+    }
+
     fn parse(s: &str) -> Option<Verdict> {
         match s {
             "correct" => Some(Verdict::Correct),
@@ -62,8 +73,11 @@ pub struct Verdicts {
     by_case: HashMap<(String, Option<String>), Verdict>,
     /// SHA-256 of the file: the score recipe records it.
     pub sha256: String,
-    /// The file's name, for errors and details.
+    /// The file's name (or the judge's), for errors and details.
     pub file: String,
+    /// What made them (a judge's counts: rows judged, requests, tokens),
+    /// written into the `kappa` rows' details; null for a file.
+    pub notes: Value,
 }
 
 impl Verdicts {
@@ -114,7 +128,24 @@ impl Verdicts {
             by_case,
             sha256: ragprobe_artifact::sha256_hex(&bytes),
             file,
+            notes: Value::Null,
         })
+    }
+
+    /// Verdicts made elsewhere (a judge's): by (case id, model), named
+    /// `file`, identified by `sha256` (what the score recipe records).
+    pub fn from_entries(
+        entries: impl IntoIterator<Item = ((String, Option<String>), Verdict)>,
+        sha256: String,
+        file: String,
+        notes: Value,
+    ) -> Verdicts {
+        Verdicts {
+            by_case: entries.into_iter().collect(),
+            sha256,
+            file,
+            notes,
+        }
     }
 
     /// The verdicts in the file.
@@ -268,7 +299,7 @@ pub fn agreement(rows: &[Scored], verdicts: &Verdicts, out: &mut Out) {
             details: Some(
                 json!({"definition": "Cohen's kappa of the string decision and the verdict (abstained = not correct)",
                     "confusion": {"both_correct": conf.both, "string_only": conf.string_only, "verdict_only": conf.verdict_only, "neither": conf.neither},
-                    "agreement": conf.agreement(), "abstained": abstained, "verdicts_unmatched": unmatched, "verdicts": verdicts.file})
+                    "agreement": conf.agreement(), "abstained": abstained, "verdicts_unmatched": unmatched, "verdicts": verdicts.file, "made_by": verdicts.notes})
                 .to_string(),
             ),
             ..k.row(condition, "kappa")
@@ -321,6 +352,29 @@ mod tests {
         };
         assert!((anti.kappa().unwrap() + 1.0).abs() < 1e-12);
         assert_eq!(Confusion::default().kappa(), None);
+    }
+
+    #[test]
+    fn judge_replies_parse_only_as_the_json_the_template_asks_for() {
+        let v = Verdict::from_judge_reply;
+        assert_eq!(v("{\"verdict\": \"correct\"}"), Some(Verdict::Correct));
+        assert_eq!(
+            v("Sure.\n```json\n{\"verdict\": \"abstained\"}\n```"),
+            Some(Verdict::Abstained)
+        );
+        assert_eq!(
+            v("{\"verdict\": \" incorrect \"}"),
+            Some(Verdict::Incorrect)
+        );
+        for unparsed in [
+            "correct",
+            "{\"verdict\": \"right\"}",
+            "{verdict: correct}",
+            "",
+            "{\"score\": 1}",
+        ] {
+            assert_eq!(v(unparsed), None, "{unparsed}");
+        }
     }
 
     #[test]

@@ -163,12 +163,24 @@ pub fn format(name: &str) -> Option<ragprobe_ingest::Format> {
     ragprobe_ingest::Format::find(name, &record_formats())
 }
 
-static PROMPTS: LazyLock<Vec<(&'static str, &'static str)>> =
-    LazyLock::new(|| STUDIES.iter().flat_map(|s| s.prompts()).copied().collect());
+/// Templates no one study owns: the judge's (`score --judge`), with its
+/// role.
+static SHARED_PROMPTS: &[(&str, &str)] = &[("judge-qa", include_str!("judge/judge-qa.toml"))];
+static SHARED_ROLES: &[&str] = &["judge"];
+
+static PROMPTS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
+    STUDIES
+        .iter()
+        .flat_map(|s| s.prompts())
+        .chain(SHARED_PROMPTS)
+        .copied()
+        .collect()
+});
 static ROLES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     STUDIES
         .iter()
         .flat_map(|s| s.prompt_roles())
+        .chain(SHARED_ROLES)
         .copied()
         .collect()
 });
