@@ -123,7 +123,19 @@ fn init_logging(verbose: u8, quiet: u8) {
         .init();
 }
 
+/// A closed stdout (`ragprobe … | head`, `| grep -q`) ends the process
+/// quietly, as for any Unix tool, instead of a panic in `println!`.
+fn quiet_on_closed_pipe() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: restores the default disposition of SIGPIPE for this process,
+    // before any thread starts; no handler runs Rust code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> std::process::ExitCode {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     init_logging(cli.verbose, cli.quiet);
     match run(cli) {

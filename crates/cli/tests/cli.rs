@@ -275,3 +275,22 @@ fn out_of_range_flags_are_usage_errors() {
         );
     }
 }
+
+/// Regression: `ragprobe … | grep -q …` panicked ("failed printing to
+/// stdout: Broken pipe") when the reader closed the pipe before the output
+/// ended (reproduce-check's `run --dry-run | grep -q`).
+#[test]
+fn a_closed_stdout_ends_the_process_without_a_panic() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .args(["prompts", "ls"])
+        .current_dir(common::root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader is gone before the listing is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
