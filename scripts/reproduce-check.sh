@@ -21,7 +21,14 @@ trap 'kill $MOCK 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$URLFILE" ] && break; sleep 0.1; done
 URL=$(head -1 "$URLFILE")
 COMMON=(--set base_url="$URL" --set model=mock-model --set concurrency=16)
-"$BIN" --store "$STORE" run pipelines/imperfect-retrieval.toml "${COMMON[@]}" --set data="$OUT/data" --set conflict_share=0.6 --set out="$OUT/imperfect"
+"$BIN" --store "$STORE" run pipelines/imperfect-retrieval.toml "${COMMON[@]}" --set data="$OUT/data" --set conflict_share=0.6 --set out="$OUT/imperfect" | tee "$OUT/imperfect.steps"
+# The judge tier on one study: NQ's Normal-prompt responses judged by the
+# mock (scripted verdicts) where the string matchers disagree, and the
+# report's matcher agreement table.
+RESP=$(awk -F'\t' '$1 == "nq_normal" && $2 == "responses" {print $3}' "$OUT/imperfect.steps")
+"$BIN" --store "$STORE" score --responses "$RESP" --judge "openai:mock-model@$URL" --bootstrap 200 | tee "$OUT/judge.steps"
+"$BIN" --store "$STORE" report --metrics "$(awk -F'\t' '$1 == "metrics" {print $2}' "$OUT/judge.steps")" --out "$OUT/judge"
+grep -q "Acc (verdicts)" "$OUT/judge/tables/matcher_agreement.md"
 "$BIN" --store "$STORE" run pipelines/nomiracl.toml "${COMMON[@]}" --set data=fixtures/nomiracl-mini --set langs=en,de --set ext=.dev.jsonl --set out="$OUT/nomiracl"
 "$BIN" --store "$STORE" run pipelines/rag-stress.toml "${COMMON[@]}" --set data=fixtures/rc --set triviaqa=triviaqa-mini.json \
   --set hotpotqa=hotpotqa-mini.json --set searchqa=searchqa-mini.jsonl --set medqa=medqa-mini-en.jsonl \
@@ -89,4 +96,4 @@ cp fixtures/popqa-mini.jsonl "$OUT/popqa-only/popqa.jsonl"
 "$BIN" --store "$NAMED" run pipelines/nomiracl.toml "${COMMON[@]}" --set langs=en,de --set out="$OUT/nomiracl-by-name"
 "$BIN" --store "$NAMED" run pipelines/imperfect-retrieval.toml "${COMMON[@]}" --set data="$OUT/popqa-only" --set conflict_share=0.6 --set out="$OUT/imperfect-by-name"
 "$BIN" --store "$NAMED" run pipelines/rag-stress.toml "${COMMON[@]}" --set backend=openai --set bootstrap=2000 --set out="$OUT/stress-by-name"
-echo "reports: $OUT/imperfect $OUT/nomiracl $OUT/stress $OUT/rgb $OUT/nomiracl-by-name $OUT/imperfect-by-name $OUT/stress-by-name" >&2
+echo "reports: $OUT/imperfect $OUT/judge $OUT/nomiracl $OUT/stress $OUT/rgb $OUT/nomiracl-by-name $OUT/imperfect-by-name $OUT/stress-by-name" >&2
