@@ -161,6 +161,24 @@ fn imported_verdicts_give_agreement_and_kappa() {
     }
     assert_eq!(det["verdicts_unmatched"], 1);
 
+    // Every family under both matchers: `acc` as scored, and with the
+    // verdicts in place of the string decision (every row has one here).
+    let acc = |group: &str| {
+        metrics
+            .iter()
+            .find(|r| {
+                r.study == "qa"
+                    && r.condition == "base"
+                    && r.metric == "acc"
+                    && r.breakdown.as_deref() == Some("matcher")
+                    && r.breakdown_group.as_deref() == Some(group)
+            })
+            .unwrap_or_else(|| panic!("acc under {group}"))
+            .value
+    };
+    assert_eq!(acc("string"), Some(string_acc));
+    assert_eq!(acc("verdicts"), get("base", "verdict_accuracy").value);
+
     // The plain run has no matcher rows; the report shows the table.
     assert!(read::<Metrics>(&store, &id(&plain, "metrics"))
         .unwrap()

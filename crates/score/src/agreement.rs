@@ -20,6 +20,13 @@
 //! * `kappa`: Cohen's kappa of the two binary decisions (an `abstained`
 //!   verdict is "not correct"), with the confusion matrix in its details.
 //!
+//! Every metric family is also computed under both matchers: the metric
+//! rows of breakdown `matcher`, group `string` (the rows as scored) and
+//! group `verdicts` (each row's `accuracy` replaced by "the verdict is
+//! correct" where it has a verdict; exact match, the foil matchers and the
+//! NoMIRACL and RGB labels are left as they are: a verdict grades
+//! correctness only). Same populations, same bootstrap.
+//!
 //! Cohen's kappa (Cohen 1960): with p_o the observed agreement and p_e the
 //! agreement expected from the two marginals, kappa = (p_o - p_e) / (1 -
 //! p_e); undefined (no value) when p_e = 1 (both say the same for every
@@ -305,6 +312,51 @@ pub fn agreement(rows: &[Scored], verdicts: &Verdicts, out: &mut Out) {
             ..k.row(condition, "kappa")
         });
     }
+}
+
+/// Every metric family under both matchers (see the module docs): rows of
+/// breakdown `matcher`, groups `string` then `verdicts`.
+pub fn under_both_matchers(
+    rows: &[Scored],
+    verdicts: &Verdicts,
+    opts: &crate::ScoreOptions,
+) -> Vec<MetricRow> {
+    let replaced: Vec<Scored> = rows
+        .iter()
+        .map(|r| {
+            let mut r = *r;
+            if !r.failed && r.accuracy.is_some() {
+                if let Some((v, _)) = verdicts.get(r.case_id, r.model) {
+                    r.accuracy = Some(v == Verdict::Correct);
+                }
+            }
+            r
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, (group, set)) in [("string", rows), ("verdicts", &replaced[..])]
+        .into_iter()
+        .enumerate()
+    {
+        let mut o = Out::new(opts);
+        crate::metrics::all(set, &mut o);
+        for mut r in o.rows {
+            let mut d: Value = r
+                .details
+                .as_deref()
+                .and_then(|d| serde_json::from_str(d).ok())
+                .unwrap_or_else(|| json!({}));
+            if let Some(obj) = d.as_object_mut() {
+                obj.insert("group_index".into(), json!(i));
+                obj.insert("ordered".into(), json!(false));
+            }
+            r.details = Some(d.to_string());
+            r.breakdown = Some("matcher".into());
+            r.breakdown_group = Some(group.into());
+            out.push(r);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

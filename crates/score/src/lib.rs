@@ -382,6 +382,8 @@ fn metric_rows(scored: &[Scored], opts: &ScoreOptions, look: &Lookup) -> Result<
     metrics::all(scored, &mut out);
     if let Some(v) = &opts.verdicts {
         agreement::agreement(scored, v, &mut out);
+        out.rows
+            .extend(agreement::under_both_matchers(scored, v, opts));
     }
     out.rows.extend(breakdown_rows(scored, opts, look)?);
     Ok(out.rows)
