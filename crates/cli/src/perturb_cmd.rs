@@ -166,8 +166,10 @@ pub fn local_writer(a: &PerturbArgs) -> Option<PathBuf> {
     (needs && a.writer_backend == BackendKind::Local).then(|| writer_gguf(a))
 }
 
-pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
-    let scenarios = scenarios(&a)?;
+/// The perturb options `a` asks for: the stage's, then the studies' own
+/// (RGB's, NoMIRACL's sample), each study's defaults where not given.
+fn options(a: &PerturbArgs) -> Result<PerturbOptions> {
+    let scenarios = scenarios(a)?;
     let mut opts = PerturbOptions {
         scenarios,
         k: a.k,
@@ -197,6 +199,11 @@ pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
         .map(|v| parse_nomiracl_sample(v, a.nomiracl_seed))
         .transpose()?;
     NomiraclSample::set(sample, &mut opts.study);
+    Ok(opts)
+}
+
+pub fn run(store: &Store, a: PerturbArgs) -> Result<crate::StageOut> {
+    let opts = options(&a)?;
     let embedder = if opts.needs_embedder(!a.no_foil_similarity) {
         match ragprobe_models::Embedder::load_default() {
             Ok(e) => Some(e),

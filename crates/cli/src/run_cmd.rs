@@ -212,45 +212,7 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
         );
     }
     if a.dry_run || a.estimate {
-        if let Err(e) = p.check_inputs() {
-            eprintln!("warning: {e}");
-        }
-        let plan = p.dry_run(store, &steps, &opts)?;
-        println!("plan for {} ({} steps):", a.pipeline.display(), plan.len());
-        let mut total = ragprobe_generate::Estimate {
-            exact: true,
-            ..Default::default()
-        };
-        let mut unknown = Vec::new();
-        for step in &plan {
-            let state = match step.state {
-                PlanState::Cached => "cached",
-                PlanState::ToRun => "to-run",
-                PlanState::AfterInputs => "to-run (after its inputs)",
-            };
-            println!("  {:<28} {:<9} {state}", step.name, step.stage);
-            if step.stage != "generate" {
-                continue;
-            }
-            let est = match (&step.argv, step.state == PlanState::Cached) {
-                (_, true) => continue,
-                (Some(argv), false) => match parse(argv) {
-                    Ok(Command::Generate(g)) => {
-                        crate::generate_cmd::estimate(store, &g, a.tokenizer.as_deref())?
-                    }
-                    _ => continue,
-                },
-                (None, false) => {
-                    unknown.push(step.name.clone());
-                    continue;
-                }
-            };
-            println!("      {}", estimate_line(&est, a.price_in.zip(a.price_out)));
-            total.add(&est);
-        }
-        print_estimate_total(&total, &unknown, a.price_in.zip(a.price_out), &a);
-        print_downloads(store, &p);
-        return Ok(());
+        return print_plan(store, &p, &steps, &opts, &a);
     }
     let summary = p.run(store, &steps, &opts, &mut |n, outs| {
         for (k, id) in outs {
@@ -290,6 +252,56 @@ pub fn run(store: &Store, a: RunArgs) -> Result<()> {
             .unwrap_or_default()
     );
     store.log_run(json!({"stage": "run", "pipeline": a.pipeline.display().to_string(), "ran": summary.ran, "cached": summary.cached, "seconds": started.elapsed().as_secs_f64()}));
+    Ok(())
+}
+
+/// The plan (`--dry-run`, `--estimate`): each step's state, each generate
+/// step's estimate and their total, and the downloads.
+fn print_plan(
+    store: &Store,
+    p: &Pipeline,
+    steps: &CliSteps<'_>,
+    opts: &RunOptions,
+    a: &RunArgs,
+) -> Result<()> {
+    if let Err(e) = p.check_inputs() {
+        eprintln!("warning: {e}");
+    }
+    let plan = p.dry_run(store, steps, opts)?;
+    println!("plan for {} ({} steps):", a.pipeline.display(), plan.len());
+    let mut total = ragprobe_generate::Estimate {
+        exact: true,
+        ..Default::default()
+    };
+    let mut unknown = Vec::new();
+    for step in &plan {
+        let state = match step.state {
+            PlanState::Cached => "cached",
+            PlanState::ToRun => "to-run",
+            PlanState::AfterInputs => "to-run (after its inputs)",
+        };
+        println!("  {:<28} {:<9} {state}", step.name, step.stage);
+        if step.stage != "generate" {
+            continue;
+        }
+        let est = match (&step.argv, step.state == PlanState::Cached) {
+            (_, true) => continue,
+            (Some(argv), false) => match parse(argv) {
+                Ok(Command::Generate(g)) => {
+                    crate::generate_cmd::estimate(store, &g, a.tokenizer.as_deref())?
+                }
+                _ => continue,
+            },
+            (None, false) => {
+                unknown.push(step.name.clone());
+                continue;
+            }
+        };
+        println!("      {}", estimate_line(&est, a.price_in.zip(a.price_out)));
+        total.add(&est);
+    }
+    print_estimate_total(&total, &unknown, a.price_in.zip(a.price_out), a);
+    print_downloads(store, p);
     Ok(())
 }
 

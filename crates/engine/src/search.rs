@@ -435,6 +435,28 @@ mod tests {
             .collect()
     }
 
+    /// Half panels give the bits of f32 panels holding the same
+    /// (half-rounded) values.
+    fn half_panels_match_f32_panels(isa: Isa, x: &[f32], t: usize, w: &[f32], n: usize, k: usize) {
+        let halves: Vec<half::f16> = w.iter().map(|&v| half::f16::from_f32(v)).collect();
+        let rounded: Vec<f32> = halves.iter().map(|h| h.to_f32()).collect();
+        let mut f32_panels = Panels::default();
+        f32_panels.pack(&rounded, n, k);
+        let mut want16 = vec![f32::NAN; t * n];
+        inner_products(isa, x, t, &f32_panels, &mut want16);
+        let mut buf16 = vec![half::f16::ZERO; packed_len(n, k)];
+        for (p, v) in halves.chunks_exact(k).enumerate() {
+            write_packed(&mut buf16, p, v);
+        }
+        let mut got16 = vec![f32::NAN; t * n];
+        inner_products_serial(isa, x, t, PanelsRef::new(&buf16, n, k).unwrap(), &mut got16);
+        assert_eq!(
+            got16.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want16.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "{isa:?} half panels t={t} n={n} k={k}"
+        );
+    }
+
     /// Every output is the same chain of FMAs whatever the ISA, the query
     /// count, the passage count or where a vector sits in the call; and it
     /// is the inner product.
@@ -483,31 +505,7 @@ mod tests {
                 assert!(PanelsRef::new(&buf[1..], n, k).is_none());
                 inner_products_serial(isa, &x, t, view, &mut serial);
                 assert_eq!(serial, out);
-                // Half panels: the bits of f32 panels holding the same
-                // (half-rounded) values.
-                let halves: Vec<half::f16> = w.iter().map(|&v| half::f16::from_f32(v)).collect();
-                let rounded: Vec<f32> = halves.iter().map(|h| h.to_f32()).collect();
-                let mut f32_panels = Panels::default();
-                f32_panels.pack(&rounded, n, k);
-                let mut want16 = vec![f32::NAN; t * n];
-                inner_products(isa, &x, t, &f32_panels, &mut want16);
-                let mut buf16 = vec![half::f16::ZERO; packed_len(n, k)];
-                for (p, v) in halves.chunks_exact(k).enumerate() {
-                    write_packed(&mut buf16, p, v);
-                }
-                let mut got16 = vec![f32::NAN; t * n];
-                inner_products_serial(
-                    isa,
-                    &x,
-                    t,
-                    PanelsRef::new(&buf16, n, k).unwrap(),
-                    &mut got16,
-                );
-                assert_eq!(
-                    got16.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                    want16.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                    "{isa:?} half panels t={t} n={n} k={k}"
-                );
+                half_panels_match_f32_panels(isa, &x, t, &w, n, k);
                 // One query alone, and the passages from 3 on alone: the same bits.
                 let mut one = vec![0.0; n];
                 inner_products(isa, &x[(t - 1) * k..], 1, &panels, &mut one);

@@ -109,6 +109,39 @@ fn selected(on: JudgeOn, answers: &[String], text: &str) -> bool {
     !(em == acc && acc == has)
 }
 
+/// The responses sent to the judge (with their rendered messages), counting
+/// the gradable ones and what judging them all would take.
+fn pick<'r>(
+    rows: &'r [ResponseRow],
+    cases: &HashMap<String, CaseRow>,
+    opts: &JudgeOptions,
+    summary: &mut JudgeSummary,
+) -> Result<Vec<(&'r ResponseRow, Vec<ChatMessage>)>> {
+    let mut picked = Vec::new();
+    for r in rows {
+        let (Some(text), Some(case)) = (r.text.as_deref(), cases.get(&r.case_id)) else {
+            continue;
+        };
+        if case.answers.is_empty() {
+            continue;
+        }
+        let vars: BTreeMap<&str, String> = [
+            ("question", case.question.clone()),
+            ("answers", case.answers.join(" | ")),
+            ("response", text.to_string()),
+        ]
+        .into_iter()
+        .collect();
+        let msgs = opts.template.render_vars(&vars);
+        summary.judgeable += 1;
+        summary.all_prompt_tokens += TokenCounter::Approx.count(&msgs)?;
+        if selected(opts.on, &case.answers, text) {
+            picked.push((r, msgs));
+        }
+    }
+    Ok(picked)
+}
+
 /// Judge the responses of `responses` (an id or prefix).
 pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judged> {
     let rid = store.resolve_kind(responses, kinds::RESPONSES)?;
@@ -125,28 +158,7 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
     let judged_model = rows.first().map(|r| r.model.clone()).unwrap_or_default();
     let t = &opts.template;
     let mut summary = JudgeSummary::default();
-    let mut picked: Vec<(&ResponseRow, Vec<ChatMessage>)> = Vec::new();
-    for r in &rows {
-        let (Some(text), Some(case)) = (r.text.as_deref(), cases.get(&r.case_id)) else {
-            continue;
-        };
-        if case.answers.is_empty() {
-            continue;
-        }
-        let vars: BTreeMap<&str, String> = [
-            ("question", case.question.clone()),
-            ("answers", case.answers.join(" | ")),
-            ("response", text.to_string()),
-        ]
-        .into_iter()
-        .collect();
-        let msgs = t.render_vars(&vars);
-        summary.judgeable += 1;
-        summary.all_prompt_tokens += TokenCounter::Approx.count(&msgs)?;
-        if selected(opts.on, &case.answers, text) {
-            picked.push((r, msgs));
-        }
-    }
+    let picked = pick(&rows, &cases, opts, &mut summary)?;
     summary.judged = picked.len() as u64;
     let mut session = ModelSession::open(&opts.backend, &store.root().join("requests"))?;
     let model = session.id().clone();
@@ -175,10 +187,39 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
     let bar = crate::progress_bar(session.pending(&ids).len() as u64, opts.progress);
     let answers = session.run_all(&ids, &messages, &opts.settings, &mut || bar.inc(1))?;
     bar.finish_and_clear();
+    let out = judgement_rows(&picked, &ids, &answers, opts, &model, &mut summary);
+    let details = json!({
+        "template": {"id": t.id, "version": t.version, "source": t.source, "role": t.role},
+        "backend": model.kind, "model": model.name, "model_key": model.key, "settings": opts.settings,
+        "judged_responses": rid, "judged_model": judged_model, "on": opts.on.name(),
+        "judgeable": summary.judgeable, "judged": summary.judged, "failed": summary.failed,
+    });
+    let judgements = write_all::<Responses>(store, &recipe, out, details)?;
+    if summary.failed == 0 {
+        store.record_action(&recipe, std::slice::from_ref(&judgements))?;
+    }
+    Ok(Judged {
+        judgements,
+        judged_model,
+        summary,
+    })
+}
+
+/// One `responses` row per judged response (its case, the judge's
+/// request and reply), counting new, failed and tokens into `summary`.
+fn judgement_rows(
+    picked: &[(&ResponseRow, Vec<ChatMessage>)],
+    ids: &[String],
+    answers: &[ragprobe_models::llm::session::Answer],
+    opts: &JudgeOptions,
+    model: &ragprobe_models::llm::backend::BackendId,
+    summary: &mut JudgeSummary,
+) -> Vec<ResponseRow> {
+    let t = &opts.template;
     let settings_json =
         canonical_json(&serde_json::to_value(&opts.settings).expect("settings serialise"));
     let mut out = Vec::with_capacity(ids.len());
-    for (((r, msgs), id), a) in picked.iter().zip(&ids).zip(&answers) {
+    for (((r, msgs), id), a) in picked.iter().zip(ids).zip(answers) {
         let g = a.entry.generation.as_ref();
         match g {
             None => summary.failed += 1,
@@ -208,19 +249,5 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
             error: a.entry.error.clone(),
         });
     }
-    let details = json!({
-        "template": {"id": t.id, "version": t.version, "source": t.source, "role": t.role},
-        "backend": model.kind, "model": model.name, "model_key": model.key, "settings": opts.settings,
-        "judged_responses": rid, "judged_model": judged_model, "on": opts.on.name(),
-        "judgeable": summary.judgeable, "judged": summary.judged, "failed": summary.failed,
-    });
-    let judgements = write_all::<Responses>(store, &recipe, out, details)?;
-    if summary.failed == 0 {
-        store.record_action(&recipe, std::slice::from_ref(&judgements))?;
-    }
-    Ok(Judged {
-        judgements,
-        judged_model,
-        summary,
-    })
+    out
 }

@@ -258,60 +258,73 @@ pub fn agreement(rows: &[Scored], verdicts: &Verdicts, out: &mut Out) {
             model: model.into(),
             prompt: prompt.into(),
         };
-        let mut conf = Confusion::default();
-        let (mut s_acc, mut v_acc, mut differ) = (
-            Clusters::with_capacity(judged.len()),
-            Clusters::with_capacity(judged.len()),
-            Clusters::with_capacity(judged.len()),
-        );
-        let mut abstained = 0;
-        for &(i, v) in &judged {
-            let r = &rows[i];
-            let s = r.accuracy == Some(true);
-            let vc = v == Verdict::Correct;
-            abstained += usize::from(v == Verdict::Abstained);
-            conf.add(s, vc);
-            s_acc.add(r.qid, b(s));
-            v_acc.add(r.qid, b(vc));
-            differ.add(r.qid, b(s != vc));
-        }
-        let d = |what: &str| json!({"definition": what, "verdicts": verdicts.file});
-        out.mean(
-            &k,
-            condition,
-            "string_accuracy",
-            &s_acc,
-            100.0,
-            d("the string matcher's accuracy on the rows with a verdict"),
-        );
-        out.mean(
-            &k,
-            condition,
-            "verdict_accuracy",
-            &v_acc,
-            100.0,
-            d("the share the imported verdicts call correct"),
-        );
-        out.mean(
-            &k,
-            condition,
-            "disagreement",
-            &differ,
-            100.0,
-            d("the share of rows where the string matcher and the verdict differ"),
-        );
-        out.rows.push(MetricRow {
-            value: conf.kappa(),
-            n: conf.n() as i64,
-            details: Some(
-                json!({"definition": "Cohen's kappa of the string decision and the verdict (abstained = not correct)",
-                    "confusion": {"both_correct": conf.both, "string_only": conf.string_only, "verdict_only": conf.verdict_only, "neither": conf.neither},
-                    "agreement": conf.agreement(), "abstained": abstained, "verdicts_unmatched": unmatched, "verdicts": verdicts.file, "made_by": verdicts.notes})
-                .to_string(),
-            ),
-            ..k.row(condition, "kappa")
-        });
+        group_rows(rows, &judged, &k, condition, verdicts, unmatched, out);
     }
+}
+
+/// The four `matcher` metrics of one group's judged rows (`(row, verdict)`).
+fn group_rows(
+    rows: &[Scored],
+    judged: &[(usize, Verdict)],
+    k: &Key,
+    condition: &str,
+    verdicts: &Verdicts,
+    unmatched: usize,
+    out: &mut Out,
+) {
+    let mut conf = Confusion::default();
+    let (mut s_acc, mut v_acc, mut differ) = (
+        Clusters::with_capacity(judged.len()),
+        Clusters::with_capacity(judged.len()),
+        Clusters::with_capacity(judged.len()),
+    );
+    let mut abstained = 0;
+    for &(i, v) in judged {
+        let r = &rows[i];
+        let s = r.accuracy == Some(true);
+        let vc = v == Verdict::Correct;
+        abstained += usize::from(v == Verdict::Abstained);
+        conf.add(s, vc);
+        s_acc.add(r.qid, b(s));
+        v_acc.add(r.qid, b(vc));
+        differ.add(r.qid, b(s != vc));
+    }
+    let d = |what: &str| json!({"definition": what, "verdicts": verdicts.file});
+    out.mean(
+        k,
+        condition,
+        "string_accuracy",
+        &s_acc,
+        100.0,
+        d("the string matcher's accuracy on the rows with a verdict"),
+    );
+    out.mean(
+        k,
+        condition,
+        "verdict_accuracy",
+        &v_acc,
+        100.0,
+        d("the share the imported verdicts call correct"),
+    );
+    out.mean(
+        k,
+        condition,
+        "disagreement",
+        &differ,
+        100.0,
+        d("the share of rows where the string matcher and the verdict differ"),
+    );
+    out.rows.push(MetricRow {
+        value: conf.kappa(),
+        n: conf.n() as i64,
+        details: Some(
+            json!({"definition": "Cohen's kappa of the string decision and the verdict (abstained = not correct)",
+                "confusion": {"both_correct": conf.both, "string_only": conf.string_only, "verdict_only": conf.verdict_only, "neither": conf.neither},
+                "agreement": conf.agreement(), "abstained": abstained, "verdicts_unmatched": unmatched, "verdicts": verdicts.file, "made_by": verdicts.notes})
+            .to_string(),
+        ),
+        ..k.row(condition, "kappa")
+    });
 }
 
 /// Every metric family under both matchers (see the module docs): rows of
