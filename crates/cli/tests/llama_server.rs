@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{ragprobe, root, stderr};
+use common::{ragprobe, stderr};
 
 /// The server process, stopped when dropped.
 struct Server {
@@ -203,15 +203,7 @@ fn the_client_against_llama_cpp_server() {
     // A killed run resumes: every request is answered once over both runs.
     let p16 = pipeline(d.path(), server.port, 16);
     let killed = d.path().join("s-killed");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-        .arg("--store")
-        .arg(&killed)
-        .args(["run", p16.to_str().unwrap()])
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn(&killed, &["run", p16.to_str().unwrap()]);
     let t0 = Instant::now();
     while journal(&killed).1 < 3 && t0.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(20));

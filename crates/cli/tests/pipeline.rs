@@ -293,11 +293,7 @@ fn mock_pipeline(dir: &Path, url: &str) -> PathBuf {
 
 #[test]
 fn a_killed_pipeline_resumes_to_the_same_artifacts() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let cfg = || MockConfig {
         latency: Duration::from_millis(25),
         ..Default::default()
@@ -321,30 +317,9 @@ fn a_killed_pipeline_resumes_to_the_same_artifacts() {
     std::fs::create_dir_all(&dir1).unwrap();
     let p1 = mock_pipeline(&dir1, &m1.base_url());
     let s1 = d.path().join("s1");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-        .arg("--store")
-        .arg(&s1)
-        .args(["run", p1.to_str().unwrap()])
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn(&s1, &["run", p1.to_str().unwrap()]);
     let t0 = Instant::now();
-    let journaled = || {
-        std::fs::read_dir(s1.join("requests"))
-            .map(|r| {
-                r.flatten()
-                    .map(|e| {
-                        std::fs::read_to_string(e.path())
-                            .unwrap_or_default()
-                            .lines()
-                            .count()
-                    })
-                    .sum::<usize>()
-            })
-            .unwrap_or(0)
-    };
+    let journaled = || common::journal_lines(&s1);
     while journaled() < 20 && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -436,11 +411,7 @@ fn a_fifo_inside_an_input_directory_does_not_hang_the_plan() {
 /// now waits for the first's step and finds it cached.
 #[test]
 fn two_concurrent_runs_make_each_request_once() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let m = rt
         .block_on(start(
             MockConfig {
@@ -582,11 +553,7 @@ fn number_after(line: &str, key: &str) -> u64 {
 /// server reported; afterwards the step is cached and nothing is left to send.
 #[test]
 fn the_estimate_counts_the_requests_the_run_makes() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let m = rt.block_on(start(MockConfig::default(), 0)).unwrap();
     let d = tempfile::tempdir().unwrap();
     let p = mock_pipeline(d.path(), &m.base_url());

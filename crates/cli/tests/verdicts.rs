@@ -9,56 +9,62 @@ use ragprobe_mock::{start, MockConfig};
 mod common;
 use common::{root, run_ok};
 
-#[test]
-fn imported_verdicts_give_agreement_and_kappa() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let m = rt.block_on(start(MockConfig::default(), 0)).unwrap();
-    let d = tempfile::tempdir().unwrap();
-    let s = d.path().join("s");
-    let id = |outs: &[(String, String)], kind: &str| {
-        outs.iter().find(|(k, _)| k == kind).unwrap().1.clone()
-    };
+/// The id of the `kind` output among a command's outputs.
+fn id(outs: &[(String, String)], kind: &str) -> String {
+    outs.iter().find(|(k, _)| k == kind).unwrap().1.clone()
+}
+
+/// Ingest the NQ fixture into `store`, build `scenarios` cases and answer
+/// them with the mock at `url` (imperfect-normal): (cases, responses) ids.
+fn mock_responses(store: &std::path::Path, url: &str, scenarios: &str) -> (String, String) {
     let (q, _) = run_ok(
         &root(),
-        &s,
+        store,
         &["ingest", "--format", "dpr", "fixtures/nq-mini.jsonl"],
     );
-    let (c, _) = run_ok(
+    let (q, c) = (id(&q, "questions"), id(&q, "contexts"));
+    let (cases, _) = run_ok(
         &root(),
-        &s,
+        store,
         &[
             "perturb",
             "--questions",
-            &id(&q, "questions"),
+            &q,
             "--contexts",
-            &id(&q, "contexts"),
+            &c,
             "-s",
-            "closed-book,base",
+            scenarios,
         ],
     );
-    let url = m.base_url();
+    let cases = id(&cases, "cases");
     let (g, _) = run_ok(
         &root(),
-        &s,
+        store,
         &[
             "generate",
             "--cases",
-            &id(&c, "cases"),
+            &cases,
             "--prompt",
             "imperfect-normal",
             "--backend",
             "openai",
             "--base-url",
-            &url,
+            url,
             "--model",
             "mock-model",
         ],
     );
-    let responses = id(&g, "responses");
+    (cases, id(&g, "responses"))
+}
+
+#[test]
+fn imported_verdicts_give_agreement_and_kappa() {
+    let rt = common::runtime();
+    let m = rt.block_on(start(MockConfig::default(), 0)).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    let url = m.base_url();
+    let (_, responses) = mock_responses(&s, &url, "closed-book,base");
     let (plain, _) = run_ok(
         &root(),
         &s,
@@ -209,11 +215,7 @@ fn imported_verdicts_give_agreement_and_kappa() {
 /// agreement figures.
 #[test]
 fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let cfg = || MockConfig {
         replies: ragprobe_mock::Replies::Scripted,
         latency: std::time::Duration::from_millis(20),
@@ -222,49 +224,11 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
     let m = rt.block_on(start(cfg(), 0)).unwrap();
     let d = tempfile::tempdir().unwrap();
     let s = d.path().join("s");
-    let id = |outs: &[(String, String)], kind: &str| {
-        outs.iter().find(|(k, _)| k == kind).unwrap().1.clone()
-    };
-    let (q, _) = run_ok(
-        &root(),
-        &s,
-        &["ingest", "--format", "dpr", "fixtures/nq-mini.jsonl"],
-    );
-    let (c, _) = run_ok(
-        &root(),
-        &s,
-        &[
-            "perturb",
-            "--questions",
-            &id(&q, "questions"),
-            "--contexts",
-            &id(&q, "contexts"),
-            "-s",
-            "base,add-random",
-        ],
-    );
     let url = m.base_url();
-    let (g, _) = run_ok(
-        &root(),
-        &s,
-        &[
-            "generate",
-            "--cases",
-            &id(&c, "cases"),
-            "--prompt",
-            "imperfect-normal",
-            "--backend",
-            "openai",
-            "--base-url",
-            &url,
-            "--model",
-            "mock-model",
-        ],
-    );
-    let responses = id(&g, "responses");
+    let (cases_id, responses) = mock_responses(&s, &url, "base,add-random");
     let store = Store::open(&s).unwrap();
     let cases: std::collections::HashMap<String, ragprobe_artifact::CaseRow> =
-        read::<ragprobe_artifact::Cases>(&store, &id(&c, "cases"))
+        read::<ragprobe_artifact::Cases>(&store, &cases_id)
             .unwrap()
             .into_iter()
             .map(|c| (c.case_id.clone(), c))
@@ -310,34 +274,15 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
         .collect()
     };
     let before = m.stats.distinct_answered();
-    let journaled = || -> usize {
-        std::fs::read_dir(s.join("requests"))
-            .map(|r| {
-                r.flatten()
-                    .map(|e| {
-                        std::fs::read_to_string(e.path())
-                            .unwrap_or_default()
-                            .lines()
-                            .count()
-                    })
-                    .sum()
-            })
-            .unwrap_or(0)
-    };
+    let journaled = || common::journal_lines(&s);
     let journaled_before = journaled();
 
     // Killed midway through judging all rows, then resumed against a
     // fresh server: the resumed run asks nothing twice (the killed run's
     // calls in flight are the only ones lost).
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ragprobe"))
-        .arg("--store")
-        .arg(&s)
-        .args(args(&url, "all"))
-        .current_dir(root())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let killed_args = args(&url, "all");
+    let killed_args: Vec<&str> = killed_args.iter().map(String::as_str).collect();
+    let mut child = common::spawn(&s, &killed_args);
     let t0 = std::time::Instant::now();
     while journaled() < journaled_before + 3 && t0.elapsed() < std::time::Duration::from_secs(60) {
         std::thread::sleep(std::time::Duration::from_millis(5));

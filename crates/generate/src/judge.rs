@@ -229,25 +229,15 @@ fn judgement_rows(
                 summary.completion_tokens += u64::from(g.completion_tokens.unwrap_or(0));
             }
         }
-        out.push(ResponseRow {
-            request_id: id.clone(),
-            case_id: r.case_id.clone(),
-            qid: r.qid.clone(),
-            condition: r.condition.clone(),
-            template: t.id.clone(),
-            template_version: t.version,
-            backend: model.kind.into(),
-            model: model.name.clone(),
-            messages: serde_json::to_string(msgs).expect("messages serialise"),
-            settings: settings_json.clone(),
-            text: g.map(|g| g.text.clone()),
-            finish_reason: g.map(|g| g.finish_reason.clone()),
-            prompt_tokens: g.and_then(|g| g.prompt_tokens),
-            completion_tokens: g.and_then(|g| g.completion_tokens),
-            token_ids: g.and_then(|g| g.token_ids.clone()),
-            attempts: a.entry.attempts,
-            error: a.entry.error.clone(),
-        });
+        out.push(crate::response_row(
+            (&r.case_id, &r.qid, &r.condition),
+            id,
+            t,
+            model,
+            msgs,
+            &settings_json,
+            a,
+        ));
     }
     out
 }

@@ -227,27 +227,51 @@ fn response_rows(
                 }
             }
         }
-        rows.push(ResponseRow {
-            request_id: id.clone(),
-            case_id: c.case_id.clone(),
-            qid: c.qid.clone(),
-            condition: c.condition.clone(),
-            template: t.id.clone(),
-            template_version: t.version,
-            backend: model.kind.into(),
-            model: model.name.clone(),
-            messages: serde_json::to_string(msgs).expect("messages serialise"),
-            settings: settings_json.clone(),
-            text: g.map(|g| g.text.clone()),
-            finish_reason: g.map(|g| g.finish_reason.clone()),
-            prompt_tokens: g.and_then(|g| g.prompt_tokens),
-            completion_tokens: g.and_then(|g| g.completion_tokens),
-            token_ids: g.and_then(|g| g.token_ids.clone()),
-            attempts: answer.entry.attempts,
-            error: answer.entry.error.clone(),
-        });
+        rows.push(response_row(
+            (&c.case_id, &c.qid, &c.condition),
+            id,
+            t,
+            model,
+            msgs,
+            &settings_json,
+            answer,
+        ));
     }
     rows
+}
+
+/// One `responses` row: the request `id` of template `t` to `model` for
+/// the case `(case_id, qid, condition)`, its messages and settings, and
+/// its answer (or the error).
+pub(crate) fn response_row(
+    (case_id, qid, condition): (&str, &str, &str),
+    id: &str,
+    t: &Template,
+    model: &BackendId,
+    msgs: &[ChatMessage],
+    settings_json: &str,
+    answer: &ragprobe_models::llm::session::Answer,
+) -> ResponseRow {
+    let g = answer.entry.generation.as_ref();
+    ResponseRow {
+        request_id: id.to_string(),
+        case_id: case_id.to_string(),
+        qid: qid.to_string(),
+        condition: condition.to_string(),
+        template: t.id.clone(),
+        template_version: t.version,
+        backend: model.kind.into(),
+        model: model.name.clone(),
+        messages: serde_json::to_string(msgs).expect("messages serialise"),
+        settings: settings_json.to_string(),
+        text: g.map(|g| g.text.clone()),
+        finish_reason: g.map(|g| g.finish_reason.clone()),
+        prompt_tokens: g.and_then(|g| g.prompt_tokens),
+        completion_tokens: g.and_then(|g| g.completion_tokens),
+        token_ids: g.and_then(|g| g.token_ids.clone()),
+        attempts: answer.entry.attempts,
+        error: answer.entry.error.clone(),
+    }
 }
 
 /// The cases to answer: resolved, filtered by condition, passages cut to

@@ -85,3 +85,42 @@ pub fn id_of<'a>(outs: &'a [(String, String)], kind: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {kind} in {outs:?}"))
         .1
 }
+
+/// A runtime for the loopback servers the tests start (two workers).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Lines in a store's request journal (every file of `<store>/requests`).
+pub fn journal_lines(store: &Path) -> usize {
+    std::fs::read_dir(store.join("requests"))
+        .map(|r| {
+            r.flatten()
+                .map(|e| {
+                    std::fs::read_to_string(e.path())
+                        .unwrap_or_default()
+                        .lines()
+                        .count()
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// `ragprobe --store STORE ARGS` started in the repository root, its
+/// output discarded (a run to kill midway).
+pub fn spawn(store: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_ragprobe"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
