@@ -5,7 +5,7 @@ use ragprobe_score::predictions::{score_predictions, OnDuplicate, PredictionColu
 
 use ragprobe_generate::judge::{judge, JudgeOn, JudgeOptions};
 use ragprobe_generate::BackendSpec;
-use ragprobe_score::agreement::{Verdict, Verdicts};
+use ragprobe_score::agreement::{Verdict, VerdictKey, Verdicts};
 use ragprobe_score::metrics::KMatcher;
 use ragprobe_score::{compare, metrics_table, score, ParseMode, ScoreOptions, Side};
 use std::path::PathBuf;
@@ -283,7 +283,14 @@ fn judge_verdicts(store: &Store, a: &ScoreArgs, spec: &str) -> Result<Verdicts> 
         for row in ragprobe_artifact::read::<ragprobe_artifact::Responses>(store, &j.judgements.id)?
         {
             match row.text.as_deref().and_then(Verdict::from_judge_reply) {
-                Some(v) => entries.push(((row.case_id, Some(j.judged_model.clone())), v)),
+                Some(v) => entries.push((
+                    VerdictKey {
+                        case: row.case_id,
+                        model: Some(j.judged_model.clone()),
+                        prompt: Some(j.judged_prompt.clone()),
+                    },
+                    v,
+                )),
                 None if row.text.is_some() => unparsed += 1,
                 None => {}
             }
@@ -312,7 +319,7 @@ fn judge_verdicts(store: &Store, a: &ScoreArgs, spec: &str) -> Result<Verdicts> 
         ragprobe_artifact::sha256_hex(ids.join(",").as_bytes()),
         format!("judge {spec}"),
         serde_json::Value::Object(total),
-    ))
+    )?)
 }
 
 /// Scoring allocates and frees blocks of rows all the way through; with

@@ -93,6 +93,8 @@ pub struct Judged {
     pub judgements: Written,
     /// The model whose responses were judged.
     pub judged_model: String,
+    /// The prompt template they answered.
+    pub judged_prompt: String,
     /// The counts.
     pub summary: JudgeSummary,
 }
@@ -156,6 +158,7 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
         .collect();
     let rows = read::<Responses>(store, &rid)?;
     let judged_model = rows.first().map(|r| r.model.clone()).unwrap_or_default();
+    let judged_prompt = rows.first().map(|r| r.template.clone()).unwrap_or_default();
     let t = &opts.template;
     let mut summary = JudgeSummary::default();
     let picked = pick(&rows, &cases, opts, &mut summary)?;
@@ -178,6 +181,7 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
         return Ok(Judged {
             judgements,
             judged_model,
+            judged_prompt,
             summary,
         });
     }
@@ -201,6 +205,7 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
     Ok(Judged {
         judgements,
         judged_model,
+        judged_prompt,
         summary,
     })
 }

@@ -5,8 +5,9 @@
 //!
 //! A verdicts file is JSON Lines, one object a line: `id` (the case id,
 //! `cases.case_id`, as the scores and the case browser show it), `model`
-//! (optional: the model whose response was judged; without it the verdict
-//! holds for every model's response to that case) and `verdict`
+//! and `prompt` (optional: the model and prompt template of the response
+//! judged; without them the verdict holds for every model's or prompt's
+//! response to that case; the most specific one applies) and `verdict`
 //! (`correct`, `incorrect` or `abstained`). A line naming no scored row is
 //! counted (`verdicts_unmatched`), never silently dropped.
 //!
@@ -74,10 +75,22 @@ impl Verdict {
     }
 }
 
-/// The verdicts of a file, by case id and model (None: every model).
+/// Whose response a verdict is on: a case, and the model and prompt
+/// template that answered it (None: any).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VerdictKey {
+    /// The case id.
+    pub case: String,
+    /// The model that answered; None: every model.
+    pub model: Option<String>,
+    /// The prompt template id; None: every prompt.
+    pub prompt: Option<String>,
+}
+
+/// The verdicts of a file (or a judge's), by [`VerdictKey`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdicts {
-    by_case: HashMap<(String, Option<String>), Verdict>,
+    by_case: HashMap<VerdictKey, Verdict>,
     /// SHA-256 of the file: the score recipe records it.
     pub sha256: String,
     /// The file's name (or the judge's), for errors and details.
@@ -113,22 +126,20 @@ impl Verdicts {
             };
             let id = field("id")?.ok_or_else(|| bad("field `id` is missing".into()))?;
             let model = field("model")?;
+            let prompt = field("prompt")?;
             let word = field("verdict")?.ok_or_else(|| bad("field `verdict` is missing".into()))?;
             let verdict = Verdict::parse(&word).ok_or_else(|| {
                 bad(format!(
                     "field `verdict`: `{word}` is not one of correct, incorrect, abstained"
                 ))
             })?;
-            if by_case
-                .insert((id.clone(), model.clone()), verdict)
-                .is_some()
-            {
-                return Err(bad(format!(
-                    "a second verdict for case `{id}`{}",
-                    model
-                        .map(|m| format!(" and model `{m}`"))
-                        .unwrap_or_default()
-                )));
+            let key = VerdictKey {
+                case: id,
+                model,
+                prompt,
+            };
+            if let Some(dup) = insert_once(&mut by_case, key, verdict) {
+                return Err(bad(dup));
             }
         }
         Ok(Verdicts {
@@ -139,20 +150,27 @@ impl Verdicts {
         })
     }
 
-    /// Verdicts made elsewhere (a judge's): by (case id, model), named
-    /// `file`, identified by `sha256` (what the score recipe records).
+    /// Verdicts made elsewhere (a judge's), named `file`, identified by
+    /// `sha256` (what the score recipe records); two for one key are an
+    /// error naming it.
     pub fn from_entries(
-        entries: impl IntoIterator<Item = ((String, Option<String>), Verdict)>,
+        entries: impl IntoIterator<Item = (VerdictKey, Verdict)>,
         sha256: String,
         file: String,
         notes: Value,
-    ) -> Verdicts {
-        Verdicts {
-            by_case: entries.into_iter().collect(),
+    ) -> Result<Verdicts> {
+        let mut by_case = HashMap::new();
+        for (k, v) in entries {
+            if let Some(dup) = insert_once(&mut by_case, k, v) {
+                return Err(ScoreError::Invalid(format!("{file}: {dup}")));
+            }
+        }
+        Ok(Verdicts {
+            by_case,
             sha256,
             file,
             notes,
-        }
+        })
     }
 
     /// The verdicts in the file.
@@ -165,17 +183,43 @@ impl Verdicts {
         self.by_case.is_empty()
     }
 
-    /// The verdict on `model`'s response to `case_id`: the model's own,
-    /// else the one for every model.
-    fn get(&self, case_id: &str, model: &str) -> Option<(Verdict, (&str, Option<&str>))> {
-        let own = (case_id.to_string(), Some(model.to_string()));
-        if let Some((k, v)) = self.by_case.get_key_value(&own) {
-            return Some((*v, (k.0.as_str(), k.1.as_deref())));
-        }
-        self.by_case
-            .get_key_value(&(case_id.to_string(), None))
-            .map(|(k, v)| (*v, (k.0.as_str(), None)))
+    /// The verdict on `model`'s response to `case_id` under `prompt`: the
+    /// most specific that applies (model and prompt, the model's, the
+    /// prompt's, then the case's), with its key.
+    fn get(&self, case_id: &str, model: &str, prompt: &str) -> Option<(Verdict, &VerdictKey)> {
+        let (m, p) = (Some(model.to_string()), Some(prompt.to_string()));
+        [(m.clone(), p.clone()), (m, None), (None, p), (None, None)]
+            .into_iter()
+            .find_map(|(model, prompt)| {
+                let key = VerdictKey {
+                    case: case_id.to_string(),
+                    model,
+                    prompt,
+                };
+                self.by_case.get_key_value(&key).map(|(k, v)| (*v, k))
+            })
     }
+}
+
+/// Insert `v` at `k`; the message when `k` already has a verdict.
+fn insert_once(
+    map: &mut HashMap<VerdictKey, Verdict>,
+    k: VerdictKey,
+    v: Verdict,
+) -> Option<String> {
+    let msg = format!(
+        "a second verdict for case `{}`{}{}",
+        k.case,
+        k.model
+            .as_ref()
+            .map(|m| format!(", model `{m}`"))
+            .unwrap_or_default(),
+        k.prompt
+            .as_ref()
+            .map(|p| format!(", prompt `{p}`"))
+            .unwrap_or_default()
+    );
+    map.insert(k, v).is_some().then_some(msg)
 }
 
 /// Two binary decisions on the same rows: the string matcher's and the
@@ -230,12 +274,12 @@ impl Confusion {
 pub fn agreement(rows: &[Scored], verdicts: &Verdicts, out: &mut Out) {
     type Group<'a> = (&'a str, &'a str, &'a str, &'a str);
     let mut groups: BTreeMap<Group, Vec<(usize, Verdict)>> = BTreeMap::new();
-    let mut used: std::collections::HashSet<(&str, Option<&str>)> = Default::default();
+    let mut used: std::collections::HashSet<&VerdictKey> = Default::default();
     for (i, r) in rows.iter().enumerate() {
         if r.failed || r.accuracy.is_none() {
             continue;
         }
-        if let Some((v, key)) = verdicts.get(r.case_id, r.model) {
+        if let Some((v, key)) = verdicts.get(r.case_id, r.model, r.prompt) {
             used.insert(key);
             groups
                 .entry((r.dataset, r.model, r.prompt, r.condition))
@@ -339,7 +383,7 @@ pub fn under_both_matchers(
         .map(|r| {
             let mut r = *r;
             if !r.failed && r.accuracy.is_some() {
-                if let Some((v, _)) = verdicts.get(r.case_id, r.model) {
+                if let Some((v, _)) = verdicts.get(r.case_id, r.model, r.prompt) {
                     r.accuracy = Some(v == Verdict::Correct);
                 }
             }
@@ -475,17 +519,23 @@ mod tests {
         );
         std::fs::write(
             &p,
-            format!("{ok}{{\"id\": \"c1\", \"model\": \"m\", \"verdict\": \"abstained\"}}\n"),
+            format!("{ok}{{\"id\": \"c1\", \"model\": \"m\", \"verdict\": \"abstained\"}}\n{{\"id\": \"c1\", \"model\": \"m\", \"prompt\": \"p2\", \"verdict\": \"incorrect\"}}\n"),
         )
         .unwrap();
         let v = Verdicts::read(&p).unwrap();
-        assert_eq!(v.len(), 2);
+        assert_eq!(v.len(), 3);
+        let got = |m: &str, p: &str| v.get("c1", m, p).map(|x| x.0);
         assert_eq!(
-            v.get("c1", "m").map(|x| x.0),
-            Some(Verdict::Abstained),
-            "the model's own first"
+            got("m", "p2"),
+            Some(Verdict::Incorrect),
+            "model and prompt first"
         );
-        assert_eq!(v.get("c1", "other").map(|x| x.0), Some(Verdict::Correct));
-        assert_eq!(v.get("c2", "m"), None);
+        assert_eq!(got("m", "p"), Some(Verdict::Abstained), "then the model's");
+        assert_eq!(
+            got("other", "p2"),
+            Some(Verdict::Correct),
+            "then the case's"
+        );
+        assert_eq!(v.get("c2", "m", "p"), None);
     }
 }
