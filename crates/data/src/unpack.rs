@@ -44,6 +44,9 @@ pub(crate) fn unpack(archive: &Path, u: &Unpack, dir: &Path, what: &str) -> Resu
 type Zip = zip::ZipArchive<std::io::BufReader<std::fs::File>>;
 
 /// Removes a file or directory if it is there.
+/// Makes the error of a failed step, naming the archive.
+type Fail<'a> = &'a dyn Fn(String) -> DataError;
+
 fn remove(p: &Path) -> std::io::Result<()> {
     match std::fs::symlink_metadata(p) {
         Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
@@ -60,7 +63,7 @@ fn remove(p: &Path) -> std::io::Result<()> {
 fn files_under(
     zip: &mut Zip,
     prefix: &str,
-    fail: &dyn Fn(String) -> DataError,
+    fail: Fail<'_>,
 ) -> Result<Vec<(usize, String)>, DataError> {
     let mut out = Vec::new();
     for i in 0..zip.len() {
@@ -88,12 +91,7 @@ fn files_under(
     Ok(out)
 }
 
-fn member(
-    zip: &mut Zip,
-    name: &str,
-    to: &Path,
-    fail: &dyn Fn(String) -> DataError,
-) -> Result<(), DataError> {
+fn member(zip: &mut Zip, name: &str, to: &Path, fail: Fail<'_>) -> Result<(), DataError> {
     let mut f = zip.by_name(name).map_err(|e| match e {
         zip::result::ZipError::FileNotFound => fail(format!("the archive has no member `{name}`")),
         e => fail(format!("member `{name}`: {e}")),
@@ -101,12 +99,7 @@ fn member(
     copy(&mut f, to, name, fail)
 }
 
-fn tree(
-    zip: &mut Zip,
-    prefix: &str,
-    to: &Path,
-    fail: &dyn Fn(String) -> DataError,
-) -> Result<(), DataError> {
+fn tree(zip: &mut Zip, prefix: &str, to: &Path, fail: Fail<'_>) -> Result<(), DataError> {
     let files = files_under(zip, prefix, fail)?;
     if files.is_empty() {
         return Err(fail(format!("the archive has no files under `{prefix}`")));
@@ -130,12 +123,7 @@ fn tree(
 /// or JSON Lines (gzipped when its name ends in `.gz`); every object becomes
 /// one line, members in name order. A member that is none of these is an
 /// error naming it: no record is dropped.
-fn json_lines(
-    zip: &mut Zip,
-    prefix: &str,
-    to: &Path,
-    fail: &dyn Fn(String) -> DataError,
-) -> Result<(), DataError> {
+fn json_lines(zip: &mut Zip, prefix: &str, to: &Path, fail: Fail<'_>) -> Result<(), DataError> {
     let files = files_under(zip, prefix, fail)?;
     let out = std::fs::File::create(to).map_err(|e| fail(format!("{}: {e}", to.display())))?;
     let mut out = std::io::BufWriter::new(out);
@@ -203,12 +191,7 @@ fn json_objects(bytes: &[u8]) -> Result<Vec<serde_json::Value>, String> {
     Ok(out)
 }
 
-fn copy(
-    from: &mut impl Read,
-    to: &Path,
-    name: &str,
-    fail: &dyn Fn(String) -> DataError,
-) -> Result<(), DataError> {
+fn copy(from: &mut impl Read, to: &Path, name: &str, fail: Fail<'_>) -> Result<(), DataError> {
     let mut out = std::fs::File::create(to).map_err(|e| fail(format!("{}: {e}", to.display())))?;
     std::io::copy(from, &mut out).map_err(|e| fail(format!("member `{name}`: {e}")))?;
     out.sync_all()

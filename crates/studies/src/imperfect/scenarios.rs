@@ -74,11 +74,7 @@ impl Scenario for AddGenadv {
 
 /// add-random: the top-k plus a passage retrieved for another question
 /// that does not hold the answer, at a random slot.
-fn add_random<'a>(
-    b: &mut Builder<'a>,
-    q: &QuestionRow,
-    s: &'static str,
-) -> Result<Vec<CaseRow>> {
+fn add_random(b: &mut Builder, q: &QuestionRow, s: &'static str) -> Result<Vec<CaseRow>> {
     let top = &b.topk(&q.qid)[..];
     let opts = b.opts;
     let mut rng = rng_for(opts.seed, &q.qid, "add-random:source");
@@ -113,11 +109,7 @@ fn add_random<'a>(
 }
 
 /// add-topk: the top-k plus the (k+1)-th retrieved passage.
-fn add_topk<'a>(
-    b: &mut Builder<'a>,
-    q: &QuestionRow,
-    s: &'static str,
-) -> Result<Vec<CaseRow>> {
+fn add_topk(b: &mut Builder, q: &QuestionRow, s: &'static str) -> Result<Vec<CaseRow>> {
     let top = &b.topk(&q.qid)[..];
     let opts = b.opts;
     let Some(next) = b
@@ -139,11 +131,7 @@ fn add_topk<'a>(
 
 /// add-conflict: the top-k plus a passage supporting a foil, written by
 /// rule (aliases replaced) or by the writer model.
-fn add_conflict<'a>(
-    b: &mut Builder<'a>,
-    q: &QuestionRow,
-    s: &'static str,
-) -> Result<Vec<CaseRow>> {
+fn add_conflict(b: &mut Builder, q: &QuestionRow, s: &'static str) -> Result<Vec<CaseRow>> {
     let top = &b.topk(&q.qid)[..];
     let opts = b.opts;
     let Some(src) = top.iter().find(|c| c.has_answer == Some(true)) else {
@@ -199,11 +187,7 @@ fn add_conflict<'a>(
 }
 
 /// add-genadv: the top-k plus an accepted GenADV passage.
-fn add_genadv<'a>(
-    b: &mut Builder<'a>,
-    q: &QuestionRow,
-    s: &'static str,
-) -> Result<Vec<CaseRow>> {
+fn add_genadv(b: &mut Builder, q: &QuestionRow, s: &'static str) -> Result<Vec<CaseRow>> {
     let top = &b.topk(&q.qid)[..];
     if q.answers.is_empty() {
         b.skip(s, "no gold answer");

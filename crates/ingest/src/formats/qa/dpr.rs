@@ -68,13 +68,8 @@ pub(super) fn parse_dpr(mut obj: Obj) -> Result<Record, FieldError> {
         .enumerate()
         .map(|(i, c)| dpr_ctx(i, c))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Record::new(
-        source_id,
-        question,
-        answers,
-        obj.rest(),
-        contexts,
-    ))
+    let meta = obj.rest();
+    Ok(Record::new(source_id, question, answers, meta, contexts))
 }
 
 /// One DPR/Self-RAG passage (`ctxs[i]`).

@@ -68,26 +68,16 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
         } else {
             None
         };
+        let input = Input {
+            path: &path,
+            dataset: &dataset,
+            file_lang: file_lang.as_deref(),
+        };
         if format == Format::Nomiracl && path.is_dir() {
-            ingest_nomiracl_dir(
-                run,
-                &mut questions,
-                &mut contexts,
-                &path,
-                &dataset,
-                file_lang.as_deref(),
-            )?;
+            ingest_nomiracl_dir(run, &mut questions, &mut contexts, input)?;
             continue;
         }
-        ingest_file(
-            run,
-            format,
-            &mut questions,
-            &mut contexts,
-            &path,
-            &dataset,
-            file_lang.as_deref(),
-        )?;
+        ingest_file(run, format, &mut questions, &mut contexts, input)?;
     }
     if questions.rows() == 0 {
         return Err(run.nothing_read("valid records"));
@@ -99,16 +89,28 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
     ])
 }
 
+/// One input path with the dataset and language its rows get.
+#[derive(Clone, Copy)]
+struct Input<'a> {
+    path: &'a Path,
+    dataset: &'a str,
+    /// The language its name gives (NoMIRACL's `de.dev.jsonl`), if any.
+    file_lang: Option<&'a str>,
+}
+
 /// Ingest one input file of a QA-with-passages format, record by record.
 fn ingest_file(
     run: &mut Run,
     format: Format,
     questions: &mut Sink<Questions>,
     contexts: &mut Sink<Contexts>,
-    path: &Path,
-    dataset: &str,
-    file_lang: Option<&str>,
+    input: Input<'_>,
 ) -> Result<(), IngestError> {
+    let Input {
+        path,
+        dataset,
+        file_lang,
+    } = input;
     if let Format::Records(reader) = format {
         return ingest_records(run, reader, questions, contexts, path, dataset);
     }

@@ -9,10 +9,13 @@ pub(super) fn ingest_nomiracl_dir(
     run: &mut Run,
     questions: &mut Sink<Questions>,
     contexts: &mut Sink<Contexts>,
-    path: &Path,
-    dataset: &str,
-    file_lang: Option<&str>,
+    input: Input<'_>,
 ) -> Result<(), IngestError> {
+    let Input {
+        path,
+        dataset,
+        file_lang,
+    } = input;
     for (p, file, line) in nomiracl_distribution(path, run.opts.split.as_deref())? {
         run.records += 1;
         match p {

@@ -94,13 +94,8 @@ pub(super) fn parse_triviaqa(
             serde_json::from_str(&rest).unwrap_or(Value::Null),
         );
     }
-    Ok(Record::new(
-        source_id,
-        question,
-        answers,
-        obj.rest(),
-        contexts,
-    ))
+    let meta = obj.rest();
+    Ok(Record::new(source_id, question, answers, meta, contexts))
 }
 
 /// HotpotQA (distractor setting): each `context` paragraph is a passage
@@ -176,13 +171,8 @@ pub(super) fn parse_hotpotqa(mut obj: Obj) -> Result<Record, FieldError> {
             Some(meta),
         ));
     }
-    Ok(Record::new(
-        source_id,
-        question,
-        vec![answer],
-        obj.rest(),
-        contexts,
-    ))
+    let (answers, meta) = (vec![answer], obj.rest());
+    Ok(Record::new(source_id, question, answers, meta, contexts))
 }
 
 /// SearchQA: `question`, `answer`, and search snippets as contexts, from
@@ -217,13 +207,8 @@ pub(super) fn parse_searchqa(mut obj: Obj) -> Result<Record, FieldError> {
         let id = passage_id(None, &s);
         contexts.push(ctx(contexts.len() + 1, id, None, s, None, None));
     }
-    Ok(Record::new(
-        source_id,
-        question,
-        vec![answer],
-        obj.rest(),
-        contexts,
-    ))
+    let (answers, meta) = (vec![answer], obj.rest());
+    Ok(Record::new(source_id, question, answers, meta, contexts))
 }
 
 /// MedQA-style multiple choice (any language): `options` (label -> text,
