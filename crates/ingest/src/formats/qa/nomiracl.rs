@@ -11,16 +11,11 @@ pub(super) fn ingest_nomiracl_dir(
     contexts: &mut Sink<Contexts>,
     input: Input<'_>,
 ) -> Result<(), IngestError> {
-    let Input {
-        path,
-        dataset,
-        file_lang,
-    } = input;
-    for (p, file, line) in nomiracl_distribution(path, run.opts.split.as_deref())? {
+    for (p, file, line) in nomiracl_distribution(input.path, run.opts.split.as_deref())? {
         run.records += 1;
         match p {
             Ok(p) => {
-                emit(run, questions, contexts, dataset, file_lang, p)?;
+                emit(run, questions, contexts, input.dataset, input.file_lang, p)?;
             }
             Err(message) => run.skipper.handle(IngestError::Record {
                 file,
