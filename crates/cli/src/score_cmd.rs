@@ -94,6 +94,10 @@ pub struct ScoreArgs {
     /// The judge's prompt template (see `ragprobe prompts show judge-qa`).
     #[arg(long, default_value = "judge-qa", requires = "judge")]
     pub judge_prompt: String,
+    /// The judge's template for a case with a foil (gold, foil, both or
+    /// neither); `none` judges those with --judge-prompt too.
+    #[arg(long, default_value = "judge-foil", requires = "judge")]
+    pub judge_foil_prompt: String,
     /// Name of the environment variable holding the judge server's API key.
     #[arg(long, requires = "judge")]
     pub judge_api_key_env: Option<String>,
@@ -262,6 +266,10 @@ fn judge_verdicts(store: &Store, a: &ScoreArgs, spec: &str) -> Result<Verdicts> 
     let catalog = ragprobe_studies::prompt_catalog();
     let opts = JudgeOptions {
         template: ragprobe_generate::Template::load(&a.judge_prompt, None, &catalog)?,
+        foil_template: match a.judge_foil_prompt.as_str() {
+            "none" => None,
+            t => Some(ragprobe_generate::Template::load(t, None, &catalog)?),
+        },
         backend: judge_backend(store, spec, a.judge_api_key_env.clone())?,
         settings: ragprobe_models::llm::GenSettings {
             max_tokens: 24,

@@ -153,7 +153,7 @@ fn imported_verdicts_give_agreement_and_kappa() {
     let det: serde_json::Value = serde_json::from_str(k.details.as_deref().unwrap()).unwrap();
     let cm = &det["confusion"];
     let (a, b, c2, d2) = (
-        cm["both_correct"].as_f64().unwrap(),
+        cm["both"].as_f64().unwrap(),
         cm["string_only"].as_f64().unwrap(),
         cm["verdict_only"].as_f64().unwrap(),
         cm["neither"].as_f64().unwrap(),
@@ -225,7 +225,7 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
     let d = tempfile::tempdir().unwrap();
     let s = d.path().join("s");
     let url = m.base_url();
-    let (cases_id, responses) = mock_responses(&s, &url, "base,add-random");
+    let (cases_id, responses) = mock_responses(&s, &url, "base,add-random,add-conflict");
     let store = Store::open(&s).unwrap();
     let cases: std::collections::HashMap<String, ragprobe_artifact::CaseRow> =
         read::<ragprobe_artifact::Cases>(&store, &cases_id)
@@ -234,19 +234,33 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
             .map(|c| (c.case_id.clone(), c))
             .collect();
     let resp = read::<ragprobe_artifact::Responses>(&store, &responses).unwrap();
+    // The cascade's rule, written out: the gold matchers disagree, or on
+    // a case with a foil the foil matchers do, or both answers match.
+    let differ = |a: &[String], t: &str| {
+        let em = ragprobe_matching::squad::exact_match(t, a);
+        let acc = ragprobe_matching::squad::accuracy(t, a);
+        let has = ragprobe_matching::has_answer(a, t);
+        !(em == acc && acc == has)
+    };
     let disagree = resp
         .iter()
         .filter(|r| {
-            let (Some(t), a) = (r.text.as_deref(), &cases[&r.case_id].answers) else {
+            let case = &cases[&r.case_id];
+            let (Some(t), a) = (r.text.as_deref(), &case.answers) else {
                 return false;
             };
-            let em = ragprobe_matching::squad::exact_match(t, a);
-            let acc = ragprobe_matching::squad::accuracy(t, a);
-            let has = ragprobe_matching::has_answer(a, t);
-            let all_agree = em == acc && acc == has;
-            !a.is_empty() && !all_agree
+            let foil = case.foil.iter().map(String::clone).collect::<Vec<_>>();
+            let on_foil = !foil.is_empty()
+                && (differ(&foil, t)
+                    || (ragprobe_matching::squad::accuracy(t, a)
+                        && ragprobe_matching::squad::accuracy(t, &foil)));
+            !a.is_empty() && (differ(a, t) || on_foil)
         })
         .count();
+    assert!(
+        cases.values().any(|c| c.foil.is_some()),
+        "add-conflict cases carry a foil"
+    );
     let gradable = resp
         .iter()
         .filter(|r| r.text.is_some() && !cases[&r.case_id].answers.is_empty())
@@ -391,6 +405,18 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
     assert_eq!(
         figures(&id(&imported, "metrics")),
         figures(&id(&all, "metrics"))
+    );
+    // The conflict cases were judged for the foil: their foil metrics.
+    let foil_kappa = metrics
+        .iter()
+        .find(|r| r.study == "matcher" && r.metric == "foil_kappa" && r.condition == "add-conflict")
+        .expect("foil_kappa for add-conflict");
+    assert!(foil_kappa.n > 0);
+    assert!(
+        metrics
+            .iter()
+            .all(|r| !(r.study == "matcher" && r.metric == "foil_kappa" && r.condition == "base")),
+        "no foil on base cases"
     );
     assert_ne!(
         figures(&id(&cascade, "metrics")),

@@ -53,6 +53,9 @@ impl JudgeOn {
 pub struct JudgeOptions {
     /// The judge template (`judge-qa`).
     pub template: Template,
+    /// The template for a case with a foil (`judge-foil`: gold, foil, both
+    /// or neither); None: such cases are judged with `template` too.
+    pub foil_template: Option<Template>,
     /// The judge model.
     pub backend: BackendSpec,
     /// Its settings (temperature 0 and a short `max_tokens` suit a verdict).
@@ -99,26 +102,41 @@ pub struct Judged {
     pub summary: JudgeSummary,
 }
 
-/// `text` is judged: the three string matchers disagree on it (or `on` is
-/// `All`).
-fn selected(on: JudgeOn, answers: &[String], text: &str) -> bool {
-    if on == JudgeOn::All {
-        return true;
-    }
+/// The three string matchers (exact match, substring accuracy,
+/// `has_answer`) disagree on whether `text` gives one of `answers`.
+fn matchers_disagree(answers: &[String], text: &str) -> bool {
     let em = ragprobe_matching::squad::exact_match(text, answers);
     let acc = ragprobe_matching::squad::accuracy(text, answers);
     let has = ragprobe_matching::has_answer(answers, text);
     !(em == acc && acc == has)
 }
 
+/// `text` is judged: `on` is `All`, or the matchers disagree on the gold
+/// answers, or (with a foil) on the foil, or it matches both.
+fn selected(on: JudgeOn, answers: &[String], foil: Option<&str>, text: &str) -> bool {
+    if on == JudgeOn::All || matchers_disagree(answers, text) {
+        return true;
+    }
+    foil.is_some_and(|f| {
+        let f = [f.to_string()];
+        matchers_disagree(&f, text)
+            || (ragprobe_matching::squad::accuracy(text, answers)
+                && ragprobe_matching::squad::accuracy(text, &f))
+    })
+}
+
+/// One response to judge: the row, the template it is rendered with, the
+/// messages.
+type Picked<'r> = (&'r ResponseRow, &'r Template, Vec<ChatMessage>);
+
 /// The responses sent to the judge (with their rendered messages), counting
 /// the gradable ones and what judging them all would take.
 fn pick<'r>(
     rows: &'r [ResponseRow],
     cases: &HashMap<String, CaseRow>,
-    opts: &JudgeOptions,
+    opts: &'r JudgeOptions,
     summary: &mut JudgeSummary,
-) -> Result<Vec<(&'r ResponseRow, Vec<ChatMessage>)>> {
+) -> Result<Vec<Picked<'r>>> {
     let mut picked = Vec::new();
     for r in rows {
         let (Some(text), Some(case)) = (r.text.as_deref(), cases.get(&r.case_id)) else {
@@ -127,18 +145,24 @@ fn pick<'r>(
         if case.answers.is_empty() {
             continue;
         }
+        let foil = case.foil.as_deref().filter(|f| !f.trim().is_empty());
+        let template = match (foil, &opts.foil_template) {
+            (Some(_), Some(t)) => t,
+            _ => &opts.template,
+        };
         let vars: BTreeMap<&str, String> = [
             ("question", case.question.clone()),
             ("answers", case.answers.join(" | ")),
+            ("foil", foil.unwrap_or_default().to_string()),
             ("response", text.to_string()),
         ]
         .into_iter()
         .collect();
-        let msgs = opts.template.render_vars(&vars);
+        let msgs = template.render_vars(&vars);
         summary.judgeable += 1;
         summary.all_prompt_tokens += TokenCounter::Approx.count(&msgs)?;
-        if selected(opts.on, &case.answers, text) {
-            picked.push((r, msgs));
+        if selected(opts.on, &case.answers, foil, text) {
+            picked.push((r, template, msgs));
         }
     }
     Ok(picked)
@@ -168,7 +192,7 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
     let mut recipe = Recipe::new(
         "judge",
         JUDGE_VERSION,
-        json!({"template": {"id": t.id, "version": t.version}, "settings": opts.settings, "on": opts.on.name(), "backend": model.kind}),
+        json!({"template": {"id": t.id, "version": t.version}, "foil_template": opts.foil_template.as_ref().map(|f| json!({"id": f.id, "version": f.version})), "settings": opts.settings, "on": opts.on.name(), "backend": model.kind}),
     );
     recipe.inputs = vec![rid.clone()];
     recipe
@@ -185,8 +209,18 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
             summary,
         });
     }
-    let messages: Vec<Vec<ChatMessage>> = picked.iter().map(|(_, m)| m.clone()).collect();
-    let ids = session.request_ids((&t.id, t.version), &messages, &opts.settings);
+    let messages: Vec<Vec<ChatMessage>> = picked.iter().map(|(_, _, m)| m.clone()).collect();
+    // Each request is named by its own template (a case with a foil has the foil's).
+    let ids: Vec<String> = picked
+        .iter()
+        .flat_map(|(_, tpl, m)| {
+            session.request_ids(
+                (&tpl.id, tpl.version),
+                std::slice::from_ref(m),
+                &opts.settings,
+            )
+        })
+        .collect();
     summary.cached = ids.iter().filter(|id| session.is_done(id)).count() as u64;
     let bar = crate::progress_bar(session.pending(&ids).len() as u64, opts.progress);
     let answers = session.run_all(&ids, &messages, &opts.settings, &mut || bar.inc(1))?;
@@ -213,18 +247,17 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
 /// One `responses` row per judged response (its case, the judge's
 /// request and reply), counting new, failed and tokens into `summary`.
 fn judgement_rows(
-    picked: &[(&ResponseRow, Vec<ChatMessage>)],
+    picked: &[Picked<'_>],
     ids: &[String],
     answers: &[ragprobe_models::llm::session::Answer],
     opts: &JudgeOptions,
     model: &ragprobe_models::llm::backend::BackendId,
     summary: &mut JudgeSummary,
 ) -> Vec<ResponseRow> {
-    let t = &opts.template;
     let settings_json =
         canonical_json(&serde_json::to_value(&opts.settings).expect("settings serialise"));
     let mut out = Vec::with_capacity(ids.len());
-    for (((r, msgs), id), a) in picked.iter().zip(ids).zip(answers) {
+    for (((r, t, msgs), id), a) in picked.iter().zip(ids).zip(answers) {
         let g = a.entry.generation.as_ref();
         match g {
             None => summary.failed += 1,

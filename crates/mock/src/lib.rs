@@ -158,8 +158,9 @@ pub fn reply_for(prompt: &str) -> String {
 /// * a prompt that offers `conflict` or `unanswerable`: that word one time
 ///   in four;
 /// * multiple choice (lines `A. …`): one option letter, by hash;
-/// * the judge template (`judge-qa`): `{"verdict": "correct"}`,
-///   `… "incorrect"}`, `… "abstained"}` or a reply in no such form, by hash;
+/// * the judge templates: `judge-qa` `{"verdict": "correct"}`, `…
+///   "incorrect"}`, `… "abstained"}`, `judge-foil` `… "gold"}`, `… "foil"}`,
+///   `… "both"}`, `… "neither"}`, or a reply in no such form, by hash;
 /// * otherwise one of the prompt's passages (a line of 12 words or more
 ///   that is not an instruction), whole; without passages, a hash answer.
 pub fn scripted_reply(prompt: &str) -> String {
@@ -183,6 +184,16 @@ pub fn scripted_reply(prompt: &str) -> String {
     {
         let claim = field("Claim:");
         return format!("{claim} The account first appeared in a regional almanac in 1921 and has been repeated in several reference works since then. Archivists catalogued the surviving documents, which remain available to researchers who wish to consult the original sources.");
+    }
+    if prompt.contains("You grade answers to questions") && prompt.contains("\nFoil: ") {
+        return [
+            "{\"verdict\": \"gold\"}",
+            "{\"verdict\": \"foil\"}",
+            "{\"verdict\": \"both\"}",
+            "{\"verdict\": \"neither\"}",
+            "Probably the foil.",
+        ][(r % 5) as usize]
+            .into();
     }
     if prompt.contains("You grade answers to questions") {
         return [

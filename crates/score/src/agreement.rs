@@ -21,12 +21,21 @@
 //! * `kappa`: Cohen's kappa of the two binary decisions (an `abstained`
 //!   verdict is "not correct"), with the confusion matrix in its details.
 //!
+//! A verdict is `correct`, `incorrect` or `abstained`, or, on a case with
+//! a foil (a conflicting or edited passage), `gold`, `foil`, `both` or
+//! `neither` (correct = gold or both, as substring accuracy counts a
+//! response holding both). On rows with a foil verdict the same four
+//! metrics compare the string matchers' `foil_only` with the verdict
+//! `foil`: `string_foil_only`, `verdict_foil_only`, `foil_disagreement`,
+//! `foil_kappa` (a response that names the foil only to reject it is where
+//! they part).
+//!
 //! Every metric family is also computed under both matchers: the metric
 //! rows of breakdown `matcher`, group `string` (the rows as scored) and
 //! group `verdicts` (each row's `accuracy` replaced by "the verdict is
-//! correct" where it has a verdict; exact match, the foil matchers and the
-//! NoMIRACL and RGB labels are left as they are: a verdict grades
-//! correctness only). Same populations, same bootstrap.
+//! correct" where it has a verdict, and `foil_only`/`foil_any` by the foil
+//! verdict where it has one; exact match and the NoMIRACL and RGB labels
+//! are left as they are). Same populations, same bootstrap.
 //!
 //! Cohen's kappa (Cohen 1960): with p_o the observed agreement and p_e the
 //! agreement expected from the two marginals, kappa = (p_o - p_e) / (1 -
@@ -42,7 +51,9 @@ use crate::metrics::{b, Clusters, Key, Out};
 use crate::scored::Scored;
 use crate::{Result, ScoreError};
 
-/// One imported verdict.
+/// One verdict: on a question's answer (correct, incorrect, abstained),
+/// or, for a case with a foil (a conflicting or edited passage), on which
+/// answer the response gives (gold, foil, both, neither).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// The response answers the question.
@@ -51,6 +62,14 @@ pub enum Verdict {
     Incorrect,
     /// It declines to answer.
     Abstained,
+    /// It gives the gold answer and not the foil.
+    Gold,
+    /// It gives the foil and not the gold answer.
+    Foil,
+    /// It gives both (or cannot decide between them).
+    Both,
+    /// It gives neither.
+    Neither,
 }
 
 impl Verdict {
@@ -70,7 +89,28 @@ impl Verdict {
             "correct" => Some(Verdict::Correct),
             "incorrect" => Some(Verdict::Incorrect),
             "abstained" => Some(Verdict::Abstained),
+            "gold" => Some(Verdict::Gold),
+            "foil" => Some(Verdict::Foil),
+            "both" => Some(Verdict::Both),
+            "neither" => Some(Verdict::Neither),
             _ => None,
+        }
+    }
+
+    /// The answer is correct: `correct`, or `gold`/`both` (as substring
+    /// accuracy counts a response holding both answers).
+    pub fn correct(self) -> bool {
+        matches!(self, Verdict::Correct | Verdict::Gold | Verdict::Both)
+    }
+
+    /// The response gives the foil and not the gold answer (the string
+    /// matchers' `foil_only`); None for a verdict that says nothing of a
+    /// foil.
+    pub fn foil_only(self) -> Option<bool> {
+        match self {
+            Verdict::Foil => Some(true),
+            Verdict::Gold | Verdict::Both | Verdict::Neither => Some(false),
+            Verdict::Correct | Verdict::Incorrect | Verdict::Abstained => None,
         }
     }
 }
@@ -130,7 +170,7 @@ impl Verdicts {
             let word = field("verdict")?.ok_or_else(|| bad("field `verdict` is missing".into()))?;
             let verdict = Verdict::parse(&word).ok_or_else(|| {
                 bad(format!(
-                    "field `verdict`: `{word}` is not one of correct, incorrect, abstained"
+                    "field `verdict`: `{word}` is not one of correct, incorrect, abstained, gold, foil, both, neither"
                 ))
             })?;
             let key = VerdictKey {
@@ -306,7 +346,9 @@ pub fn agreement(rows: &[Scored], verdicts: &Verdicts, out: &mut Out) {
     }
 }
 
-/// The four `matcher` metrics of one group's judged rows (`(row, verdict)`).
+/// The `matcher` metrics of one group's judged rows (`(row, verdict)`):
+/// the answer's (every row), then the foil's (the rows whose case has a
+/// foil and whose verdict is a foil verdict).
 fn group_rows(
     rows: &[Scored],
     judged: &[(usize, Verdict)],
@@ -316,58 +358,121 @@ fn group_rows(
     unmatched: usize,
     out: &mut Out,
 ) {
-    let mut conf = Confusion::default();
-    let (mut s_acc, mut v_acc, mut differ) = (
-        Clusters::with_capacity(judged.len()),
-        Clusters::with_capacity(judged.len()),
-        Clusters::with_capacity(judged.len()),
+    let answer: Vec<(&str, bool, bool)> = judged
+        .iter()
+        .map(|&(i, v)| (rows[i].qid, rows[i].accuracy == Some(true), v.correct()))
+        .collect();
+    let abstained = judged
+        .iter()
+        .filter(|(_, v)| *v == Verdict::Abstained)
+        .count();
+    let notes = json!({"abstained": abstained, "verdicts_unmatched": unmatched, "verdicts": verdicts.file, "made_by": verdicts.notes});
+    compare(
+        out,
+        k,
+        condition,
+        &answer,
+        &ANSWER,
+        &verdicts.file,
+        notes.clone(),
     );
-    let mut abstained = 0;
-    for &(i, v) in judged {
-        let r = &rows[i];
-        let s = r.accuracy == Some(true);
-        let vc = v == Verdict::Correct;
-        abstained += usize::from(v == Verdict::Abstained);
-        conf.add(s, vc);
-        s_acc.add(r.qid, b(s));
-        v_acc.add(r.qid, b(vc));
-        differ.add(r.qid, b(s != vc));
+    let foil: Vec<(&str, bool, bool)> = judged
+        .iter()
+        .filter_map(|&(i, v)| Some((rows[i].qid, rows[i].foil_only?, v.foil_only()?)))
+        .collect();
+    if !foil.is_empty() {
+        compare(out, k, condition, &foil, &FOIL, &verdicts.file, notes);
     }
-    let d = |what: &str| json!({"definition": what, "verdicts": verdicts.file});
+}
+
+/// The names of one comparison's four metrics, and what it compares.
+struct Names {
+    string: &'static str,
+    verdict: &'static str,
+    disagreement: &'static str,
+    kappa: &'static str,
+    what: &'static str,
+}
+
+/// The answer: substring accuracy against "the verdict is correct".
+const ANSWER: Names = Names {
+    string: "string_accuracy",
+    verdict: "verdict_accuracy",
+    disagreement: "disagreement",
+    kappa: "kappa",
+    what: "correct (the string matcher's accuracy; a verdict correct, gold or both; abstained = not correct)",
+};
+
+/// The foil: the string matchers' `foil_only` against the verdict `foil`.
+const FOIL: Names = Names {
+    string: "string_foil_only",
+    verdict: "verdict_foil_only",
+    disagreement: "foil_disagreement",
+    kappa: "foil_kappa",
+    what: "foil only (the string matchers' foil_only; the verdict foil)",
+};
+
+/// Four metrics of two binary decisions on the same rows (`(qid, string,
+/// verdict)`): each one's share (x100, interval), the share where they
+/// differ (interval), and Cohen's kappa with the confusion matrix.
+fn compare(
+    out: &mut Out,
+    k: &Key,
+    condition: &str,
+    pairs: &[(&str, bool, bool)],
+    names: &Names,
+    file: &str,
+    notes: Value,
+) {
+    let mut conf = Confusion::default();
+    let n = pairs.len();
+    let (mut s_c, mut v_c, mut differ) = (
+        Clusters::with_capacity(n),
+        Clusters::with_capacity(n),
+        Clusters::with_capacity(n),
+    );
+    for &(qid, s, v) in pairs {
+        conf.add(s, v);
+        s_c.add(qid, b(s));
+        v_c.add(qid, b(v));
+        differ.add(qid, b(s != v));
+    }
+    let d = |who: &str| json!({"definition": format!("{who}: {}", names.what), "verdicts": file});
     out.mean(
         k,
         condition,
-        "string_accuracy",
-        &s_acc,
+        names.string,
+        &s_c,
         100.0,
-        d("the string matcher's accuracy on the rows with a verdict"),
+        d("the string matcher's share on the rows with a verdict"),
     );
     out.mean(
         k,
         condition,
-        "verdict_accuracy",
-        &v_acc,
+        names.verdict,
+        &v_c,
         100.0,
-        d("the share the imported verdicts call correct"),
+        d("the verdicts' share"),
     );
     out.mean(
         k,
         condition,
-        "disagreement",
+        names.disagreement,
         &differ,
         100.0,
-        d("the share of rows where the string matcher and the verdict differ"),
+        d("the share of rows where they differ"),
     );
+    let mut details = json!({"definition": format!("Cohen's kappa of the string decision and the verdict: {}", names.what),
+        "confusion": {"both": conf.both, "string_only": conf.string_only, "verdict_only": conf.verdict_only, "neither": conf.neither},
+        "agreement": conf.agreement()});
+    if let (Some(dst), Some(src)) = (details.as_object_mut(), notes.as_object()) {
+        dst.extend(src.clone());
+    }
     out.rows.push(MetricRow {
         value: conf.kappa(),
         n: conf.n() as i64,
-        details: Some(
-            json!({"definition": "Cohen's kappa of the string decision and the verdict (abstained = not correct)",
-                "confusion": {"both_correct": conf.both, "string_only": conf.string_only, "verdict_only": conf.verdict_only, "neither": conf.neither},
-                "agreement": conf.agreement(), "abstained": abstained, "verdicts_unmatched": unmatched, "verdicts": verdicts.file, "made_by": verdicts.notes})
-            .to_string(),
-        ),
-        ..k.row(condition, "kappa")
+        details: Some(details.to_string()),
+        ..k.row(condition, names.kappa)
     });
 }
 
@@ -384,7 +489,11 @@ pub fn under_both_matchers(
             let mut r = *r;
             if !r.failed && r.accuracy.is_some() {
                 if let Some((v, _)) = verdicts.get(r.case_id, r.model, r.prompt) {
-                    r.accuracy = Some(v == Verdict::Correct);
+                    r.accuracy = Some(v.correct());
+                    if let (Some(f), Some(_)) = (v.foil_only(), r.foil_only) {
+                        r.foil_only = Some(f);
+                        r.foil_any = Some(matches!(v, Verdict::Foil | Verdict::Both));
+                    }
                 }
             }
             r
@@ -475,6 +584,18 @@ mod tests {
             v("{\"verdict\": \" incorrect \"}"),
             Some(Verdict::Incorrect)
         );
+        assert_eq!(v("{\"verdict\": \"both\"}"), Some(Verdict::Both));
+        // What each verdict says of the answer and of the foil.
+        let says = |x: Verdict| (x.correct(), x.foil_only());
+        assert_eq!(says(Verdict::Gold), (true, Some(false)));
+        assert_eq!(
+            says(Verdict::Both),
+            (true, Some(false)),
+            "as substring accuracy counts both"
+        );
+        assert_eq!(says(Verdict::Foil), (false, Some(true)));
+        assert_eq!(says(Verdict::Neither), (false, Some(false)));
+        assert_eq!(says(Verdict::Abstained), (false, None));
         for unparsed in [
             "correct",
             "{\"verdict\": \"right\"}",

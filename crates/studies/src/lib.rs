@@ -165,7 +165,10 @@ pub fn format(name: &str) -> Option<ragprobe_ingest::Format> {
 
 /// Templates no one study owns: the judge's (`score --judge`), with its
 /// role.
-static SHARED_PROMPTS: &[(&str, &str)] = &[("judge-qa", include_str!("judge/judge-qa.toml"))];
+static SHARED_PROMPTS: &[(&str, &str)] = &[
+    ("judge-qa", include_str!("judge/judge-qa.toml")),
+    ("judge-foil", include_str!("judge/judge-foil.toml")),
+];
 static SHARED_ROLES: &[&str] = &["judge"];
 
 static PROMPTS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
