@@ -185,24 +185,8 @@ pub fn scripted_reply(prompt: &str) -> String {
         let claim = field("Claim:");
         return format!("{claim} The account first appeared in a regional almanac in 1921 and has been repeated in several reference works since then. Archivists catalogued the surviving documents, which remain available to researchers who wish to consult the original sources.");
     }
-    if prompt.contains("You grade answers to questions") && prompt.contains("\nFoil: ") {
-        return [
-            "{\"verdict\": \"gold\"}",
-            "{\"verdict\": \"foil\"}",
-            "{\"verdict\": \"both\"}",
-            "{\"verdict\": \"neither\"}",
-            "Probably the foil.",
-        ][(r % 5) as usize]
-            .into();
-    }
-    if prompt.contains("You grade answers to questions") {
-        return [
-            "{\"verdict\": \"correct\"}",
-            "{\"verdict\": \"incorrect\"}",
-            "{\"verdict\": \"abstained\"}",
-            "The response looks right to me.",
-        ][(r % 4) as usize]
-            .into();
+    if let Some(v) = judge_reply(prompt, r) {
+        return v;
     }
     if prompt.contains("\"Yes, answer is present\"") {
         return ["Yes, answer is present", "I don't know", "[2]", "Maybe."][(r % 4) as usize]
@@ -252,6 +236,32 @@ pub fn scripted_reply(prompt: &str) -> String {
         return reply_for(prompt);
     }
     passages[(r % passages.len() as u64) as usize].to_string()
+}
+
+/// The scripted judge's reply (`judge-foil` when the prompt has a foil,
+/// else `judge-qa`): a verdict by hash, or one reply in five (four for
+/// `judge-qa`) in no verdict form; None for a prompt of neither.
+fn judge_reply(prompt: &str, r: u64) -> Option<String> {
+    if !prompt.contains("You grade answers to questions") {
+        return None;
+    }
+    let replies: &[&str] = if prompt.contains("\nFoil: ") {
+        &[
+            "{\"verdict\": \"gold\"}",
+            "{\"verdict\": \"foil\"}",
+            "{\"verdict\": \"both\"}",
+            "{\"verdict\": \"neither\"}",
+            "Probably the foil.",
+        ]
+    } else {
+        &[
+            "{\"verdict\": \"correct\"}",
+            "{\"verdict\": \"incorrect\"}",
+            "{\"verdict\": \"abstained\"}",
+            "The response looks right to me.",
+        ]
+    };
+    Some(replies[(r % replies.len() as u64) as usize].to_string())
 }
 
 /// Clusters the mock's vectors fall into.
