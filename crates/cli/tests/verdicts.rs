@@ -14,6 +14,26 @@ fn id(outs: &[(String, String)], kind: &str) -> String {
     outs.iter().find(|(k, _)| k == kind).unwrap().1.clone()
 }
 
+/// `score --responses RESPONSES --verdicts FILE` on `store`: its outputs
+/// and stderr.
+fn score_with_verdicts(
+    store: &std::path::Path,
+    responses: &str,
+    file: &std::path::Path,
+) -> (Vec<(String, String)>, String) {
+    let f = file.to_str().unwrap();
+    let args = [
+        "score",
+        "--responses",
+        responses,
+        "--bootstrap",
+        "50",
+        "--verdicts",
+        f,
+    ];
+    run_ok(&root(), store, &args)
+}
+
 /// Ingest the NQ fixture into `store`, build `scenarios` cases and answer
 /// them with the mock at `url` (imperfect-normal): (cases, responses) ids.
 fn mock_responses(store: &std::path::Path, url: &str, scenarios: &str) -> (String, String) {
@@ -103,19 +123,7 @@ fn imported_verdicts_give_agreement_and_kappa() {
     let vf = d.path().join("verdicts.jsonl");
     std::fs::write(&vf, lines).unwrap();
 
-    let (judged, err) = run_ok(
-        &root(),
-        &s,
-        &[
-            "score",
-            "--responses",
-            &responses,
-            "--bootstrap",
-            "50",
-            "--verdicts",
-            vf.to_str().unwrap(),
-        ],
-    );
+    let (judged, err) = score_with_verdicts(&s, &responses, &vf);
     assert_ne!(
         id(&judged, "metrics"),
         id(&plain, "metrics"),
@@ -381,19 +389,7 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
     assert_eq!(made["unparsed"], unparsed);
     let vf = d.path().join("judge-as-file.jsonl");
     std::fs::write(&vf, lines).unwrap();
-    let (imported, _) = run_ok(
-        &root(),
-        &s,
-        &[
-            "score",
-            "--responses",
-            &responses,
-            "--bootstrap",
-            "50",
-            "--verdicts",
-            vf.to_str().unwrap(),
-        ],
-    );
+    let (imported, _) = score_with_verdicts(&s, &responses, &vf);
     let figures = |metrics_id: &str| -> Vec<(String, String, Option<f64>, i64)> {
         read::<Metrics>(&store, metrics_id)
             .unwrap()

@@ -742,52 +742,14 @@ fn rgb_noise_rejection_counterfactual_and_integration() {
     // Detects the error and rejects: evalue.py gives it the label [-1],
     // and `0 not in label` counts it as corrected; fact_evalue.py does not.
     add("q4", cf, "rgb-en", "conflict", false, true, true);
-    add(
-        "q1",
-        "rgb-integration-0",
-        "rgb-en",
-        "answer",
-        true,
-        false,
-        false,
-    );
-    add(
-        "q2",
-        "rgb-integration-0",
-        "rgb-en",
-        "answer",
-        false,
-        false,
-        false,
-    );
-    add(
-        "q3",
-        "rgb-integration-0",
-        "rgb-en",
-        "answer",
-        false,
-        true,
-        false,
-    );
+    let int0 = "rgb-integration-0";
+    add("q1", int0, "rgb-en", "answer", true, false, false);
+    add("q2", int0, "rgb-en", "answer", false, false, false);
+    add("q3", int0, "rgb-en", "answer", false, true, false);
     // RGB's passage_num = 0 run: 1 of 2 right.
-    add(
-        "q1",
-        "closed-book",
-        "rgb-en-closed-book",
-        "answer",
-        true,
-        false,
-        false,
-    );
-    add(
-        "q2",
-        "closed-book",
-        "rgb-en-closed-book",
-        "answer",
-        false,
-        false,
-        false,
-    );
+    let (cb, cb_prompt) = ("closed-book", "rgb-en-closed-book");
+    add("q1", cb, cb_prompt, "answer", true, false, false);
+    add("q2", cb, cb_prompt, "answer", false, false, false);
     let m = run(&rows, rgb::rgb);
     assert!(close(get(&m, "rgb-noise-0", "acc").value, 50.0));
     let rej = get(&m, "rgb-noise-1", "rejection_rate");
