@@ -141,25 +141,23 @@ pub struct Verdicts {
 }
 
 impl Verdicts {
-    /// Read a verdicts file (JSON Lines; blank lines skipped). A line that
+    /// Read a verdicts file (JSON Lines, blank lines skipped; or CSV, TSV,
+    /// Parquet with those columns, by the file's ending). A line that
     /// is not an object with a string `id` and a known `verdict`, or a
     /// second verdict for the same case and model, is an error naming the
     /// file, the line and the field.
     pub fn read(path: &Path) -> Result<Verdicts> {
         let file = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| ScoreError::Invalid(format!("{file}: {e}")))?;
-        let text = std::str::from_utf8(&bytes)
-            .map_err(|e| ScoreError::Invalid(format!("{file}: not UTF-8: {e}")))?;
+        let bad = |line: u64, m: String| ScoreError::Invalid(format!("{file}:{line}: {m}"));
         let mut by_case = HashMap::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let bad = |m: String| ScoreError::Invalid(format!("{file}:{}: {m}", i + 1));
-            let v: Value = serde_json::from_str(line).map_err(|e| bad(format!("not JSON: {e}")))?;
+        for (line, rec) in records(path, &bytes, &bad)? {
+            let bad = |m: String| bad(line, m);
             let field = |k: &str| -> Result<Option<String>> {
-                match v.get(k) {
+                match rec.get(k) {
+                    // An empty cell (CSV) is no value.
                     None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(s)) if s.is_empty() => Ok(None),
                     Some(Value::String(s)) => Ok(Some(s.clone())),
                     Some(other) => Err(bad(format!("field `{k}` must be a string, found {other}"))),
                 }
@@ -239,6 +237,36 @@ impl Verdicts {
                 self.by_case.get_key_value(&key).map(|(k, v)| (*v, k))
             })
     }
+}
+
+/// The records of a verdicts file, at their lines (rows for Parquet).
+fn records(
+    path: &Path,
+    bytes: &[u8],
+    bad: &crate::predictions::read::BadLine,
+) -> Result<Vec<crate::predictions::read::Record>> {
+    use crate::predictions::read::{csv_records, parquet_records};
+    let name = path.to_string_lossy().to_lowercase();
+    if name.ends_with(".parquet") {
+        return parquet_records(path, bad);
+    }
+    if name.ends_with(".csv") || name.ends_with(".tsv") {
+        return csv_records(path, if name.ends_with(".tsv") { b'\t' } else { b',' }, bad);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| bad(0, format!("not UTF-8: {e}")))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u64 + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(m)) => out.push((n, m)),
+            Ok(_) => return Err(bad(n, "not a JSON object".into())),
+            Err(e) => return Err(bad(n, format!("not JSON: {e}"))),
+        }
+    }
+    Ok(out)
 }
 
 /// Insert `v` at `k`; the message when `k` already has a verdict.
@@ -658,5 +686,18 @@ mod tests {
             "then the case's"
         );
         assert_eq!(v.get("c2", "m", "p"), None);
+        // The same as a CSV file; a bad cell names its line.
+        let csv = d.path().join("v.csv");
+        std::fs::write(&csv, "id,model,verdict\nc1,,correct\nc1,m,abstained\n").unwrap();
+        let c = Verdicts::read(&csv).unwrap();
+        assert_eq!(c.get("c1", "m", "p").map(|x| x.0), Some(Verdict::Abstained));
+        assert_eq!(
+            c.get("c1", "n", "p").map(|x| x.0),
+            Some(Verdict::Correct),
+            "an empty model cell is every model"
+        );
+        std::fs::write(&csv, "id,verdict\nc1,correct\nc2,maybe\n").unwrap();
+        let e = Verdicts::read(&csv).unwrap_err().to_string();
+        assert!(e.contains("v.csv:3:") && e.contains("maybe"), "{e}");
     }
 }

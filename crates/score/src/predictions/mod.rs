@@ -24,7 +24,7 @@ use std::path::Path;
 
 use crate::{Lookup, Result, ScoreError, ScoreOptions, ScoreReport};
 
-mod read;
+pub(crate) mod read;
 mod targets;
 use read::*;
 use targets::*;

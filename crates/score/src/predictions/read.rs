@@ -5,10 +5,10 @@ use super::*;
 
 /// One record of a predictions file: its line (row number for Parquet)
 /// and its fields.
-pub(super) type Record = (u64, serde_json::Map<String, Value>);
+pub(crate) type Record = (u64, serde_json::Map<String, Value>);
 
 /// An error at one line of the predictions file.
-pub(super) type BadLine<'a> = dyn Fn(u64, String) -> ScoreError + Sync + 'a;
+pub(crate) type BadLine<'a> = dyn Fn(u64, String) -> ScoreError + Sync + 'a;
 
 /// The predictions of a file whose bytes are `bytes`.
 pub(super) fn read_file<'a>(
@@ -320,7 +320,7 @@ impl<'de> serde::Deserialize<'de> for Cell<'de> {
 }
 
 /// The records of a Parquet file, numbered from 1 across its batches.
-pub(super) fn parquet_records(path: &Path, bad: &BadLine) -> Result<Vec<Record>> {
+pub(crate) fn parquet_records(path: &Path, bad: &BadLine) -> Result<Vec<Record>> {
     let mut records: Vec<Record> = Vec::new();
     let f = std::fs::File::open(path).map_err(|e| bad(0, e.to_string()))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(f)
@@ -348,7 +348,7 @@ pub(super) fn parquet_records(path: &Path, bad: &BadLine) -> Result<Vec<Record>>
 
 /// The records of a CSV or TSV file (cells as strings, by header), at
 /// their file lines.
-pub(super) fn csv_records(path: &Path, delim: u8, bad: &BadLine) -> Result<Vec<Record>> {
+pub(crate) fn csv_records(path: &Path, delim: u8, bad: &BadLine) -> Result<Vec<Record>> {
     let mut records: Vec<Record> = Vec::new();
     let mut rdr = csv::ReaderBuilder::new()
         .delimiter(delim)
