@@ -402,6 +402,19 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
         figures(&id(&imported, "metrics")),
         figures(&id(&all, "metrics"))
     );
+    // The report says how much the judge was asked.
+    let out = d.path().join("judge-report");
+    let metrics_all = id(&all, "metrics");
+    let out_s = out.to_str().unwrap();
+    run_ok(
+        &root(),
+        &s,
+        &["report", "--metrics", &metrics_all, "--out", out_s],
+    );
+    let md = std::fs::read_to_string(out.join("tables/matcher_agreement.md")).unwrap();
+    let said =
+        format!("{gradable} of {gradable} responses judged (all), {unparsed} unparsed, 0 failed");
+    assert!(md.contains(&said), "{md}");
     // The conflict cases were judged for the foil: their foil metrics.
     let foil_kappa = metrics
         .iter()

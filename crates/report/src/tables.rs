@@ -112,6 +112,23 @@ fn notes(
                 spec.metrics[*mi].1
             ));
         }
+        // A judge's counts (score --judge): how much it was asked, and what
+        // asking it everything would have taken.
+        let made = &d["made_by"];
+        if let (Some(judged), Some(of)) = (made["judged"].as_u64(), made["judgeable"].as_u64()) {
+            let n = |k: &str| made[k].as_u64().unwrap_or(0);
+            push(format!(
+                "{} ({}): {judged} of {of} responses judged ({}), {} unparsed, {} failed; {} prompt + {} completion tokens; judging all: ~{} prompt tokens",
+                d["verdicts"].as_str().unwrap_or("judge"),
+                r.model,
+                made["on"].as_str().unwrap_or(""),
+                n("unparsed"),
+                n("failed"),
+                n("prompt_tokens"),
+                n("completion_tokens"),
+                n("all_prompt_tokens_estimate"),
+            ));
+        }
         if let Some(x) = d["excluded"].as_u64().filter(|x| *x > 0) {
             let model = r.model.split("@sha256:").next().unwrap_or(&r.model);
             push(format!("{model} · {}: {x} question(s) outside the fixed population (not every position and arm answered under both policies)", r.dataset));
