@@ -406,11 +406,19 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
     let out = d.path().join("judge-report");
     let metrics_all = id(&all, "metrics");
     let out_s = out.to_str().unwrap();
-    run_ok(
-        &root(),
-        &s,
-        &["report", "--metrics", &metrics_all, "--out", out_s],
-    );
+    // With the scores, the case browser tags each judged row with the
+    // judge's verdict (read from the judgements the metrics name).
+    let scores_all = id(&all, "scores");
+    let report_args = [
+        "report",
+        "--metrics",
+        &metrics_all,
+        "--scores",
+        &scores_all,
+        "--out",
+        out_s,
+    ];
+    run_ok(&root(), &s, &report_args);
     let md = std::fs::read_to_string(out.join("tables/matcher_agreement.md")).unwrap();
     let said =
         format!("{gradable} of {gradable} responses judged (all), {unparsed} unparsed, 0 failed");

@@ -229,7 +229,7 @@ pub fn judge(store: &Store, responses: &str, opts: &JudgeOptions) -> Result<Judg
     let details = json!({
         "template": {"id": t.id, "version": t.version, "source": t.source, "role": t.role},
         "backend": model.kind, "model": model.name, "model_key": model.key, "settings": opts.settings,
-        "judged_responses": rid, "judged_model": judged_model, "on": opts.on.name(),
+        "judged_responses": rid, "judged_model": judged_model, "judged_prompt": judged_prompt, "on": opts.on.name(),
         "judgeable": summary.judgeable, "judged": summary.judged, "failed": summary.failed,
     });
     let judgements = write_all::<Responses>(store, &recipe, out, details)?;

@@ -201,8 +201,40 @@ fn case_entry(
     ])
 }
 
-/// The browser data of a scores artifact (with its cases' passages).
-pub fn build(store: &Store, scores_id: &str, studies: crate::Studies) -> Result<BrowserData> {
+/// A judge's verdict word on each (case, judged model, prompt), from the
+/// judgements artifacts `score --judge` wrote (their ids are in the
+/// `matcher` kappa rows' details); an unparsed reply is `unparsed`.
+pub type JudgeVerdicts = HashMap<(String, String, String), String>;
+
+/// The judge verdicts of the judgements artifacts `ids` (see
+/// [`JudgeVerdicts`]).
+pub fn judge_verdicts(store: &Store, ids: &[String]) -> Result<JudgeVerdicts> {
+    let mut out = JudgeVerdicts::new();
+    for id in ids {
+        let m = store.manifest(id)?;
+        let get = |k: &str| m.details[k].as_str().unwrap_or_default().to_string();
+        let (model, prompt) = (get("judged_model"), get("judged_prompt"));
+        for r in read::<ragprobe_artifact::Responses>(store, id)? {
+            let Some(text) = r.text.as_deref() else {
+                continue;
+            };
+            let word = ragprobe_score::agreement::Verdict::from_judge_reply(text)
+                .map(|v| format!("{v:?}").to_lowercase())
+                .unwrap_or_else(|| "unparsed".into());
+            out.insert((r.case_id, model.clone(), prompt.clone()), word);
+        }
+    }
+    Ok(out)
+}
+
+/// The browser data of a scores artifact (with its cases' passages), its
+/// rows tagged with the judge's verdicts in `judge`.
+pub fn build(
+    store: &Store,
+    scores_id: &str,
+    studies: crate::Studies,
+    judge: &JudgeVerdicts,
+) -> Result<BrowserData> {
     let rows = read::<Scores>(store, scores_id)?;
     let mut cases: HashMap<String, CaseRow> = HashMap::new();
     for (_, m) in crate::lineage(store, &[scores_id.to_string()]) {
@@ -216,7 +248,23 @@ pub fn build(store: &Store, scores_id: &str, studies: crate::Studies) -> Result<
             }
         }
     }
-    Ok(from_rows(&rows, &cases, studies))
+    Ok(from_rows(&rows, &cases, studies, judge))
+}
+
+/// The judge's tags of a row: `judge: <verdict>`, and `judge ≠ matcher`
+/// where the verdict and the string matcher's accuracy differ (the rows
+/// the `matcher` table's disagreement counts).
+fn judge_tags(r: &ScoreRow, judge: &JudgeVerdicts) -> Vec<String> {
+    let key = (r.case_id.clone(), r.model.clone(), r.prompt.clone());
+    let Some(word) = judge.get(&key) else {
+        return Vec::new();
+    };
+    let mut t = vec![format!("judge: {word}")];
+    let says = |w: &str| matches!(w, "correct" | "gold" | "both");
+    if word != "unparsed" && r.accuracy.is_some() && says(word) != (r.accuracy == Some(true)) {
+        t.push("judge ≠ matcher".into());
+    }
+    t
 }
 
 /// [`build`] over rows already read.
@@ -224,6 +272,7 @@ pub fn from_rows(
     rows: &[ScoreRow],
     cases: &HashMap<String, CaseRow>,
     studies: crate::Studies,
+    judge: &JudgeVerdicts,
 ) -> BrowserData {
     let base: HashMap<(&str, &str, &str), bool> = rows
         .iter()
@@ -241,7 +290,8 @@ pub fn from_rows(
         let base_correct = base
             .get(&(r.qid.as_str(), r.model.as_str(), r.prompt.as_str()))
             .copied();
-        out_rows.push(t.row(r, cases.get(&r.case_id), studies, base_correct));
+        let extra = judge_tags(r, judge);
+        out_rows.push(t.row(r, cases.get(&r.case_id), studies, base_correct, &extra));
     }
     let total = rows.len();
     let shown = out_rows.len();
@@ -288,6 +338,7 @@ impl Interned {
         c: Option<&CaseRow>,
         studies: crate::Studies,
         base_correct: Option<bool>,
+        extra_tags: &[String],
     ) -> Value {
         let ds = self.datasets.str(&r.dataset);
         let q = self
@@ -308,6 +359,7 @@ impl Interned {
         let (v, ok) = verdict(r, studies);
         let t: Vec<usize> = tags(r, studies, base_correct)
             .iter()
+            .chain(extra_tags)
             .map(|t| self.tags.str(t))
             .collect();
         let model = r
@@ -398,7 +450,7 @@ mod tests {
                 ["p-a", "p-b", "p-c", "p-d"].map(|p| score(c, cond, p))
             })
             .collect();
-        let b = from_rows(&rows, &cases, &[]);
+        let b = from_rows(&rows, &cases, &[], &JudgeVerdicts::new());
         let index = unpack(&b.index);
         let docs = unpack(&b.docs);
         assert_eq!(docs.as_array().unwrap().len(), 3, "p1, p2, p3 once each");
@@ -407,6 +459,36 @@ mod tests {
         assert_eq!(index["rows"].as_array().unwrap().len(), 8);
         assert_eq!(index["models"], json!(["m"]));
         assert_eq!(b.rows, 8);
+    }
+
+    /// A judged row carries the judge's verdict as a tag, and `judge ≠
+    /// matcher` exactly where the verdict and the string accuracy differ
+    /// (an unparsed reply differs from nothing).
+    #[test]
+    fn judge_verdicts_tag_their_rows_and_flag_disagreements() {
+        let mut judge = JudgeVerdicts::new();
+        let key = |c: &str, p: &str| (c.to_string(), "m@abc".to_string(), p.to_string());
+        judge.insert(key("c1", "p"), "incorrect".into());
+        judge.insert(key("c2", "p"), "correct".into());
+        judge.insert(key("c3", "p"), "unparsed".into());
+        judge.insert(key("c4", "p"), "foil".into());
+        let rows: Vec<ScoreRow> = ["c1", "c2", "c3", "c4", "c5"]
+            .iter()
+            .map(|c| score(c, "base", "p"))
+            .collect();
+        let tags: Vec<Vec<String>> = rows.iter().map(|r| judge_tags(r, &judge)).collect();
+        let flag = "judge ≠ matcher".to_string();
+        assert_eq!(tags[0], ["judge: incorrect".to_string(), flag.clone()]);
+        assert_eq!(tags[1], ["judge: correct"]);
+        assert_eq!(tags[2], ["judge: unparsed"]);
+        assert_eq!(tags[3], ["judge: foil".to_string(), flag]);
+        assert!(tags[4].is_empty(), "not judged");
+        let b = from_rows(&rows, &HashMap::new(), &[], &judge);
+        let index = unpack(&b.index);
+        assert!(index["tags"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("judge ≠ matcher")));
     }
 
     #[test]

@@ -276,6 +276,30 @@ pub fn report(
     )
 }
 
+/// The judgements artifacts a `score --judge` run recorded in its
+/// `matcher` kappa rows (`made_by.judgements`), each once.
+fn judgements(rows: &[MetricRow]) -> Vec<String> {
+    let mut ids: Vec<String> = rows
+        .iter()
+        .filter(|r| r.study == "matcher" && r.metric == "kappa" && r.breakdown.is_none())
+        .filter_map(|r| r.details.as_deref())
+        .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+        .flat_map(|d| {
+            d["made_by"]["judgements"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
 /// Render already-loaded metric rows (also used for comparisons).
 pub fn render(
     store: &Store,
@@ -318,7 +342,12 @@ pub fn render(
     let figures = write_charts(rows, &grouped, &cdir, studies, &mut files)?;
     let (data, note) = match scores_id {
         Some(s) => {
-            let b = browser::build(store, s, studies)?;
+            let b = browser::build(
+                store,
+                s,
+                studies,
+                &browser::judge_verdicts(store, &judgements(rows))?,
+            )?;
             let note = b.note.clone();
             (Some(b), note)
         }
