@@ -123,9 +123,32 @@ pub fn local_gguf(a: &GenerateArgs) -> Option<PathBuf> {
             opts.offline = true;
             ragprobe_data::model_file(m, &opts).ok()
         }
+        m => named_gguf(m),
+    }
+}
+
+/// A `.gguf` path, or the embedded model for `embedded`, `default` or no
+/// name; None for another name.
+fn named_gguf(model: Option<&str>) -> Option<PathBuf> {
+    match model {
         Some(m) if m.ends_with(".gguf") => Some(PathBuf::from(m)),
         Some("embedded" | "default") | None => Some(ragprobe_models::paths::smollm2_gguf()),
         Some(_) => None,
+    }
+}
+
+/// The GGUF file a local model name gives (`generate --model`, `score
+/// --judge`): `hf:<owner>/<name>/<file>[@rev]` fetched into the hub cache
+/// (the file's hash, not its name, keys the cache as for any model), a
+/// `.gguf` path, or the embedded model; None for another name.
+pub fn local_model_file(store: &Store, model: Option<&str>) -> Result<Option<PathBuf>> {
+    match model {
+        Some(m) if m.starts_with("hf:") => {
+            let mut opts = ragprobe_data::DataOptions::from_env(store.root());
+            opts.progress = true;
+            Ok(Some(ragprobe_data::model_file(m, &opts)?))
+        }
+        m => Ok(named_gguf(m)),
     }
 }
 
@@ -134,21 +157,12 @@ pub fn local_gguf(a: &GenerateArgs) -> Option<PathBuf> {
 fn backend(store: &Store, a: &GenerateArgs) -> Result<BackendSpec> {
     Ok(match a.backend {
         BackendKind::Local => BackendSpec::Local {
-            gguf: match a.model.as_deref() {
-                // `hf:<owner>/<name>/<file>[@rev]`: fetched into the hub cache;
-                // the file's hash, not its name, keys the cache as for any model.
-                Some(m) if m.starts_with("hf:") => {
-                    let mut opts = ragprobe_data::DataOptions::from_env(store.root());
-                    opts.progress = true;
-                    ragprobe_data::model_file(m, &opts)?
-                }
-                _ => local_gguf(a).with_context(|| {
+            gguf: local_model_file(store, a.model.as_deref())?.with_context(|| {
                 format!(
                     "--model for the local backend must be a .gguf file, `embedded` or hf:<owner>/<name>/<file>[@rev], got `{}`",
                     a.model.as_deref().unwrap_or_default()
                 )
             })?,
-            },
             batch: a.batch,
         },
         BackendKind::Openai => BackendSpec::OpenAi(OpenAiConfig {

@@ -75,10 +75,11 @@ pub struct ScoreArgs {
     #[arg(long, value_name = "N|E1,E2,...", requires = "by")]
     pub bins: Option<ragprobe_score::breakdown::Bins>,
     /// Verdicts to set the string matcher against (people's labels or
-    /// another tool's judge): JSON Lines of `id` (the case id), `model`
-    /// (optional) and `verdict` (correct | incorrect | abstained). Adds
-    /// the `matcher` metrics: string vs verdict accuracy, disagreement and
-    /// Cohen's kappa per condition.
+    /// another tool's judge): JSON Lines, CSV, TSV or Parquet of `id` (the
+    /// case id), `model` and `prompt` (optional) and `verdict` (correct |
+    /// incorrect | abstained; on a case with a foil gold | foil | both |
+    /// neither). Adds the `matcher` metrics: string vs verdict accuracy,
+    /// disagreement and Cohen's kappa per condition.
     #[arg(long, value_name = "FILE", conflicts_with = "judge")]
     pub verdicts: Option<std::path::PathBuf>,
     /// A judge model to set the string matcher against (the `matcher`
@@ -241,15 +242,8 @@ fn judge_backend(store: &Store, spec: &str, api_key_env: Option<String>) -> Resu
             ..OpenAiConfig::default()
         }));
     }
-    let gguf = match spec {
-        "embedded" | "default" => ragprobe_models::paths::smollm2_gguf(),
-        s if s.starts_with("hf:") => {
-            let mut opts = ragprobe_data::DataOptions::from_env(store.root());
-            opts.progress = true;
-            ragprobe_data::model_file(s, &opts)?
-        }
-        s if s.ends_with(".gguf") => PathBuf::from(s),
-        s => bail!("--judge takes embedded, a .gguf path, hf:<owner>/<name>/<file> or openai:<model>@<base URL>, got `{s}`"),
+    let Some(gguf) = crate::generate_cmd::local_model_file(store, Some(spec))? else {
+        bail!("--judge takes embedded, a .gguf path, hf:<owner>/<name>/<file> or openai:<model>@<base URL>, got `{spec}`");
     };
     Ok(BackendSpec::Local {
         gguf,
