@@ -5,7 +5,7 @@ use ragprobe_score::predictions::{score_predictions, OnDuplicate, PredictionColu
 
 use ragprobe_generate::judge::{judge, JudgeOn, JudgeOptions};
 use ragprobe_generate::BackendSpec;
-use ragprobe_score::agreement::{Verdict, VerdictKey, Verdicts};
+use ragprobe_score::agreement::{read_judgements, Verdicts};
 use ragprobe_score::metrics::KMatcher;
 use ragprobe_score::{compare, metrics_table, score, ParseMode, ScoreOptions, Side};
 use std::path::PathBuf;
@@ -253,9 +253,9 @@ fn judge_backend(store: &Store, spec: &str, api_key_env: Option<String>) -> Resu
 
 /// The judge's verdicts on every responses artifact of `a` (see
 /// [`ragprobe_generate::judge`]): each judged response's reply parsed
-/// ([`Verdict::from_judge_reply`]; an unparsed one counted, not guessed),
-/// keyed by its case and the judged model; their counts printed and kept
-/// in the verdicts' notes.
+/// ([`read_judgements`]; an unparsed one counted, not guessed), keyed by
+/// its case and the judged model and prompt; their counts printed and
+/// kept in the verdicts' notes.
 fn judge_verdicts(store: &Store, a: &ScoreArgs, spec: &str) -> Result<Verdicts> {
     let catalog = ragprobe_studies::prompt_catalog();
     let opts = JudgeOptions {
@@ -282,19 +282,10 @@ fn judge_verdicts(store: &Store, a: &ScoreArgs, spec: &str) -> Result<Verdicts> 
             "judge: {} of {} gradable responses sent ({}); requests: {} new, {} cached, {} failed; tokens: {} prompt, {} completion; judging all would take ~{} prompt tokens",
             s.judged, s.judgeable, opts.on.name(), s.new, s.cached, s.failed, s.prompt_tokens, s.completion_tokens, s.all_prompt_tokens
         );
-        for row in ragprobe_artifact::read::<ragprobe_artifact::Responses>(store, &j.judgements.id)?
-        {
-            match row.text.as_deref().and_then(Verdict::from_judge_reply) {
-                Some(v) => entries.push((
-                    VerdictKey {
-                        case: row.case_id,
-                        model: Some(j.judged_model.clone()),
-                        prompt: Some(j.judged_prompt.clone()),
-                    },
-                    v,
-                )),
-                None if row.text.is_some() => unparsed += 1,
-                None => {}
+        for (key, verdict) in read_judgements(store, &j.judgements.id)? {
+            match verdict {
+                Some(v) => entries.push((key, v)),
+                None => unparsed += 1,
             }
         }
         for (k, v) in [

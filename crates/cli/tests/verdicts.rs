@@ -373,7 +373,7 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
     for r in &judged {
         match ragprobe_score::agreement::Verdict::from_judge_reply(r.text.as_deref().unwrap()) {
             Some(v) => {
-                let w = format!("{v:?}").to_lowercase();
+                let w = v.name();
                 lines.push_str(&format!(
                     "{{\"id\": \"{}\", \"model\": \"mock-model\", \"verdict\": \"{w}\"}}\n",
                     r.case_id

@@ -11,6 +11,7 @@ use base64::Engine as _;
 use ragprobe_artifact::{
     condition, kinds, read, CaseRow, Cases, Expected, ScoreRow, Scores, Store,
 };
+use ragprobe_score::agreement::{read_judgements, Verdict, VerdictKey};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::Write;
@@ -201,28 +202,20 @@ fn case_entry(
     ])
 }
 
-/// A judge's verdict word on each (case, judged model, prompt), from the
+/// A judge's verdicts, keyed by case, judged model and prompt, from the
 /// judgements artifacts `score --judge` wrote (their ids are in the
-/// `matcher` kappa rows' details); an unparsed reply is `unparsed`.
-pub type JudgeVerdicts = HashMap<(String, String, String), String>;
+/// `matcher` kappa rows' details); None for an unparsed reply.
+pub type JudgeVerdicts = HashMap<VerdictKey, Option<Verdict>>;
 
 /// The judge verdicts of the judgements artifacts `ids` (see
 /// [`JudgeVerdicts`]).
 pub fn judge_verdicts(store: &Store, ids: &[String]) -> Result<JudgeVerdicts> {
     let mut out = JudgeVerdicts::new();
     for id in ids {
-        let m = store.manifest(id)?;
-        let get = |k: &str| m.details[k].as_str().unwrap_or_default().to_string();
-        let (model, prompt) = (get("judged_model"), get("judged_prompt"));
-        for r in read::<ragprobe_artifact::Responses>(store, id)? {
-            let Some(text) = r.text.as_deref() else {
-                continue;
-            };
-            let word = ragprobe_score::agreement::Verdict::from_judge_reply(text)
-                .map(|v| format!("{v:?}").to_lowercase())
-                .unwrap_or_else(|| "unparsed".into());
-            out.insert((r.case_id, model.clone(), prompt.clone()), word);
-        }
+        out.extend(read_judgements(store, id).map_err(|e| match e {
+            ragprobe_score::ScoreError::Artifact(a) => crate::ReportError::Artifact(a),
+            other => crate::ReportError::Invalid(other.to_string()),
+        })?);
     }
     Ok(out)
 }
@@ -255,14 +248,22 @@ pub fn build(
 /// where the verdict and the string matcher's accuracy differ (the rows
 /// the `matcher` table's disagreement counts).
 fn judge_tags(r: &ScoreRow, judge: &JudgeVerdicts) -> Vec<String> {
-    let key = (r.case_id.clone(), r.model.clone(), r.prompt.clone());
-    let Some(word) = judge.get(&key) else {
+    let key = VerdictKey {
+        case: r.case_id.clone(),
+        model: Some(r.model.clone()),
+        prompt: Some(r.prompt.clone()),
+    };
+    let Some(verdict) = judge.get(&key) else {
         return Vec::new();
     };
-    let mut t = vec![format!("judge: {word}")];
-    let says = |w: &str| matches!(w, "correct" | "gold" | "both");
-    if word != "unparsed" && r.accuracy.is_some() && says(word) != (r.accuracy == Some(true)) {
-        t.push("judge ≠ matcher".into());
+    let mut t = vec![format!(
+        "judge: {}",
+        verdict.map_or("unparsed", Verdict::name)
+    )];
+    if let (Some(v), Some(acc)) = (verdict, r.accuracy) {
+        if v.correct() != acc {
+            t.push("judge ≠ matcher".into());
+        }
     }
     t
 }
@@ -467,11 +468,15 @@ mod tests {
     #[test]
     fn judge_verdicts_tag_their_rows_and_flag_disagreements() {
         let mut judge = JudgeVerdicts::new();
-        let key = |c: &str, p: &str| (c.to_string(), "m@abc".to_string(), p.to_string());
-        judge.insert(key("c1", "p"), "incorrect".into());
-        judge.insert(key("c2", "p"), "correct".into());
-        judge.insert(key("c3", "p"), "unparsed".into());
-        judge.insert(key("c4", "p"), "foil".into());
+        let key = |c: &str| VerdictKey {
+            case: c.into(),
+            model: Some("m@abc".into()),
+            prompt: Some("p".into()),
+        };
+        judge.insert(key("c1"), Some(Verdict::Incorrect));
+        judge.insert(key("c2"), Some(Verdict::Correct));
+        judge.insert(key("c3"), None);
+        judge.insert(key("c4"), Some(Verdict::Foil));
         let rows: Vec<ScoreRow> = ["c1", "c2", "c3", "c4", "c5"]
             .iter()
             .map(|c| score(c, "base", "p"))

@@ -3,12 +3,13 @@
 //! verdicts on the same rows — people's labels or another tool's judge,
 //! imported with `score --verdicts FILE`.
 //!
-//! A verdicts file is JSON Lines, one object a line: `id` (the case id,
+//! A verdicts file is JSON Lines, one object a line (or CSV, TSV,
+//! Parquet with these columns): `id` (the case id,
 //! `cases.case_id`, as the scores and the case browser show it), `model`
 //! and `prompt` (optional: the model and prompt template of the response
 //! judged; without them the verdict holds for every model's or prompt's
 //! response to that case; the most specific one applies) and `verdict`
-//! (`correct`, `incorrect` or `abstained`). A line naming no scored row is
+//! (below). A line naming no scored row is
 //! counted (`verdicts_unmatched`), never silently dropped.
 //!
 //! For each (dataset, model, prompt, condition), over the rows that have
@@ -82,6 +83,19 @@ impl Verdict {
         let end = start + text[start..].find('}')?;
         let v: Value = serde_json::from_str(&text[start..=end]).ok()?;
         Verdict::parse(v.get("verdict")?.as_str()?.trim())
+    }
+
+    /// The verdict's word, as files and the judge's replies spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Correct => "correct",
+            Verdict::Incorrect => "incorrect",
+            Verdict::Abstained => "abstained",
+            Verdict::Gold => "gold",
+            Verdict::Foil => "foil",
+            Verdict::Both => "both",
+            Verdict::Neither => "neither",
+        }
     }
 
     fn parse(s: &str) -> Option<Verdict> {
@@ -224,7 +238,7 @@ impl Verdicts {
     /// The verdict on `model`'s response to `case_id` under `prompt`: the
     /// most specific that applies (model and prompt, the model's, the
     /// prompt's, then the case's), with its key.
-    fn get(&self, case_id: &str, model: &str, prompt: &str) -> Option<(Verdict, &VerdictKey)> {
+    pub fn get(&self, case_id: &str, model: &str, prompt: &str) -> Option<(Verdict, &VerdictKey)> {
         let (m, p) = (Some(model.to_string()), Some(prompt.to_string()));
         [(m.clone(), p.clone()), (m, None), (None, p), (None, None)]
             .into_iter()
@@ -237,6 +251,33 @@ impl Verdicts {
                 self.by_case.get_key_value(&key).map(|(k, v)| (*v, k))
             })
     }
+}
+
+/// The replies of a judgements artifact (`score --judge` writes one per
+/// judged responses artifact): each reply's verdict ([`Verdict::from_judge_reply`];
+/// None for an unparsed one), keyed by its case and the judged model and
+/// prompt its manifest records; failed requests (no reply) are left out.
+pub fn read_judgements(
+    store: &ragprobe_artifact::Store,
+    id: &str,
+) -> Result<Vec<(VerdictKey, Option<Verdict>)>> {
+    let m = store.manifest(id)?;
+    let get = |k: &str| m.details[k].as_str().map(String::from);
+    let (model, prompt) = (get("judged_model"), get("judged_prompt"));
+    Ok(
+        ragprobe_artifact::read::<ragprobe_artifact::Responses>(store, id)?
+            .into_iter()
+            .filter_map(|r| {
+                let verdict = Verdict::from_judge_reply(r.text.as_deref()?);
+                let key = VerdictKey {
+                    case: r.case_id,
+                    model: model.clone(),
+                    prompt: prompt.clone(),
+                };
+                Some((key, verdict))
+            })
+            .collect(),
+    )
 }
 
 /// The records of a verdicts file, at their lines (rows for Parquet).
