@@ -300,7 +300,7 @@ fn print_plan(
         println!("      {}", estimate_line(&est, a.price_in.zip(a.price_out)));
         total.add(&est);
     }
-    print_estimate_total(&total, &unknown, a.price_in.zip(a.price_out), a);
+    print_estimate_total(&total, &unknown, a.price_in.zip(a.price_out));
     print_downloads(store, p);
     Ok(())
 }
@@ -352,7 +352,6 @@ fn print_estimate_total(
     total: &ragprobe_generate::Estimate,
     unknown: &[String],
     prices: Option<(f64, f64)>,
-    a: &RunArgs,
 ) {
     if total.requests == 0 && unknown.is_empty() {
         return;
@@ -363,14 +362,9 @@ fn print_estimate_total(
             estimate_line(total, prices)
         );
     }
-    let how = if a.tokenizer.is_some() {
-        "the given tokenizer over the messages' text (the chat template's tokens not counted)"
-    } else if total.exact {
-        "the embedded model's chat template and tokenizer (exact)"
-    } else {
-        "~ = 4 characters a token (pass --tokenizer for the served model's count)"
-    };
-    println!("  prompt tokens counted with {how}");
+    if total.requests > 0 {
+        println!("  prompt tokens counted with {}", total.counted_with);
+    }
     if !unknown.is_empty() {
         println!(
             "  not estimated, their cases not built yet (`run --estimate` builds them, unless a perturb writer on a server makes them): {}",

@@ -25,6 +25,9 @@ pub struct Estimate {
     /// The prompt tokens are the model's own count (the embedded model),
     /// not a tokenizer's or the 4-characters rule's.
     pub exact: bool,
+    /// How the prompt tokens were counted ([`TokenCounter::describe`];
+    /// for a total over steps counted in different ways, says so).
+    pub counted_with: &'static str,
     /// The model could not be opened (a server not reachable: its served
     /// model names the requests), so the journal was not consulted and
     /// every request is counted as to send; the reason.
@@ -49,6 +52,11 @@ impl Estimate {
         self.prompt_tokens += other.prompt_tokens;
         self.max_completion_tokens += other.max_completion_tokens;
         self.exact &= other.exact;
+        self.counted_with = match (self.counted_with, other.counted_with) {
+            ("", o) => o,
+            (s, o) if s == o => s,
+            _ => "different ways, step by step (see each step's count)",
+        };
         if self.unchecked.is_none() {
             self.unchecked.clone_from(&other.unchecked);
         }
@@ -72,6 +80,7 @@ pub fn estimate(
     let mut e = Estimate {
         requests: messages.len() as u64,
         exact: counter.is_exact(),
+        counted_with: counter.describe(),
         ..Estimate::default()
     };
     // Which requests are answered: their ids name the model (a server's

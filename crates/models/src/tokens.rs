@@ -58,12 +58,14 @@ impl TokenCounter {
     /// How the count is made, in a few words (for the estimate's header).
     pub fn describe(&self) -> &'static str {
         match self {
-            TokenCounter::Embedded(_) => "the embedded model's chat template and tokenizer",
+            TokenCounter::Embedded(_) => {
+                "the embedded model's chat template and tokenizer (exact)"
+            }
             TokenCounter::Tokenizer(_) => {
-                "the given tokenizer over the messages' text (chat template not counted)"
+                "the given tokenizer over the messages' text (the chat template's tokens not counted)"
             }
             TokenCounter::Approx => {
-                "approximate: 4 characters a token (pass --tokenizer for a count)"
+                "~ = 4 characters a token (pass --tokenizer for the served model's count)"
             }
         }
     }
