@@ -12,6 +12,23 @@ use crate::llm::local::{gguf_tokenizer, LocalLlm};
 use crate::llm::ChatMessage;
 use crate::{ModelError, Result};
 
+/// The tokenizer of a `tokenizer.json` (Hugging Face models ship one) or of
+/// a `.gguf` file (from its metadata alone, no weights loaded).
+pub fn load_tokenizer(path: &Path) -> Result<Tokenizer> {
+    if !path.is_file() {
+        return Err(ModelError::Missing {
+            path: path.to_path_buf(),
+        });
+    }
+    if path.extension().is_some_and(|e| e == "gguf") {
+        return gguf_tokenizer(path);
+    }
+    Tokenizer::from_file(path).map_err(|e| ModelError::Load {
+        path: path.to_path_buf(),
+        message: format!("not a tokenizer.json: {e}"),
+    })
+}
+
 /// Counts the prompt tokens of a request's messages.
 pub enum TokenCounter {
     /// The embedded model: its chat template rendered, then tokenized.
@@ -30,22 +47,9 @@ impl TokenCounter {
         )))
     }
 
-    /// A `tokenizer.json` or a `.gguf` file's tokenizer (its metadata only).
+    /// A `tokenizer.json` or a `.gguf` file's tokenizer ([`load_tokenizer`]).
     pub fn from_file(path: &Path) -> Result<TokenCounter> {
-        if !path.is_file() {
-            return Err(ModelError::Missing {
-                path: path.to_path_buf(),
-            });
-        }
-        let tok = if path.extension().is_some_and(|e| e == "gguf") {
-            gguf_tokenizer(path)?
-        } else {
-            Tokenizer::from_file(path).map_err(|e| ModelError::Load {
-                path: path.to_path_buf(),
-                message: format!("not a tokenizer.json: {e}"),
-            })?
-        };
-        Ok(TokenCounter::Tokenizer(Box::new(tok)))
+        Ok(TokenCounter::Tokenizer(Box::new(load_tokenizer(path)?)))
     }
 
     /// Whether the count is the prompt tokens the model will see (only the

@@ -41,15 +41,7 @@ impl PassageTruncator {
         let sha256 = crate::paths::file_sha256(path).map_err(|_| ModelError::Missing {
             path: path.to_path_buf(),
         })?;
-        let is_gguf = path.extension().is_some_and(|e| e == "gguf");
-        let tokenizer = if is_gguf {
-            crate::llm::local::gguf_tokenizer(path)?
-        } else {
-            Tokenizer::from_file(path).map_err(|e| ModelError::Load {
-                path: path.to_path_buf(),
-                message: format!("not a tokenizer.json: {e}"),
-            })?
-        };
+        let tokenizer = crate::tokens::load_tokenizer(path)?;
         Ok(PassageTruncator {
             tokenizer,
             max,

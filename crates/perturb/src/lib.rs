@@ -229,7 +229,7 @@ pub struct PerturbOptions {
     /// by name; recorded in the recipe.
     pub study: StudyOptions,
     /// The question samples the studies register
-    /// (`ragprobe_studies::question_samples`), applied in order after
+    /// (`ragprobe_studies::perturb_options` gives them), applied in order after
     /// `limit` and `sample`.
     pub samples: &'static [&'static dyn QuestionSample],
     /// Use only the first N questions (small-scale runs); None = all.
