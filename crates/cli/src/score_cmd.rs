@@ -5,7 +5,7 @@ use ragprobe_score::predictions::{score_predictions, OnDuplicate, PredictionColu
 
 use ragprobe_generate::judge::{judge, JudgeOn, JudgeOptions};
 use ragprobe_generate::BackendSpec;
-use ragprobe_score::agreement::{read_judgements, Verdicts};
+use ragprobe_score::agreement::{read_judgements, Matcher, Verdicts};
 use ragprobe_score::metrics::KMatcher;
 use ragprobe_score::{compare, metrics_table, score, ParseMode, ScoreOptions, Side};
 use std::path::PathBuf;
@@ -88,6 +88,12 @@ pub struct ScoreArgs {
     /// Its requests are journaled and cached like generate's.
     #[arg(long, value_name = "SPEC", requires = "responses")]
     pub judge: Option<String>,
+    /// The decision the headline metrics and tables take: the study's
+    /// string matchers (as the papers score), or `judge`: the verdicts of
+    /// --judge or --verdicts where a row has one. Either way the `matcher`
+    /// metrics and breakdown set the two side by side.
+    #[arg(long, default_value_t = Matcher::default(), value_parser = matchers())]
+    pub matcher: Matcher,
     /// Which responses the judge sees: only those where exact match,
     /// substring accuracy and has_answer disagree, or all.
     #[arg(long, value_enum, default_value_t = JudgeOn::default(), requires = "judge")]
@@ -175,6 +181,7 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
             (None, Some(spec)) => Some(Arc::new(judge_verdicts(store, &a, spec)?)),
             (None, None) => None,
         },
+        matcher: a.matcher,
     };
     let report = if let Some(file) = &a.predictions {
         let Some(against) = &a.against else {
@@ -334,6 +341,13 @@ fn k_matchers() -> impl clap::builder::TypedValueParser<Value = KMatcher> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(KMatcher::ALL.map(KMatcher::name))
         .map(|s| KMatcher::parse(&s).expect("one of the listed names"))
+}
+
+/// `--matcher`'s values, named once by [`Matcher::name`].
+fn matchers() -> impl clap::builder::TypedValueParser<Value = Matcher> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Matcher::ALL.map(Matcher::name))
+        .map(|s| Matcher::parse(&s).expect("one of the listed names"))
 }
 
 /// `score compare`: one per-row metric of two sides of scores, paired by

@@ -212,6 +212,72 @@ fn imported_verdicts_give_agreement_and_kappa() {
     );
     let md = std::fs::read_to_string(out.join("tables/matcher_agreement.md")).unwrap();
     assert!(md.contains("Acc (verdicts)") && md.contains("κ"), "{md}");
+
+    // `--matcher judge`: the headline families take the verdicts (the
+    // `verdicts` group's figures), say so, and the agreement rows stay.
+    let f = vf.to_str().unwrap();
+    let (by_judge, _) = run_ok(
+        &root(),
+        &s,
+        &[
+            "score",
+            "--responses",
+            &responses,
+            "--bootstrap",
+            "50",
+            "--verdicts",
+            f,
+            "--matcher",
+            "judge",
+        ],
+    );
+    let m2 = read::<Metrics>(&store, &id(&by_judge, "metrics")).unwrap();
+    let headline = m2
+        .iter()
+        .find(|r| {
+            r.study == "qa" && r.condition == "base" && r.metric == "acc" && r.breakdown.is_none()
+        })
+        .unwrap();
+    assert_eq!(headline.value, acc("verdicts"));
+    assert_ne!(headline.value, Some(string_acc), "two base rows flipped");
+    assert!(headline
+        .details
+        .as_deref()
+        .unwrap()
+        .contains("\"matcher\":\"verdicts ("));
+    let agreement = |ms: &[ragprobe_artifact::MetricRow]| -> Vec<(String, String, Option<f64>)> {
+        ms.iter()
+            .filter(|r| r.study == "matcher" || r.breakdown.is_some())
+            .map(|r| (r.condition.clone(), r.metric.clone(), r.value))
+            .collect()
+    };
+    assert_eq!(
+        agreement(&m2),
+        agreement(&metrics),
+        "the side-by-side rows do not change"
+    );
+    let out2 = d.path().join("report-judge");
+    run_ok(
+        &root(),
+        &s,
+        &[
+            "report",
+            "--metrics",
+            &id(&by_judge, "metrics"),
+            "--out",
+            out2.to_str().unwrap(),
+        ],
+    );
+    let t = std::fs::read_to_string(out2.join("tables.md")).unwrap();
+    assert!(t.contains("(score --matcher judge)"), "{t}");
+    // Without verdicts there is nothing to take.
+    let o = common::ragprobe(
+        &s,
+        &["score", "--responses", &responses, "--matcher", "judge"],
+    );
+    let err = common::stderr(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("--matcher judge needs verdicts"), "{err}");
 }
 
 /// `score --judge` against the loopback mock (scripted: it answers the
@@ -423,6 +489,13 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
     let said =
         format!("{gradable} of {gradable} responses judged (all), {unparsed} unparsed, 0 failed");
     assert!(md.contains(&said), "{md}");
+    // Each disagreement share links to the browser, filtered to the
+    // responses it counts (the tag the browser gives them).
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.contains("condition=base&amp;model=mock-model&amp;prompt=imperfect-normal&amp;outcome=judge+%E2%89%A0+matcher\""),
+        "no link to the base disagreements"
+    );
     // The conflict cases were judged for the foil: their foil metrics.
     let foil_kappa = metrics
         .iter()

@@ -24,6 +24,7 @@
 //! [`packed`]).
 
 pub mod batch;
+pub mod encoder;
 pub mod gguf;
 pub mod kernels;
 pub mod model;

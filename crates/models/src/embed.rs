@@ -1,21 +1,20 @@
-//! all-MiniLM-L6-v2 sentence embeddings in Rust (candle + tokenizers).
+//! all-MiniLM-L6-v2 sentence embeddings in Rust (the engine's encoder + tokenizers).
 //!
 //! Reproduces sentence-transformers' pipeline for this model
 //! (`modules.json`: Transformer -> Pooling(mean) -> Normalize):
 //! 1. WordPiece tokenisation from `tokenizer.json`, truncated at
 //!    `max_seq_length` = 256 tokens (the file itself pads and truncates at 128,
-//!    which would change the pooling; both are overridden), padded to the
-//!    longest sequence of the batch;
-//! 2. BERT forward pass;
+//!    which would change the pooling; both are overridden);
+//! 2. BERT forward pass (the engine's [`ragprobe_engine::encoder`]: texts
+//!    are not padded, each attends over its own tokens only, and its
+//!    vector does not depend on the batch);
 //! 3. mean of the token embeddings weighted by the attention mask
 //!    (`sum(h * m) / max(sum(m), 1e-9)`);
 //! 4. L2 normalisation (`x / max(||x||, 1e-12)`), so a dot product is a cosine.
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use ragprobe_engine::encoder::{Bert, BertConfig};
 use std::path::{Path, PathBuf};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::paths::file_sha256;
 use crate::{ModelError, Result};
@@ -27,9 +26,8 @@ pub const MAX_SEQ_LEN: usize = 256;
 
 /// A loaded MiniLM sentence embedder.
 pub struct Embedder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
-    device: Device,
     model_sha256: String,
     dir: PathBuf,
 }
@@ -69,30 +67,23 @@ impl Embedder {
         };
         let cfg_text =
             std::fs::read_to_string(&cfg_path).map_err(|e| load_err(&cfg_path, e.to_string()))?;
-        let config: Config =
-            serde_json::from_str(&cfg_text).map_err(|e| load_err(&cfg_path, e.to_string()))?;
+        let config = bert_config(&cfg_text).map_err(|m| load_err(&cfg_path, m))?;
         let mut tokenizer =
             Tokenizer::from_file(&tok_path).map_err(|e| load_err(&tok_path, e.to_string()))?;
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..Default::default()
-        }));
+        // No padding: the encoder takes each text's own tokens.
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MAX_SEQ_LEN,
                 ..Default::default()
             }))
             .map_err(|e| load_err(&tok_path, e.to_string()))?;
-        let device = Device::Cpu;
-        // SAFETY: the file is mapped read-only and not modified while mapped.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
-            .map_err(|e| load_err(&weights, e.to_string()))?;
-        let model = BertModel::load(vb, &config).map_err(|e| load_err(&weights, e.to_string()))?;
+        // Bert's errors name the file already.
+        let model = Bert::load(&weights, config).map_err(|e| ModelError::Backend(e.to_string()))?;
         let model_sha256 = file_sha256(&weights).map_err(|e| load_err(&weights, e.to_string()))?;
         Ok(Embedder {
             model,
             tokenizer,
-            device,
             model_sha256,
             dir: dir.to_path_buf(),
         })
@@ -108,6 +99,18 @@ impl Embedder {
         "all-MiniLM-L6-v2"
     }
 
+    /// The encoder's id in recipes and caches: the model, its weights'
+    /// hash and the implementation that computes the vectors
+    /// ([`ragprobe_engine::encoder::ENCODER_ID`]).
+    pub fn model_id(&self) -> String {
+        format!(
+            "{}:sha256:{}:{}",
+            self.model_name(),
+            self.model_sha256,
+            ragprobe_engine::encoder::ENCODER_ID
+        )
+    }
+
     /// Embed one batch of texts (all at once: call with batches of ~32).
     pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<[f32; EMBEDDING_DIM]>> {
         if texts.is_empty() {
@@ -117,31 +120,11 @@ impl Embedder {
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
-        let seq = encodings[0].get_ids().len();
-        let n = encodings.len();
-        let mut ids = Vec::with_capacity(n * seq);
-        let mut types = Vec::with_capacity(n * seq);
-        let mut mask = Vec::with_capacity(n * seq);
-        for e in &encodings {
-            ids.extend(e.get_ids().iter().map(|&x| x as i64));
-            types.extend(e.get_type_ids().iter().map(|&x| x as i64));
-            mask.extend(e.get_attention_mask().iter().map(|&x| x as i64));
-        }
-        let ids = Tensor::from_vec(ids, (n, seq), &self.device)?;
-        let types = Tensor::from_vec(types, (n, seq), &self.device)?;
-        let mask = Tensor::from_vec(mask, (n, seq), &self.device)?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (n, seq, 384)
-        let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, seq, 1)
-        let summed = hidden.broadcast_mul(&m)?.sum(1)?; // (n, 384)
-        let counts = m.sum(1)?.clamp(1e-9f32, f32::MAX)?; // (n, 1)
-        let mean = summed.broadcast_div(&counts)?;
-        let norms = mean
-            .sqr()?
-            .sum_keepdim(1)?
-            .sqrt()?
-            .clamp(1e-12f32, f32::MAX)?;
-        let normed = mean.broadcast_div(&norms)?;
-        let rows: Vec<Vec<f32>> = normed.to_vec2()?;
+        let ids: Vec<Vec<u32>> = encodings.iter().map(|e| e.get_ids().to_vec()).collect();
+        let rows = self.model.embed(&ids).map_err(|e| ModelError::Load {
+            path: self.dir.clone(),
+            message: e.to_string(),
+        })?;
         Ok(rows
             .into_iter()
             .map(|r| {
@@ -166,6 +149,35 @@ impl Embedder {
         let e = self.embed_batch(&[a, b])?;
         Ok(cosine(&e[0], &e[1]))
     }
+}
+
+/// The encoder's hyperparameters from a Hugging Face `config.json`; a
+/// missing field, or an activation or position embedding other than BERT's
+/// (`gelu`, `absolute`), is an error naming the field.
+fn bert_config(text: &str) -> std::result::Result<BertConfig, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let int = |k: &str| {
+        v[k].as_u64()
+            .map(|x| x as usize)
+            .ok_or_else(|| format!("field `{k}`: a non-negative integer expected"))
+    };
+    for (k, want) in [
+        ("hidden_act", "gelu"),
+        ("position_embedding_type", "absolute"),
+    ] {
+        if let Some(got) = v.get(k).and_then(|x| x.as_str()).filter(|g| *g != want) {
+            return Err(format!("field `{k}` is `{got}`; the encoder runs `{want}`"));
+        }
+    }
+    Ok(BertConfig {
+        hidden_size: int("hidden_size")?,
+        num_hidden_layers: int("num_hidden_layers")?,
+        num_attention_heads: int("num_attention_heads")?,
+        intermediate_size: int("intermediate_size")?,
+        max_position_embeddings: int("max_position_embeddings")?,
+        layer_norm_eps: v["layer_norm_eps"].as_f64().unwrap_or(1e-12),
+        model_type: v["model_type"].as_str().map(String::from),
+    })
 }
 
 /// Cosine similarity (plain, not assuming normalised inputs).

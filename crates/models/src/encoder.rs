@@ -162,7 +162,7 @@ impl TextEncoder {
     /// address: any replica of the same model gives the same vectors).
     pub fn resource_id(&self) -> String {
         match self {
-            TextEncoder::Local(e) => format!("{}:sha256:{}", e.model_name(), e.model_sha256()),
+            TextEncoder::Local(e) => e.model_id(),
             TextEncoder::Remote(r) => format!("openai-embeddings:{}", r.model_name()),
         }
     }

@@ -708,10 +708,7 @@ fn perturb_recipe(
         .chain(cid.map(String::from))
         .collect();
     if let Some(e) = embedder {
-        recipe.resources.insert(
-            "embedder".into(),
-            format!("{}:sha256:{}", e.model_name(), e.model_sha256()),
-        );
+        recipe.resources.insert("embedder".into(), e.model_id());
     }
     if let Some(w) = writer {
         recipe.resources.insert("writer".into(), w.resource_id());

@@ -81,6 +81,7 @@ pub fn tables(rows: &[MetricRow]) -> Vec<Table> {
             notes: vec![
                 "Question-level columns keep a question's conditions together; a case without a case-level value (a baseline) counts in every group.".into(),
             ],
+            links: Vec::new(),
         };
         for (key, cells) in lines {
             let label = key

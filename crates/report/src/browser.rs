@@ -9,7 +9,7 @@
 
 use base64::Engine as _;
 use ragprobe_artifact::{
-    condition, kinds, read, CaseRow, Cases, Expected, ScoreRow, Scores, Store,
+    condition, kinds, read, CaseRow, Cases, Expected, MetricRow, ScoreRow, Scores, Store,
 };
 use ragprobe_score::agreement::{read_judgements, Verdict, VerdictKey};
 use serde_json::{json, Value};
@@ -244,6 +244,38 @@ pub fn build(
     Ok(from_rows(&rows, &cases, studies, judge))
 }
 
+/// The tag of a judged response whose verdict and string decision differ.
+pub const JUDGE_DIFFERS: &str = "judge ≠ matcher";
+
+/// A model as the browser names it: without its file hash or server
+/// address, nor a `.gguf` ending.
+pub fn model_label(model: &str) -> &str {
+    model
+        .split('@')
+        .next()
+        .unwrap_or(model)
+        .trim_end_matches(".gguf")
+}
+
+/// The browser's address (`#cases?…`, as its filters write it) listing
+/// the responses of metric row `r` (its dataset, condition, model and
+/// prompt) that carry the tag `outcome`.
+pub fn filter_link(r: &MetricRow, outcome: &str) -> String {
+    let mut q = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in [
+        ("dataset", r.dataset.as_str()),
+        ("condition", r.condition.as_str()),
+        ("model", model_label(&r.model)),
+        ("prompt", r.prompt.as_str()),
+        ("outcome", outcome),
+    ] {
+        if !v.is_empty() {
+            q.append_pair(k, v);
+        }
+    }
+    format!("#cases?{}", q.finish())
+}
+
 /// The judge's tags of a row: `judge: <verdict>`, and `judge ≠ matcher`
 /// where the verdict and the string matcher's accuracy differ (the rows
 /// the `matcher` table's disagreement counts).
@@ -262,7 +294,7 @@ fn judge_tags(r: &ScoreRow, judge: &JudgeVerdicts) -> Vec<String> {
     )];
     if let (Some(v), Some(acc)) = (verdict, r.accuracy) {
         if v.correct() != acc {
-            t.push("judge ≠ matcher".into());
+            t.push(JUDGE_DIFFERS.into());
         }
     }
     t
@@ -363,15 +395,9 @@ impl Interned {
             .chain(extra_tags)
             .map(|t| self.tags.str(t))
             .collect();
-        let model = r
-            .model
-            .split('@')
-            .next()
-            .unwrap_or(&r.model)
-            .trim_end_matches(".gguf");
         json!([
             case,
-            self.models.str(model),
+            self.models.str(model_label(&r.model)),
             self.prompts.str(&r.prompt),
             r.response.as_deref().unwrap_or(""),
             t,

@@ -324,7 +324,17 @@ pub fn render(
     let (grouped, overall): (Vec<MetricRow>, Vec<MetricRow>) =
         rows.iter().cloned().partition(|r| r.breakdown.is_some());
     let rows = overall.as_slice();
-    let mut tabs = tables::all(rows, studies);
+    // With a case browser holding a judge's tags, each disagreement share
+    // links to the responses it counts.
+    let judged = judgements(rows);
+    let link = |r: &MetricRow| {
+        (scores_id.is_some()
+            && !judged.is_empty()
+            && r.study == "matcher"
+            && r.metric == "disagreement")
+            .then(|| browser::filter_link(r, browser::JUDGE_DIFFERS))
+    };
+    let mut tabs = tables::all(rows, studies, &link);
     tabs.extend(breakdowns::tables(&grouped));
     let (md, text, tables_html) = write_tables(&tabs, &tdir, title, &mut files)?;
     write_metric_csvs(rows, &grouped, &tdir, &mut files)?;
@@ -342,12 +352,7 @@ pub fn render(
     let figures = write_charts(rows, &grouped, &cdir, studies, &mut files)?;
     let (data, note) = match scores_id {
         Some(s) => {
-            let b = browser::build(
-                store,
-                s,
-                studies,
-                &browser::judge_verdicts(store, &judgements(rows))?,
-            )?;
+            let b = browser::build(store, s, studies, &browser::judge_verdicts(store, &judged)?)?;
             let note = b.note.clone();
             (Some(b), note)
         }

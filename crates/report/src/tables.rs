@@ -71,6 +71,10 @@ pub struct Table {
     /// details): Table 7's C share, the matcher that defines K, questions
     /// left out of a fixed population.
     pub notes: Vec<String>,
+    /// Per row, per value column: the case-browser filter (`#cases?…`)
+    /// that lists the responses the value counts, where the report has
+    /// one (the HTML links the cell to it); empty rows = no links.
+    pub links: Vec<Vec<Option<String>>>,
 }
 
 /// The population notes of the picked metric rows, deduplicated, in order.
@@ -129,6 +133,12 @@ fn notes(
                 n("all_prompt_tokens_estimate"),
             ));
         }
+        if let Some(m) = d["matcher"].as_str() {
+            push(format!(
+                "{}: under the {m} where a response has one, the string matcher elsewhere (score --matcher judge)",
+                spec.metrics[*mi].1
+            ));
+        }
         if let Some(x) = d["excluded"].as_u64().filter(|x| *x > 0) {
             let model = r.model.split("@sha256:").next().unwrap_or(&r.model);
             push(format!("{model} · {}: {x} question(s) outside the fixed population (not every position and arm answered under both policies)", r.dataset));
@@ -153,6 +163,16 @@ fn fmt(v: Option<f64>) -> String {
 
 /// Fill a spec from metric rows; None when no row matches.
 pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
+    build_linked(spec, rows, &|_| None)
+}
+
+/// [`build`], each cell linked to the case-browser filter `link` gives
+/// for its metric row (see [`Table::links`]).
+pub fn build_linked(
+    spec: &TableSpec,
+    rows: &[MetricRow],
+    link: &dyn Fn(&MetricRow) -> Option<String>,
+) -> Option<Table> {
     let cond_index = |c: &str| {
         if spec.conditions.is_empty() {
             Some(0)
@@ -182,6 +202,14 @@ pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
             .insert(column_key(spec, r, *mi, *ci), r);
     }
     let mut long = Vec::new();
+    let links = cells
+        .values()
+        .map(|byc| {
+            cols.iter()
+                .map(|c| byc.get(c).and_then(|r| link(r)))
+                .collect()
+        })
+        .collect();
     let rows_out = cells
         .iter()
         .map(|(label, byc)| {
@@ -217,6 +245,7 @@ pub fn build(spec: &TableSpec, rows: &[MetricRow]) -> Option<Table> {
         rows: rows_out,
         long,
         notes,
+        links,
     })
 }
 
@@ -465,10 +494,17 @@ impl Table {
             s.push_str(&format!("<th>{}</th>", e(c)));
         }
         s.push_str("</tr></thead><tbody>\n");
-        for (label, vals) in &self.rows {
+        for (i, (label, vals)) in self.rows.iter().enumerate() {
             s.push_str(&format!("<tr><td>{}</td>", e(label)));
-            for v in vals {
-                s.push_str(&format!("<td class=\"num\">{}</td>", e(v)));
+            for (j, v) in vals.iter().enumerate() {
+                match self.links.get(i).and_then(|l| l.get(j)).and_then(|l| l.as_deref()) {
+                    Some(href) if !v.is_empty() => s.push_str(&format!(
+                        "<td class=\"num\"><a href=\"{}\" title=\"these responses in the case browser\">{}</a></td>",
+                        e(href),
+                        e(v)
+                    )),
+                    _ => s.push_str(&format!("<td class=\"num\">{}</td>", e(v))),
+                }
             }
             s.push_str("</tr>\n");
         }
@@ -480,11 +516,16 @@ impl Table {
     }
 }
 
-/// Every table that has data: the stage's ([`SPECS`]), then the studies'.
-pub fn all(rows: &[MetricRow], studies: crate::Studies) -> Vec<Table> {
+/// Every table that has data: the stage's ([`SPECS`]), then the studies';
+/// cells linked as [`build_linked`].
+pub fn all(
+    rows: &[MetricRow],
+    studies: crate::Studies,
+    link: &dyn Fn(&MetricRow) -> Option<String>,
+) -> Vec<Table> {
     SPECS
         .iter()
         .chain(studies.iter().flat_map(|s| s.tables()))
-        .filter_map(|s| build(s, rows))
+        .filter_map(|s| build_linked(s, rows, link))
         .collect()
 }

@@ -36,7 +36,10 @@
 //! group `verdicts` (each row's `accuracy` replaced by "the verdict is
 //! correct" where it has a verdict, and `foil_only`/`foil_any` by the foil
 //! verdict where it has one; exact match and the NoMIRACL and RGB labels
-//! are left as they are). Same populations, same bootstrap.
+//! are left as they are). Same populations, same bootstrap. With
+//! [`Matcher::Verdicts`] (`score --matcher judge`) the headline metric rows
+//! (and `--by` breakdowns) are the `verdicts` group's: the tables then
+//! show every family under the verdicts, each row saying so in its details.
 //!
 //! Cohen's kappa (Cohen 1960): with p_o the observed agreement and p_e the
 //! agreement expected from the two marginals, kappa = (p_o - p_e) / (1 -
@@ -545,15 +548,50 @@ fn compare(
     });
 }
 
-/// Every metric family under both matchers (see the module docs): rows of
-/// breakdown `matcher`, groups `string` then `verdicts`.
-pub fn under_both_matchers(
-    rows: &[Scored],
-    verdicts: &Verdicts,
-    opts: &crate::ScoreOptions,
-) -> Vec<MetricRow> {
-    let replaced: Vec<Scored> = rows
-        .iter()
+/// Which decision the headline metrics take (`score --matcher`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Matcher {
+    /// The string matchers, as the studies score (the default).
+    #[default]
+    String,
+    /// The verdicts (`--verdicts` or `--judge`) where a row has one, the
+    /// string decision elsewhere (as [`with_verdicts`]).
+    Verdicts,
+}
+
+impl Matcher {
+    /// Every matcher, in `--matcher`'s order.
+    pub const ALL: [Matcher; 2] = [Matcher::String, Matcher::Verdicts];
+
+    /// The name `--matcher` takes (`judge` for the verdicts, whoever made
+    /// them) and the recipe records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Matcher::String => "string",
+            Matcher::Verdicts => "judge",
+        }
+    }
+
+    /// The matcher called `name` ([`Matcher::name`]).
+    pub fn parse(name: &str) -> Option<Matcher> {
+        Matcher::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl std::fmt::Display for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The rows with each decision a verdict gives replaced by it: `accuracy`
+/// by "the verdict is correct" where the row has a verdict (and a string
+/// decision; failed requests stay out), `foil_only`/`foil_any` by a foil
+/// verdict where the row has one; every other column as scored. A row
+/// without a verdict keeps its string decision (in the cascade, the rows
+/// not sent are those on which the string matchers agree).
+pub fn with_verdicts<'a>(rows: &[Scored<'a>], verdicts: &Verdicts) -> Vec<Scored<'a>> {
+    rows.iter()
         .map(|r| {
             let mut r = *r;
             if !r.failed && r.accuracy.is_some() {
@@ -567,7 +605,17 @@ pub fn under_both_matchers(
             }
             r
         })
-        .collect();
+        .collect()
+}
+
+/// Every metric family under both matchers (see the module docs): rows of
+/// breakdown `matcher`, groups `string` then `verdicts`.
+pub fn under_both_matchers(
+    rows: &[Scored],
+    verdicts: &Verdicts,
+    opts: &crate::ScoreOptions,
+) -> Vec<MetricRow> {
+    let replaced = with_verdicts(rows, verdicts);
     let mut out = Vec::new();
     for (i, (group, set)) in [("string", rows), ("verdicts", &replaced[..])]
         .into_iter()

@@ -68,6 +68,9 @@ pub struct ScoreOptions {
     /// `--verdicts`: imported verdicts to set the string matcher against
     /// ([`agreement`]); None = none.
     pub verdicts: Option<std::sync::Arc<agreement::Verdicts>>,
+    /// `--matcher`: the decision the headline metrics take (the string
+    /// matchers, or the verdicts where a row has one).
+    pub matcher: agreement::Matcher,
 }
 
 impl Default for ScoreOptions {
@@ -81,6 +84,7 @@ impl Default for ScoreOptions {
             breakdown: None,
             studies: metrics::Studies::default(),
             verdicts: None,
+            matcher: agreement::Matcher::default(),
         }
     }
 }
@@ -92,6 +96,11 @@ impl ScoreOptions {
         if self.studies.0.is_empty() {
             return Err(ScoreError::Invalid(
                 "no study is registered (ScoreOptions::studies): no metric would be computed; register ragprobe_studies::METRIC_FAMILIES".into(),
+            ));
+        }
+        if self.matcher == agreement::Matcher::Verdicts && self.verdicts.is_none() {
+            return Err(ScoreError::Invalid(
+                "--matcher judge needs verdicts: give --judge SPEC or --verdicts FILE".into(),
             ));
         }
         if let Some(p) = self.conflict_share {
@@ -114,6 +123,9 @@ impl ScoreOptions {
         }
         if let Some(v) = &self.verdicts {
             p["verdicts"] = json!({"sha256": v.sha256, "count": v.len()});
+        }
+        if self.matcher != agreement::Matcher::default() {
+            p["matcher"] = json!(self.matcher.name());
         }
         p
     }
@@ -377,15 +389,39 @@ fn score_details(opts: &ScoreOptions, rows: usize, failed: usize) -> serde_json:
 }
 
 /// Every metric over the scored rows, then per `--by` group.
+/// With `--matcher judge` the headline rows and the breakdowns are
+/// computed on the rows with the verdicts in place of the string decision
+/// ([`agreement::with_verdicts`]), each saying so in its details; the
+/// agreement metrics and the `matcher` breakdown always set the two side
+/// by side.
 fn metric_rows(scored: &[Scored], opts: &ScoreOptions, look: &Lookup) -> Result<Vec<MetricRow>> {
+    let judged = match (&opts.verdicts, opts.matcher) {
+        (Some(v), agreement::Matcher::Verdicts) => Some((agreement::with_verdicts(scored, v), v)),
+        _ => None,
+    };
+    let headline = judged.as_ref().map_or(scored, |(rows, _)| &rows[..]);
     let mut out = metrics::Out::new(opts);
-    metrics::all(scored, &mut out);
+    metrics::all(headline, &mut out);
+    let mut rest = breakdown_rows(headline, opts, look)?;
+    if let Some((_, v)) = &judged {
+        for r in out.rows.iter_mut().chain(rest.iter_mut()) {
+            let mut d: serde_json::Value = r
+                .details
+                .as_deref()
+                .and_then(|d| serde_json::from_str(d).ok())
+                .unwrap_or_else(|| json!({}));
+            if let Some(o) = d.as_object_mut() {
+                o.insert("matcher".into(), json!(format!("verdicts ({})", v.file)));
+            }
+            r.details = Some(d.to_string());
+        }
+    }
     if let Some(v) = &opts.verdicts {
         agreement::agreement(scored, v, &mut out);
         out.rows
             .extend(agreement::under_both_matchers(scored, v, opts));
     }
-    out.rows.extend(breakdown_rows(scored, opts, look)?);
+    out.rows.extend(rest);
     Ok(out.rows)
 }
 

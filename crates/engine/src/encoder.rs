@@ -1,0 +1,444 @@
+//! A BERT-family text encoder (all-MiniLM-L6-v2 and its kin) on the
+//! engine's batch-invariant kernels.
+//!
+//! The forward pass is Hugging Face's `BertModel` in inference mode
+//! (word + position + token-type embeddings and LayerNorm; per layer
+//! self-attention, output projection, residual and LayerNorm, then the
+//! feed-forward block with exact GELU, residual and LayerNorm), followed
+//! by sentence-transformers' mean pooling and L2 normalisation.
+//!
+//! The texts of a batch are not padded: their tokens are stacked into one
+//! matrix for every linear layer (each weight matrix read once for the
+//! whole batch) and each token attends over its own text only, so a
+//! padded position and its mask never exist. Every output element is
+//! computed by the same operations in the same order whatever else is in
+//! the batch and whichever SIMD width runs it ([`crate::kernels`]): a
+//! text's vector does not depend on its batch.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::kernels::{self, Attend, Isa};
+use crate::{EngineError, Result};
+
+/// Bumped whenever the encoder's arithmetic changes (and with it, possibly,
+/// its vectors): it enters the encoder's id in recipes.
+pub const ENCODER_ID: &str = "ragprobe-encoder-1";
+
+/// Rows of a linear layer's input computed per kernel call, so the rows
+/// stay in cache while every block of weight rows passes over them.
+const ROWS_PER_CALL: usize = 256;
+
+/// The hyperparameters of a BERT encoder (`config.json`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BertConfig {
+    /// Width of the hidden states.
+    pub hidden_size: usize,
+    /// Transformer layers.
+    pub num_hidden_layers: usize,
+    /// Attention heads (`hidden_size` is a multiple).
+    pub num_attention_heads: usize,
+    /// Width of the feed-forward block.
+    pub intermediate_size: usize,
+    /// Positions the model has embeddings for.
+    pub max_position_embeddings: usize,
+    /// LayerNorm's epsilon.
+    pub layer_norm_eps: f64,
+    /// The weights' name prefix besides none (`model_type`, e.g. `bert`).
+    pub model_type: Option<String>,
+}
+
+/// One LayerNorm: weight and bias.
+struct Norm {
+    w: Vec<f32>,
+    b: Vec<f32>,
+}
+
+/// One linear layer: `n × k` weights (as stored: output rows) and bias.
+struct Linear {
+    w: Vec<f32>,
+    b: Vec<f32>,
+    n: usize,
+    k: usize,
+}
+
+struct Layer {
+    q: Linear,
+    k: Linear,
+    v: Linear,
+    out: Linear,
+    norm1: Norm,
+    up: Linear,
+    down: Linear,
+    norm2: Norm,
+}
+
+/// A loaded BERT encoder.
+pub struct Bert {
+    cfg: BertConfig,
+    isa: Isa,
+    word: Vec<f32>,
+    vocab: usize,
+    position: Vec<f32>,
+    token_type: Vec<f32>,
+    norm: Norm,
+    layers: Vec<Layer>,
+}
+
+impl std::fmt::Debug for Bert {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bert")
+            .field("cfg", &self.cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The tensors of a safetensors file, read as f32.
+struct Tensors<'a> {
+    st: safetensors::SafeTensors<'a>,
+    path: &'a Path,
+    prefix: String,
+}
+
+impl Tensors<'_> {
+    fn err(&self, m: String) -> EngineError {
+        EngineError::Load(format!("{}: {m}", self.path.display()))
+    }
+
+    /// Tensor `name` (under the prefix) as f32 values, checked to hold
+    /// `len` of them (F32, F16 or BF16 in the file).
+    fn get(&self, name: &str, len: usize) -> Result<Vec<f32>> {
+        let full = format!("{}{name}", self.prefix);
+        let t = self
+            .st
+            .tensor(&full)
+            .map_err(|e| self.err(format!("tensor `{full}`: {e}")))?;
+        let n: usize = t.shape().iter().product();
+        if n != len {
+            return Err(self.err(format!(
+                "tensor `{full}` has shape {:?}, expected {len} values",
+                t.shape()
+            )));
+        }
+        let d = t.data();
+        use safetensors::Dtype;
+        let v: Vec<f32> = match t.dtype() {
+            Dtype::F32 => d
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            Dtype::F16 => d
+                .chunks_exact(2)
+                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+            Dtype::BF16 => d
+                .chunks_exact(2)
+                .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+            other => {
+                return Err(self.err(format!(
+                    "tensor `{full}` is {other:?}; F32, F16 or BF16 expected"
+                )))
+            }
+        };
+        Ok(v)
+    }
+
+    fn linear(&self, name: &str, n: usize, k: usize) -> Result<Linear> {
+        Ok(Linear {
+            w: self.get(&format!("{name}.weight"), n * k)?,
+            b: self.get(&format!("{name}.bias"), n)?,
+            n,
+            k,
+        })
+    }
+
+    /// A LayerNorm, by its current names (`weight`, `bias`) or the old
+    /// TensorFlow ones (`gamma`, `beta`).
+    fn norm(&self, name: &str, n: usize) -> Result<Norm> {
+        match self.get(&format!("{name}.weight"), n) {
+            Ok(w) => Ok(Norm {
+                w,
+                b: self.get(&format!("{name}.bias"), n)?,
+            }),
+            Err(_) => Ok(Norm {
+                w: self.get(&format!("{name}.gamma"), n)?,
+                b: self.get(&format!("{name}.beta"), n)?,
+            }),
+        }
+    }
+}
+
+impl Bert {
+    /// Load the weights of `cfg` from a safetensors file: the names of
+    /// Hugging Face's `BertModel`, bare or under `<model_type>.`. A
+    /// missing tensor, a shape that does not match the configuration or a
+    /// type other than F32/F16/BF16 is an error naming the file and the
+    /// tensor.
+    pub fn load(path: &Path, cfg: BertConfig) -> Result<Bert> {
+        let (h, heads) = (cfg.hidden_size, cfg.num_attention_heads);
+        if h == 0 || heads == 0 || h % heads != 0 || cfg.num_hidden_layers == 0 {
+            return Err(EngineError::Load(format!(
+                "{}: hidden_size {h} is not a positive multiple of num_attention_heads {heads} (or no layers)",
+                path.display()
+            )));
+        }
+        let bytes = std::fs::read(path)
+            .map_err(|e| EngineError::Load(format!("{}: {e}", path.display())))?;
+        let st = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| {
+            EngineError::Load(format!("{}: not a safetensors file: {e}", path.display()))
+        })?;
+        let mut t = Tensors {
+            st,
+            path,
+            prefix: String::new(),
+        };
+        let word_name = "embeddings.word_embeddings.weight";
+        if t.st.tensor(word_name).is_err() {
+            if let Some(m) = &cfg.model_type {
+                t.prefix = format!("{m}.");
+            }
+        }
+        let full = format!("{}{word_name}", t.prefix);
+        let shape =
+            t.st.tensor(&full)
+                .map_err(|e| t.err(format!("tensor `{full}`: {e}")))?
+                .shape()
+                .to_vec();
+        let vocab = shape.first().copied().unwrap_or(0);
+        let word = t.get(word_name, vocab * h)?;
+        let p = cfg.max_position_embeddings;
+        let position = t.get("embeddings.position_embeddings.weight", p * h)?;
+        let types =
+            t.st.tensor(&format!(
+                "{}embeddings.token_type_embeddings.weight",
+                t.prefix
+            ))
+            .map(|x| x.shape().first().copied().unwrap_or(0))
+            .unwrap_or(0);
+        let token_type = t.get("embeddings.token_type_embeddings.weight", types.max(1) * h)?;
+        let norm = t.norm("embeddings.LayerNorm", h)?;
+        let i = cfg.intermediate_size;
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|l| {
+                let n = |s: &str| format!("encoder.layer.{l}.{s}");
+                Ok(Layer {
+                    q: t.linear(&n("attention.self.query"), h, h)?,
+                    k: t.linear(&n("attention.self.key"), h, h)?,
+                    v: t.linear(&n("attention.self.value"), h, h)?,
+                    out: t.linear(&n("attention.output.dense"), h, h)?,
+                    norm1: t.norm(&n("attention.output.LayerNorm"), h)?,
+                    up: t.linear(&n("intermediate.dense"), i, h)?,
+                    down: t.linear(&n("output.dense"), h, i)?,
+                    norm2: t.norm(&n("output.LayerNorm"), h)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Bert {
+            cfg,
+            isa: Isa::detect(),
+            word,
+            vocab,
+            position,
+            token_type,
+            norm,
+            layers,
+        })
+    }
+
+    /// The configuration it was loaded with.
+    pub fn config(&self) -> &BertConfig {
+        &self.cfg
+    }
+
+    /// Run the kernels of `isa` instead of the detected ones (tests compare
+    /// them; every variant gives the same bits).
+    pub fn with_isa(mut self, isa: Isa) -> Bert {
+        self.isa = isa;
+        self
+    }
+
+    /// The mean-pooled, L2-normalised vector of each text, given as token
+    /// ids (token type 0, positions from 0). A text longer than the
+    /// model's positions, an empty one or an id outside the vocabulary is
+    /// an error. Each vector is the same whatever else is in `texts`.
+    pub fn embed(&self, texts: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+        let h = self.cfg.hidden_size;
+        for (i, ids) in texts.iter().enumerate() {
+            if ids.is_empty() || ids.len() > self.cfg.max_position_embeddings {
+                return Err(EngineError::Load(format!(
+                    "text {i}: {} tokens; the encoder takes 1 to {}",
+                    ids.len(),
+                    self.cfg.max_position_embeddings
+                )));
+            }
+            if let Some(bad) = ids.iter().find(|&&id| id as usize >= self.vocab) {
+                return Err(EngineError::Load(format!(
+                    "text {i}: token id {bad} outside the vocabulary of {}",
+                    self.vocab
+                )));
+            }
+        }
+        let mut starts = Vec::with_capacity(texts.len() + 1);
+        starts.push(0usize);
+        for ids in texts {
+            starts.push(starts.last().unwrap() + ids.len());
+        }
+        let t = *starts.last().unwrap();
+        if t == 0 {
+            return Ok(Vec::new());
+        }
+        let eps = self.cfg.layer_norm_eps as f32;
+        // Embeddings, then their LayerNorm.
+        let mut x = vec![0f32; t * h];
+        let mut row = 0;
+        for ids in texts {
+            for (pos, &id) in ids.iter().enumerate() {
+                let out = &mut x[row * h..(row + 1) * h];
+                let w = &self.word[id as usize * h..(id as usize + 1) * h];
+                let p = &self.position[pos * h..(pos + 1) * h];
+                for j in 0..h {
+                    out[j] = w[j] + self.token_type[j] + p[j];
+                }
+                layer_norm(out, &self.norm, eps);
+                row += 1;
+            }
+        }
+        let heads = self.cfg.num_attention_heads;
+        let hd = h / heads;
+        let attend = Attend {
+            n_head: heads,
+            n_kv_head: heads,
+            head_dim: hd,
+            kv_dim: h,
+            scale: 1.0 / (hd as f32).sqrt(),
+        };
+        let mut q = vec![0f32; t * h];
+        let mut k = vec![0f32; t * h];
+        let mut v = vec![0f32; t * h];
+        let mut ctx = vec![0f32; t * h];
+        let mut a = vec![0f32; t * h];
+        let mut up = vec![0f32; t * self.cfg.intermediate_size];
+        // Each token's text, for its attention span.
+        let spans: Vec<(usize, usize)> = (0..texts.len())
+            .flat_map(|s| {
+                let span = (starts[s], starts[s + 1]);
+                (span.0..span.1).map(move |_| span)
+            })
+            .collect();
+        for layer in &self.layers {
+            self.linear(&x, t, &layer.q, &mut q);
+            self.linear(&x, t, &layer.k, &mut k);
+            self.linear(&x, t, &layer.v, &mut v);
+            ctx.par_chunks_mut(h).enumerate().for_each(|(i, out)| {
+                let (s, e) = spans[i];
+                kernels::attend(
+                    self.isa,
+                    &attend,
+                    &q[i * h..(i + 1) * h],
+                    &k[s * h..e * h],
+                    &v[s * h..e * h],
+                    e - s,
+                    out,
+                );
+            });
+            self.linear(&ctx, t, &layer.out, &mut a);
+            a.par_chunks_mut(h).zip(x.par_chunks(h)).for_each(|(a, x)| {
+                for (a, x) in a.iter_mut().zip(x) {
+                    *a += x;
+                }
+                layer_norm(a, &layer.norm1, eps);
+            });
+            self.linear(&a, t, &layer.up, &mut up);
+            up.par_chunks_mut(4096)
+                .for_each(|c| c.iter_mut().for_each(|u| *u = gelu(*u)));
+            self.linear(&up, t, &layer.down, &mut x);
+            x.par_chunks_mut(h).zip(a.par_chunks(h)).for_each(|(x, a)| {
+                for (x, a) in x.iter_mut().zip(a) {
+                    *x += a;
+                }
+                layer_norm(x, &layer.norm2, eps);
+            });
+        }
+        // Mean over each text's tokens (in order), then L2 normalisation.
+        Ok((0..texts.len())
+            .map(|s| {
+                let mut m = vec![0f32; h];
+                for r in starts[s]..starts[s + 1] {
+                    for (m, x) in m.iter_mut().zip(&x[r * h..(r + 1) * h]) {
+                        *m += x;
+                    }
+                }
+                let n = (starts[s + 1] - starts[s]) as f32;
+                m.iter_mut().for_each(|v| *v /= n);
+                let norm = m.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+                m.iter_mut().for_each(|v| *v /= norm);
+                m
+            })
+            .collect())
+    }
+
+    /// `out[t × n] = x[t × k] · wᵀ + b`, [`ROWS_PER_CALL`] rows at a time.
+    fn linear(&self, x: &[f32], t: usize, l: &Linear, out: &mut [f32]) {
+        for (xs, os) in x[..t * l.k]
+            .chunks(ROWS_PER_CALL * l.k)
+            .zip(out[..t * l.n].chunks_mut(ROWS_PER_CALL * l.n))
+        {
+            let rows = xs.len() / l.k;
+            kernels::matmul(self.isa, xs, rows, l.k, &l.w, l.n, os);
+            for o in os.chunks_mut(l.n) {
+                for (o, b) in o.iter_mut().zip(&l.b) {
+                    *o += b;
+                }
+            }
+        }
+    }
+}
+
+/// LayerNorm of one row in place: `(x - mean) / sqrt(var + eps) * w + b`,
+/// mean and (biased) variance summed in order.
+fn layer_norm(x: &mut [f32], n: &Norm, eps: f32) {
+    let len = x.len() as f32;
+    let mean = x.iter().sum::<f32>() / len;
+    let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / len;
+    let inv = 1.0 / (var + eps).sqrt();
+    for ((v, w), b) in x.iter_mut().zip(&n.w).zip(&n.b) {
+        *v = (*v - mean) * inv * w + b;
+    }
+}
+
+/// Exact GELU, `x/2 · (1 + erf(x/√2))` (BERT's `gelu`), with erf of the
+/// argument in f64 (libm's, accurate to an ulp) rounded once to f32.
+fn gelu(x: f32) -> f32 {
+    let e = libm::erf(x as f64 / std::f64::consts::SQRT_2);
+    (0.5 * x as f64 * (1.0 + e)) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gelu_at_known_points() {
+        // GELU(1) = 0.8413447460685429, GELU(-1) = -0.15865525393145707.
+        assert!((gelu(1.0) - 0.841_344_75).abs() < 1e-7);
+        assert!((gelu(-1.0) + 0.158_655_25).abs() < 1e-7);
+        assert_eq!(gelu(0.0), 0.0);
+    }
+
+    #[test]
+    fn layer_norm_worked_example() {
+        // x = [1, 2, 3, 4]: mean 2.5, var 1.25.
+        let mut x = vec![1.0f32, 2.0, 3.0, 4.0];
+        let n = Norm {
+            w: vec![1.0; 4],
+            b: vec![0.5; 4],
+        };
+        layer_norm(&mut x, &n, 0.0);
+        let s = 1.25f32.sqrt();
+        for (v, want) in x.iter().zip([-1.5 / s, -0.5 / s, 0.5 / s, 1.5 / s]) {
+            assert!((v - (want + 0.5)).abs() < 1e-6, "{v}");
+        }
+    }
+}
