@@ -106,6 +106,17 @@ impl Tensors<'_> {
         EngineError::Load(format!("{}: {m}", self.path.display()))
     }
 
+    /// The first dimension of tensor `name` (under the prefix): rows of an
+    /// embedding table.
+    fn rows(&self, name: &str) -> Result<usize> {
+        let full = format!("{}{name}", self.prefix);
+        let t = self
+            .st
+            .tensor(&full)
+            .map_err(|e| self.err(format!("tensor `{full}`: {e}")))?;
+        Ok(t.shape().first().copied().unwrap_or(0))
+    }
+
     /// Tensor `name` (under the prefix) as f32 values, checked to hold
     /// `len` of them (F32, F16 or BF16 in the file).
     fn get(&self, name: &str, len: usize) -> Result<Vec<f32>> {
@@ -184,8 +195,12 @@ impl Bert {
                 path.display()
             )));
         }
-        let bytes = std::fs::read(path)
-            .map_err(|e| EngineError::Load(format!("{}: {e}", path.display())))?;
+        let io = |e: std::io::Error| EngineError::Load(format!("{}: {e}", path.display()));
+        let file = std::fs::File::open(path).map_err(io)?;
+        // Mapped, not read: the weights are copied out once as f32, and the
+        // file's bytes need not be held beside them.
+        // SAFETY: the file is mapped read-only and only read during this call.
+        let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         let st = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| {
             EngineError::Load(format!("{}: not a safetensors file: {e}", path.display()))
         })?;
@@ -200,24 +215,12 @@ impl Bert {
                 t.prefix = format!("{m}.");
             }
         }
-        let full = format!("{}{word_name}", t.prefix);
-        let shape =
-            t.st.tensor(&full)
-                .map_err(|e| t.err(format!("tensor `{full}`: {e}")))?
-                .shape()
-                .to_vec();
-        let vocab = shape.first().copied().unwrap_or(0);
+        let vocab = t.rows(word_name)?;
         let word = t.get(word_name, vocab * h)?;
         let p = cfg.max_position_embeddings;
         let position = t.get("embeddings.position_embeddings.weight", p * h)?;
-        let types =
-            t.st.tensor(&format!(
-                "{}embeddings.token_type_embeddings.weight",
-                t.prefix
-            ))
-            .map(|x| x.shape().first().copied().unwrap_or(0))
-            .unwrap_or(0);
-        let token_type = t.get("embeddings.token_type_embeddings.weight", types.max(1) * h)?;
+        let type_name = "embeddings.token_type_embeddings.weight";
+        let token_type = t.get(type_name, t.rows(type_name)?.max(1) * h)?;
         let norm = t.norm("embeddings.LayerNorm", h)?;
         let i = cfg.intermediate_size;
         let layers = (0..cfg.num_hidden_layers)

@@ -624,16 +624,10 @@ pub fn under_both_matchers(
         let mut o = Out::new(opts);
         crate::metrics::all(set, &mut o);
         for mut r in o.rows {
-            let mut d: Value = r
-                .details
-                .as_deref()
-                .and_then(|d| serde_json::from_str(d).ok())
-                .unwrap_or_else(|| json!({}));
-            if let Some(obj) = d.as_object_mut() {
-                obj.insert("group_index".into(), json!(i));
-                obj.insert("ordered".into(), json!(false));
-            }
-            r.details = Some(d.to_string());
+            crate::add_details(
+                &mut r,
+                [("group_index", json!(i)), ("ordered", json!(false))],
+            );
             r.breakdown = Some("matcher".into());
             r.breakdown_group = Some(group.into());
             out.push(r);

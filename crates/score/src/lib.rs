@@ -307,16 +307,10 @@ fn breakdown_rows(scored: &[Scored], opts: &ScoreOptions, look: &Lookup) -> Resu
         let mut out = metrics::Out::new(opts);
         metrics::all(&subset, &mut out);
         for mut r in out.rows {
-            let mut d: serde_json::Value = r
-                .details
-                .as_deref()
-                .and_then(|d| serde_json::from_str(d).ok())
-                .unwrap_or_else(|| json!({}));
-            if let Some(o) = d.as_object_mut() {
-                o.insert("group_index".into(), json!(g.index));
-                o.insert("ordered".into(), json!(ordered));
-            }
-            r.details = Some(d.to_string());
+            add_details(
+                &mut r,
+                [("group_index", json!(g.index)), ("ordered", json!(ordered))],
+            );
             r.breakdown = Some(by.clone());
             r.breakdown_group = Some(g.label.clone());
             rows.push(r);
@@ -388,6 +382,25 @@ fn score_details(opts: &ScoreOptions, rows: usize, failed: usize) -> serde_json:
     details
 }
 
+/// Add `fields` to a metric row's details (a JSON object; absent or
+/// unreadable details start as an empty one).
+pub(crate) fn add_details<const N: usize>(
+    r: &mut MetricRow,
+    fields: [(&str, serde_json::Value); N],
+) {
+    let mut d: serde_json::Value = r
+        .details
+        .as_deref()
+        .and_then(|d| serde_json::from_str(d).ok())
+        .unwrap_or_else(|| json!({}));
+    if let Some(o) = d.as_object_mut() {
+        for (k, v) in fields {
+            o.insert(k.into(), v);
+        }
+    }
+    r.details = Some(d.to_string());
+}
+
 /// Every metric over the scored rows, then per `--by` group.
 /// With `--matcher judge` the headline rows and the breakdowns are
 /// computed on the rows with the verdicts in place of the string decision
@@ -404,16 +417,9 @@ fn metric_rows(scored: &[Scored], opts: &ScoreOptions, look: &Lookup) -> Result<
     metrics::all(headline, &mut out);
     let mut rest = breakdown_rows(headline, opts, look)?;
     if let Some((_, v)) = &judged {
+        let said = json!(format!("verdicts ({})", v.file));
         for r in out.rows.iter_mut().chain(rest.iter_mut()) {
-            let mut d: serde_json::Value = r
-                .details
-                .as_deref()
-                .and_then(|d| serde_json::from_str(d).ok())
-                .unwrap_or_else(|| json!({}));
-            if let Some(o) = d.as_object_mut() {
-                o.insert("matcher".into(), json!(format!("verdicts ({})", v.file)));
-            }
-            r.details = Some(d.to_string());
+            add_details(r, [("matcher", said.clone())]);
         }
     }
     if let Some(v) = &opts.verdicts {
