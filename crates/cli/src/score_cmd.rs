@@ -177,7 +177,11 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
         }),
         studies: ragprobe_studies::studies(),
         verdicts: match (&a.verdicts, &a.judge) {
-            (Some(f), _) => Some(Arc::new(Verdicts::read(f)?)),
+            (Some(f), _) => {
+                let mut v = Verdicts::read(f)?;
+                v.keep(store)?;
+                Some(Arc::new(v))
+            }
             (None, Some(spec)) => Some(Arc::new(judge_verdicts(store, &a, spec)?)),
             (None, None) => None,
         },

@@ -121,7 +121,7 @@ fn imported_verdicts_give_agreement_and_kappa() {
     }
     lines.push_str("{\"id\": \"no-such-case\", \"verdict\": \"abstained\"}\n");
     let vf = d.path().join("verdicts.jsonl");
-    std::fs::write(&vf, lines).unwrap();
+    std::fs::write(&vf, &lines).unwrap();
 
     let (judged, err) = score_with_verdicts(&s, &responses, &vf);
     assert_ne!(
@@ -212,6 +212,54 @@ fn imported_verdicts_give_agreement_and_kappa() {
     );
     let md = std::fs::read_to_string(out.join("tables/matcher_agreement.md")).unwrap();
     assert!(md.contains("Acc (verdicts)") && md.contains("κ"), "{md}");
+    // With the scores, the case browser tags the responses the file judged
+    // (the verdicts were kept in the store: the report does not need the
+    // file), the one naming its model too, and the disagreement shares
+    // link to them.
+    let out3 = d.path().join("report-browser");
+    std::fs::remove_file(&vf).unwrap();
+    run_ok(
+        &root(),
+        &s,
+        &[
+            "report",
+            "--metrics",
+            &id(&judged, "metrics"),
+            "--scores",
+            &id(&judged, "scores"),
+            "--out",
+            out3.to_str().unwrap(),
+        ],
+    );
+    let html = std::fs::read_to_string(out3.join("index.html")).unwrap();
+    assert!(
+        html.contains("condition=base&amp;model=mock-model&amp;prompt=imperfect-normal&amp;outcome=judge+%E2%89%A0+matcher\""),
+        "no link to the base disagreements"
+    );
+    // Each response's tags (indices into the tag table): the two flipped
+    // base rows differ, and every scored row has the file's verdict.
+    let index = common::browser_index(&html);
+    let names: Vec<&str> = index["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let rows_tagged = |tag: &str| {
+        let Some(t) = names.iter().position(|n| *n == tag) else {
+            return 0;
+        };
+        index["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r[4].as_array().unwrap().iter().any(|x| x == t))
+            .count()
+    };
+    assert_eq!(rows_tagged("judge ≠ matcher"), 2, "{names:?}");
+    let judged_rows = rows_tagged("judge: correct") + rows_tagged("judge: incorrect");
+    assert_eq!(judged_rows, rows.iter().filter(|r| !r.failed).count());
+    std::fs::write(&vf, &lines).unwrap();
 
     // `--matcher judge`: the headline families take the verdicts (the
     // `verdicts` group's figures), say so, and the agreement rows stay.
@@ -454,7 +502,7 @@ fn the_judge_cascade_resumes_and_matches_imported_verdicts() {
     );
     assert_eq!(made["unparsed"], unparsed);
     let vf = d.path().join("judge-as-file.jsonl");
-    std::fs::write(&vf, lines).unwrap();
+    std::fs::write(&vf, &lines).unwrap();
     let (imported, _) = score_with_verdicts(&s, &responses, &vf);
     let figures = |metrics_id: &str| -> Vec<(String, String, Option<f64>, i64)> {
         read::<Metrics>(&store, metrics_id)

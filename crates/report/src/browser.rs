@@ -11,7 +11,7 @@ use base64::Engine as _;
 use ragprobe_artifact::{
     condition, kinds, read, CaseRow, Cases, Expected, MetricRow, ScoreRow, Scores, Store,
 };
-use ragprobe_score::agreement::{read_judgements, Verdict, VerdictKey};
+use ragprobe_score::agreement::{read_stored_verdicts, Verdict, VerdictKey};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::Write;
@@ -203,16 +203,18 @@ fn case_entry(
 }
 
 /// A judge's verdicts, keyed by case, judged model and prompt, from the
-/// judgements artifacts `score --judge` wrote (their ids are in the
-/// `matcher` kappa rows' details); None for an unparsed reply.
+/// judgements artifacts `score --judge` wrote and the verdicts artifacts
+/// `score --verdicts FILE` kept (their ids are in the `matcher` kappa
+/// rows' details); None for an unparsed reply. An imported verdict may
+/// leave the model or prompt out: it then applies to every one.
 pub type JudgeVerdicts = HashMap<VerdictKey, Option<Verdict>>;
 
-/// The judge verdicts of the judgements artifacts `ids` (see
+/// The verdicts of the judgements and verdicts artifacts `ids` (see
 /// [`JudgeVerdicts`]).
 pub fn judge_verdicts(store: &Store, ids: &[String]) -> Result<JudgeVerdicts> {
     let mut out = JudgeVerdicts::new();
     for id in ids {
-        out.extend(read_judgements(store, id).map_err(|e| match e {
+        out.extend(read_stored_verdicts(store, id).map_err(|e| match e {
             ragprobe_score::ScoreError::Artifact(a) => crate::ReportError::Artifact(a),
             other => crate::ReportError::Invalid(other.to_string()),
         })?);
@@ -280,12 +282,9 @@ pub fn filter_link(r: &MetricRow, outcome: &str) -> String {
 /// where the verdict and the string matcher's accuracy differ (the rows
 /// the `matcher` table's disagreement counts).
 fn judge_tags(r: &ScoreRow, judge: &JudgeVerdicts) -> Vec<String> {
-    let key = VerdictKey {
-        case: r.case_id.clone(),
-        model: Some(r.model.clone()),
-        prompt: Some(r.prompt.clone()),
-    };
-    let Some(verdict) = judge.get(&key) else {
+    let found = VerdictKey::most_specific_first(&r.case_id, &r.model, &r.prompt)
+        .find_map(|key| judge.get(&key));
+    let Some(verdict) = found else {
         return Vec::new();
     };
     let mut t = vec![format!(

@@ -276,8 +276,9 @@ pub fn report(
     )
 }
 
-/// The judgements artifacts a `score --judge` run recorded in its
-/// `matcher` kappa rows (`made_by.judgements`), each once.
+/// The verdict artifacts the `matcher` kappa rows name: the judgements a
+/// `score --judge` run wrote (`made_by.judgements`) and the verdicts a
+/// `score --verdicts FILE` run imported (`made_by.imported`), each once.
 fn judgements(rows: &[MetricRow]) -> Vec<String> {
     let mut ids: Vec<String> = rows
         .iter()
@@ -285,14 +286,12 @@ fn judgements(rows: &[MetricRow]) -> Vec<String> {
         .filter_map(|r| r.details.as_deref())
         .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
         .flat_map(|d| {
-            d["made_by"]["judgements"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(String::from))
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default()
+            ["judgements", "imported"]
+                .iter()
+                .filter_map(|k| d["made_by"][k].as_array())
+                .flatten()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect::<Vec<_>>()
         })
         .collect();
     ids.sort();

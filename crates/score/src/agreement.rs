@@ -144,6 +144,27 @@ pub struct VerdictKey {
     pub prompt: Option<String>,
 }
 
+impl VerdictKey {
+    /// The keys a verdict on `model`'s response to `case` under `prompt`
+    /// may have, most specific first: model and prompt, the model's, the
+    /// prompt's, then the case's. A lookup takes the first that is there.
+    pub fn most_specific_first(
+        case: &str,
+        model: &str,
+        prompt: &str,
+    ) -> impl Iterator<Item = VerdictKey> {
+        let (m, p) = (Some(model.to_string()), Some(prompt.to_string()));
+        let case = case.to_string();
+        [(m.clone(), p.clone()), (m, None), (None, p), (None, None)]
+            .into_iter()
+            .map(move |(model, prompt)| VerdictKey {
+                case: case.clone(),
+                model,
+                prompt,
+            })
+    }
+}
+
 /// The verdicts of a file (or a judge's), by [`VerdictKey`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdicts {
@@ -242,18 +263,76 @@ impl Verdicts {
     /// most specific that applies (model and prompt, the model's, the
     /// prompt's, then the case's), with its key.
     pub fn get(&self, case_id: &str, model: &str, prompt: &str) -> Option<(Verdict, &VerdictKey)> {
-        let (m, p) = (Some(model.to_string()), Some(prompt.to_string()));
-        [(m.clone(), p.clone()), (m, None), (None, p), (None, None)]
-            .into_iter()
-            .find_map(|(model, prompt)| {
-                let key = VerdictKey {
-                    case: case_id.to_string(),
-                    model,
-                    prompt,
-                };
-                self.by_case.get_key_value(&key).map(|(k, v)| (*v, k))
-            })
+        VerdictKey::most_specific_first(case_id, model, prompt)
+            .find_map(|key| self.by_case.get_key_value(&key).map(|(k, v)| (*v, k)))
     }
+}
+
+impl Verdicts {
+    /// Keep the verdicts in `store` as a `verdicts` artifact (stage
+    /// `verdicts`, the file's SHA-256 its source), so that the report can
+    /// tag the responses they judge without the file; its id goes into
+    /// [`Verdicts::notes`] as `imported`, which the metric rows made with
+    /// them carry (`made_by.imported`). The same file gives the same id.
+    pub fn keep(&mut self, store: &ragprobe_artifact::Store) -> Result<String> {
+        let mut recipe =
+            ragprobe_artifact::Recipe::new(ragprobe_artifact::kinds::VERDICTS, 1, json!({}));
+        recipe
+            .sources
+            .insert(self.file.clone(), self.sha256.clone());
+        let rows = self
+            .by_case
+            .iter()
+            .map(|(k, v)| ragprobe_artifact::VerdictRow {
+                case_id: k.case.clone(),
+                model: k.model.clone(),
+                prompt: k.prompt.clone(),
+                verdict: v.name().into(),
+            })
+            .collect();
+        let id = ragprobe_artifact::write_all::<ragprobe_artifact::Verdicts>(
+            store,
+            &recipe,
+            rows,
+            json!({}),
+        )?
+        .id;
+        self.notes = json!({ "imported": [id] });
+        Ok(id)
+    }
+}
+
+/// The verdicts of a stored artifact, keyed as [`Verdicts::get`] looks
+/// them up: a judgements artifact's ([`read_judgements`]; None for an
+/// unparsed reply) or an imported `verdicts` artifact's
+/// ([`Verdicts::keep`]; a word it does not know is an error naming the
+/// artifact and the row).
+pub fn read_stored_verdicts(
+    store: &ragprobe_artifact::Store,
+    id: &str,
+) -> Result<Vec<(VerdictKey, Option<Verdict>)>> {
+    if store.manifest(id)?.kind != ragprobe_artifact::kinds::VERDICTS {
+        return read_judgements(store, id);
+    }
+    ragprobe_artifact::read::<ragprobe_artifact::Verdicts>(store, id)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let v = Verdict::parse(&r.verdict).ok_or_else(|| {
+                ScoreError::Invalid(format!(
+                    "verdicts artifact {id}: row {}: field `verdict`: `{}` is not a verdict",
+                    i + 1,
+                    r.verdict
+                ))
+            })?;
+            let key = VerdictKey {
+                case: r.case_id,
+                model: r.model,
+                prompt: r.prompt,
+            };
+            Ok((key, Some(v)))
+        })
+        .collect()
 }
 
 /// The replies of a judgements artifact (`score --judge` writes one per

@@ -14,6 +14,7 @@ mod metrics;
 mod questions;
 mod responses;
 mod scores;
+mod verdicts;
 
 pub use cases::{CaseDoc, CaseRow, Cases};
 pub use contexts::{ContextRow, Contexts};
@@ -24,6 +25,7 @@ pub use metrics::{MetricRow, Metrics};
 pub use questions::{QuestionRow, Questions};
 pub use responses::{ResponseRow, Responses};
 pub use scores::{ScoreRow, Scores};
+pub use verdicts::{VerdictRow, Verdicts};
 
 use arrow::datatypes::{DataType, Fields};
 
@@ -41,6 +43,7 @@ pub const ALL: &[KindInfo] = &[
     KindInfo::of::<Responses>(),
     KindInfo::of::<Scores>(),
     KindInfo::of::<GenAdv>(),
+    KindInfo::of::<Verdicts>(),
 ];
 
 /// Look a kind up by name.
@@ -186,3 +189,5 @@ pub const RESPONSES: &str = Responses::NAME;
 pub const SCORES: &str = Scores::NAME;
 /// Name of the `genadv` kind.
 pub const GENADV: &str = GenAdv::NAME;
+/// Name of the `verdicts` kind.
+pub const VERDICTS: &str = Verdicts::NAME;
