@@ -267,9 +267,7 @@ impl Bm25Index {
                 }
                 n += 1;
                 if n > start && n.is_multiple_of(commit_rows) {
-                    let mut commit = writer.prepare_commit()?;
-                    commit.set_payload(&n.to_string());
-                    commit.commit()?;
+                    commit_at(&mut writer, n)?;
                 }
                 if stop_after == Some(n) {
                     // Uncommitted documents are lost, as in a crash.
@@ -279,25 +277,15 @@ impl Bm25Index {
             }
             bar.set_position(n);
         }
-        let mut commit = writer.prepare_commit()?;
-        commit.set_payload(&n.to_string());
-        commit.commit()?;
+        commit_at(&mut writer, n)?;
         bar.finish_and_clear();
         Self::merge_in_row_order(&index, &mut writer, n)?;
         writer.wait_merging_threads()?;
-        std::fs::write(
-            partial.join(".complete"),
-            format!("{corpus}\n{}\n{n}\n", analyzer.name()),
-        )
-        .map_err(|e| io_error(&partial, e))?;
-        match std::fs::rename(&partial, dir) {
-            Ok(()) => {}
-            // Another process published the same index first: use theirs.
-            Err(_) if dir.join(".complete").is_file() => {
-                let _ = std::fs::remove_dir_all(&partial);
-            }
-            Err(e) => return Err(io_error(dir, e)),
-        }
+        publish(
+            &partial,
+            dir,
+            &format!("{corpus}\n{}\n{n}\n", analyzer.name()),
+        )?;
         tracing::info!("bm25: indexed {n} passages ({})", analyzer.name());
         Ok(())
     }
@@ -418,6 +406,30 @@ impl Bm25Index {
             .par_iter()
             .map_init(|| analyzer.clone(), |a, t| self.search(a, t, n))
             .collect()
+    }
+}
+
+/// Commit what `writer` holds with `rows`, the passages indexed so far, as
+/// the payload: where a resumed build continues ([`committed_rows`]).
+fn commit_at(writer: &mut tantivy::IndexWriter<TantivyDocument>, rows: u64) -> Result<()> {
+    let mut commit = writer.prepare_commit()?;
+    commit.set_payload(&rows.to_string());
+    commit.commit()?;
+    Ok(())
+}
+
+/// Mark the finished index in `partial` complete (`complete`: what it
+/// indexes) and publish it as `dir` by renaming; when another process
+/// published the same index first, use theirs.
+fn publish(partial: &std::path::Path, dir: &std::path::Path, complete: &str) -> Result<()> {
+    std::fs::write(partial.join(".complete"), complete).map_err(|e| io_error(partial, e))?;
+    match std::fs::rename(partial, dir) {
+        Ok(()) => Ok(()),
+        Err(_) if dir.join(".complete").is_file() => {
+            let _ = std::fs::remove_dir_all(partial);
+            Ok(())
+        }
+        Err(e) => Err(io_error(dir, e)),
     }
 }
 

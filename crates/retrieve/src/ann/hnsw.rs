@@ -147,17 +147,16 @@ fn build(
 }
 
 /// Top `n` passages per query from the graph (built first if needed).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn search(
-    store: &Store,
-    shards: &[String],
-    total: u64,
-    queries: &[f32],
-    dim: usize,
-    n: usize,
-    opts: HnswOptions,
-    progress: bool,
-) -> Result<(Vec<Vec<Hit>>, Value)> {
+pub(super) fn search(ask: super::Ask<'_>, opts: HnswOptions) -> Result<(Vec<Vec<Hit>>, Value)> {
+    let super::Ask {
+        store,
+        shards,
+        total,
+        queries,
+        dim,
+        n,
+        progress,
+    } = ask;
     let dir = graph_dir(store, shards, opts);
     let started = std::time::Instant::now();
     if !ready(store, IndexKind::Hnsw, &dir)? {

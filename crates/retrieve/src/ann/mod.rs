@@ -304,6 +304,19 @@ fn non_finite_row(vectors: &[f32], dim: usize, first: u64) -> Option<u64> {
         .map(|i| first + (i / dim.max(1)) as u64)
 }
 
+/// What an index's search is asked: the top `n` passages for each query
+/// (`dim` floats each) over the embeddings `shards` (`total` rows in all).
+#[derive(Clone, Copy)]
+struct Ask<'a> {
+    store: &'a Store,
+    shards: &'a [String],
+    total: u64,
+    queries: &'a [f32],
+    dim: usize,
+    n: usize,
+    progress: bool,
+}
+
 /// Top `n` passages per query from the approximate index (built first if
 /// needed), and what the contexts manifest records about it: the
 /// parameters, the index's own facts, and recall@10 against the exact
@@ -335,12 +348,21 @@ pub fn search(
     let sample = nq.min(RECALL_SAMPLE);
     let at = n.min(10);
     let exact = exact_search(store, shards, &queries[..sample * dim], dim, at)?;
+    let ask = Ask {
+        store,
+        shards,
+        total,
+        queries,
+        dim,
+        n,
+        progress,
+    };
     let (results, facts) = match opts {
         AnnOptions::Ivf(o) => {
             let truth = ivf::Truth { exact: &exact, at };
-            ivf::search(store, shards, total, queries, dim, n, o, truth, progress)?
+            ivf::search(ask, o, truth)?
         }
-        AnnOptions::Hnsw(o) => hnsw::search(store, shards, total, queries, dim, n, o, progress)?,
+        AnnOptions::Hnsw(o) => hnsw::search(ask, o)?,
     };
     if let Some((q, h)) = results
         .iter()

@@ -669,18 +669,20 @@ fn calibrate(
 
 /// Top `n` passages per query from the index (built first if needed), and
 /// the index's facts for the manifest.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn search(
-    store: &Store,
-    shards: &[String],
-    total: u64,
-    queries: &[f32],
-    dim: usize,
-    n: usize,
+    ask: super::Ask<'_>,
     opts: IvfOptions,
     truth: Truth<'_>,
-    progress: bool,
 ) -> Result<(Vec<Vec<Hit>>, Value)> {
+    let super::Ask {
+        store,
+        shards,
+        total,
+        queries,
+        dim,
+        n,
+        progress,
+    } = ask;
     if cfg!(target_endian = "big") {
         return Err(RetrieveError::Invalid(
             "--ann ivf writes little-endian index files; use exact search on this machine".into(),
