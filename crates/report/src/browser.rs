@@ -14,7 +14,7 @@ use ragprobe_artifact::{
 use ragprobe_score::agreement::{read_stored_verdicts, Verdict, VerdictKey};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Read, Write};
 
 use crate::Result;
 
@@ -43,6 +43,28 @@ pub fn pack(v: &Value) -> String {
     gz.write_all(&json).expect("writing to memory");
     let bytes = gz.finish().expect("writing to memory");
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The inverse of [`pack`]; None when `b64` is not packed JSON.
+pub fn unpack(b64: &str) -> Option<Value> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()?;
+    let mut json = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut json)
+        .ok()?;
+    serde_json::from_str(&json).ok()
+}
+
+/// A block of the case browser's data in a report page (`rp-index`: the
+/// rows and their tags; `rp-docs`: the passages), unpacked: what a test or
+/// a tool reads of a report without a web browser. None when the page has
+/// no such block.
+pub fn page_data(html: &str, block: &str) -> Option<Value> {
+    let open = format!("id=\"{block}\">");
+    let at = html.find(&open)? + open.len();
+    unpack(&html[at..at + html[at..].find("</script>")?])
 }
 
 /// Interns strings: each distinct value gets the next index.
@@ -410,17 +432,9 @@ impl Interned {
 mod tests {
     use super::*;
     use ragprobe_artifact::{CaseDoc, DocSource};
-    use std::io::Read;
 
     fn unpack(b64: &str) -> Value {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .unwrap();
-        let mut s = String::new();
-        flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_string(&mut s)
-            .unwrap();
-        serde_json::from_str(&s).unwrap()
+        super::unpack(b64).expect("packed JSON")
     }
 
     fn score(case: &str, cond: &str, prompt: &str) -> ScoreRow {

@@ -125,20 +125,7 @@ pub fn spawn(store: &Path, args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
-/// The case browser's index in a report's `index.html` (the gzipped,
-/// base64 JSON of its `rp-index` element), decoded.
+/// The case browser's index in a report's `index.html`, decoded.
 pub fn browser_index(html: &str) -> serde_json::Value {
-    use base64::Engine;
-    use std::io::Read;
-    let start = "id=\"rp-index\">";
-    let at = html.find(start).expect("a case browser") + start.len();
-    let b64 = &html[at..at + html[at..].find("</script>").unwrap()];
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(b64.trim())
-        .unwrap();
-    let mut s = String::new();
-    flate2::read::GzDecoder::new(&bytes[..])
-        .read_to_string(&mut s)
-        .unwrap();
-    serde_json::from_str(&s).unwrap()
+    ragprobe_report::browser::page_data(html, "rp-index").expect("a case browser")
 }
