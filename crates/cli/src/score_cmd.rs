@@ -176,15 +176,7 @@ pub fn run(store: &Store, a: ScoreArgs) -> Result<crate::StageOut> {
             bins: a.bins.clone().unwrap_or_default(),
         }),
         studies: ragprobe_studies::studies(),
-        verdicts: match (&a.verdicts, &a.judge) {
-            (Some(f), _) => {
-                let mut v = Verdicts::read(f)?;
-                v.keep(store)?;
-                Some(Arc::new(v))
-            }
-            (None, Some(spec)) => Some(Arc::new(judge_verdicts(store, &a, spec)?)),
-            (None, None) => None,
-        },
+        verdicts: verdicts(store, &a)?.map(Arc::new),
         matcher: a.matcher,
     };
     let report = if let Some(file) = &a.predictions {
@@ -267,6 +259,21 @@ fn judge_backend(store: &Store, spec: &str, api_key_env: Option<String>) -> Resu
 /// ([`read_judgements`]; an unparsed one counted, not guessed), keyed by
 /// its case and the judged model and prompt; their counts printed and
 /// kept in the verdicts' notes.
+/// The verdicts to set against the string matchers: a file's
+/// (`--verdicts`, kept in the store for the report), a judge's
+/// (`--judge`), or none.
+fn verdicts(store: &Store, a: &ScoreArgs) -> Result<Option<Verdicts>> {
+    Ok(match (&a.verdicts, &a.judge) {
+        (Some(f), _) => {
+            let mut v = Verdicts::read(f)?;
+            v.keep(store)?;
+            Some(v)
+        }
+        (None, Some(spec)) => Some(judge_verdicts(store, a, spec)?),
+        (None, None) => None,
+    })
+}
+
 fn judge_verdicts(store: &Store, a: &ScoreArgs, spec: &str) -> Result<Verdicts> {
     let catalog = ragprobe_studies::prompt_catalog();
     let opts = JudgeOptions {

@@ -287,16 +287,7 @@ pub fn get_dataset(
     let mut study = StudyDir::open(dataset, opts)?;
     let mut reports = Vec::new();
     for part in parts {
-        let (rt, dir) = (&study.rt, study.dir.clone());
-        reports.push(get_part(
-            store,
-            rt,
-            dataset,
-            part,
-            &dir,
-            &mut study.record,
-            opts,
-        )?);
+        reports.push(study.get_part(store, dataset, part, opts)?);
     }
     Ok(DataReport {
         dataset,
@@ -327,19 +318,14 @@ pub fn lay_out(dataset: &'static Dataset, opts: &DataOptions) -> Result<LaidOut,
     if let Access::Manual(_) = dataset.access {
         return placed_by_hand(dataset, opts);
     }
-    let StudyDir {
-        dir,
-        rt,
-        _lock,
-        mut record,
-    } = StudyDir::open(dataset, opts)?;
+    let mut study = StudyDir::open(dataset, opts)?;
     let mut out = LaidOut {
-        dir: dir.clone(),
+        dir: study.dir.clone(),
         paths: Vec::new(),
         fetched: 0,
     };
     for part in parts {
-        let (paths, fetched) = lay_out_part(&rt, dataset, part, &dir, &mut record, opts)?;
+        let (paths, fetched) = study.lay_out_part(dataset, part, opts)?;
         out.paths.extend(paths);
         out.fetched += fetched;
     }
@@ -462,141 +448,150 @@ pub fn identity(dataset: &'static Dataset, only: &[String]) -> Result<Vec<String
         .collect())
 }
 
-fn get_part(
-    store: &Store,
-    rt: &tokio::runtime::Runtime,
-    dataset: &Dataset,
-    part: &Part,
-    dir: &Path,
-    record: &mut Record,
-    opts: &DataOptions,
-) -> Result<PartReport, DataError> {
-    let key = format!("{}/{}", dataset.name, part.name);
-    // A cache hit: every file laid out as recorded, every output stored.
-    if let Some(outs) = record.outputs.get(&key) {
-        let files_ok = part.files.iter().all(|f| match record.files.get(f.name) {
-            Some(h) if h == ABSENT => true,
-            Some(_) => dir.join(f.name).is_file() || superseded(part, f, dir),
-            None => false,
-        });
-        if files_ok && outs.iter().all(|(_, id, _)| store.contains(id)) {
-            return Ok(PartReport {
-                part: part.name.to_string(),
-                outputs: outs
-                    .iter()
-                    .map(|(kind, id, rows)| Written {
-                        kind: kind.clone(),
-                        id: id.clone(),
-                        rows: *rows,
-                    })
-                    .collect(),
-                fetched: 0,
-                cached: true,
+impl StudyDir {
+    /// Lays out one part ([`StudyDir::lay_out_part`]) and ingests it, or
+    /// reports the artifacts recorded for it when its files are all there
+    /// and every one of them is in `store`.
+    fn get_part(
+        &mut self,
+        store: &Store,
+        dataset: &Dataset,
+        part: &Part,
+        opts: &DataOptions,
+    ) -> Result<PartReport, DataError> {
+        let key = format!("{}/{}", dataset.name, part.name);
+        let dir = &self.dir;
+        // A cache hit: every file laid out as recorded, every output stored.
+        if let Some(outs) = self.record.outputs.get(&key) {
+            let record = &self.record;
+            let files_ok = part.files.iter().all(|f| match record.files.get(f.name) {
+                Some(h) if h == ABSENT => true,
+                Some(_) => dir.join(f.name).is_file() || superseded(part, f, dir),
+                None => false,
             });
-        }
-    }
-    let (paths, fetched) = lay_out_part(rt, dataset, part, dir, record, opts)?;
-    let ingest_opts = IngestOptions {
-        format: Some(dataset.format),
-        paths,
-        dataset: Some(part.dataset.to_string()),
-        lang: part.lang.map(str::to_string),
-        evidence_dir: part.evidence.map(|e| dir.join(e)),
-        passage_words: 100,
-        progress: opts.progress,
-        ..Default::default()
-    };
-    let r = ingest(store, &ingest_opts)?;
-    record.outputs.insert(
-        key,
-        r.outputs
-            .iter()
-            .map(|o| (o.kind.clone(), o.id.clone(), o.rows))
-            .collect(),
-    );
-    write_record(dir, record)?;
-    Ok(PartReport {
-        part: part.name.to_string(),
-        outputs: r.outputs,
-        fetched,
-        cached: false,
-    })
-}
-
-/// Downloads what is missing of one part, verifies every file of it, and
-/// returns what is ingested for it (its files, or its `ingest` directory)
-/// with the number of files downloaded now.
-fn lay_out_part(
-    rt: &tokio::runtime::Runtime,
-    dataset: &Dataset,
-    part: &Part,
-    dir: &Path,
-    record: &mut Record,
-    opts: &DataOptions,
-) -> Result<(Vec<PathBuf>, usize), DataError> {
-    let what = |f: &FileSpec| format!("dataset `{}` file `{}`", dataset.name, f.name);
-    // The missing files download at once (up to PARALLEL_FILES), each to
-    // its own `.part`; then every file is checked in the part's order.
-    let mut missing = Vec::new();
-    for f in part.files {
-        let dest = dir.join(f.name);
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| DataError::Fetch(format!("{}: {}: {e}", what(f), parent.display())))?;
-        }
-        if !dest.is_file() && !superseded(part, f, dir) {
-            missing.push((f, dest));
-        }
-    }
-    let results: Vec<Result<(), DataError>> = {
-        use futures::StreamExt;
-        rt.block_on(
-            futures::stream::iter(missing.iter().map(|(f, dest)| {
-                let what = what(f);
-                async move { fetch::fetch(&f.source, dest, opts, &what).await }
-            }))
-            .buffered(PARALLEL_FILES)
-            .collect(),
-        )
-    };
-    let mut outcomes: BTreeMap<&str, Result<(), DataError>> =
-        missing.iter().map(|(f, _)| f.name).zip(results).collect();
-    let mut fetched = 0;
-    let mut paths = Vec::new();
-    for f in part.files {
-        let dest = dir.join(f.name);
-        let what = what(f);
-        if superseded(part, f, dir) {
-            continue;
-        }
-        if let Some(outcome) = outcomes.remove(f.name) {
-            match outcome {
-                Ok(()) => fetched += 1,
-                Err(DataError::NotFound(m)) if f.optional => {
-                    tracing::info!("{m} (optional: skipped)");
-                    record.files.insert(f.name.to_string(), ABSENT.into());
-                    continue;
-                }
-                // Offline, an optional file not cached may not exist at all.
-                Err(DataError::Offline(m)) if f.optional => {
-                    tracing::warn!("{m} (optional: skipped)");
-                    continue;
-                }
-                Err(e) => return Err(e),
+            if files_ok && outs.iter().all(|(_, id, _)| store.contains(id)) {
+                return Ok(PartReport {
+                    part: part.name.to_string(),
+                    outputs: outs
+                        .iter()
+                        .map(|(kind, id, rows)| Written {
+                            kind: kind.clone(),
+                            id: id.clone(),
+                            rows: *rows,
+                        })
+                        .collect(),
+                    fetched: 0,
+                    cached: true,
+                });
             }
         }
-        let got = verify(f, &dest, record, &what)?;
-        record.files.insert(f.name.to_string(), got);
-        paths.push(dest);
+        let (paths, fetched) = self.lay_out_part(dataset, part, opts)?;
+        let (dir, record) = (&self.dir, &mut self.record);
+        let ingest_opts = IngestOptions {
+            format: Some(dataset.format),
+            paths,
+            dataset: Some(part.dataset.to_string()),
+            lang: part.lang.map(str::to_string),
+            evidence_dir: part.evidence.map(|e| dir.join(e)),
+            passage_words: 100,
+            progress: opts.progress,
+            ..Default::default()
+        };
+        let r = ingest(store, &ingest_opts)?;
+        record.outputs.insert(
+            key,
+            r.outputs
+                .iter()
+                .map(|o| (o.kind.clone(), o.id.clone(), o.rows))
+                .collect(),
+        );
+        write_record(dir, record)?;
+        Ok(PartReport {
+            part: part.name.to_string(),
+            outputs: r.outputs,
+            fetched,
+            cached: false,
+        })
     }
-    write_record(dir, record)?;
-    for u in part.unpack {
-        if !dir.join(u.to).exists() {
-            let what = format!("dataset `{}` archive `{}`", dataset.name, u.archive);
-            unpack::unpack(&dir.join(u.archive), u, dir, &what)?;
+
+    /// Downloads what is missing of one part, verifies every file of it, and
+    /// returns what is ingested for it (its files, or its `ingest` directory)
+    /// with the number of files downloaded now.
+    fn lay_out_part(
+        &mut self,
+        dataset: &Dataset,
+        part: &Part,
+        opts: &DataOptions,
+    ) -> Result<(Vec<PathBuf>, usize), DataError> {
+        let StudyDir {
+            dir, rt, record, ..
+        } = self;
+        let dir: &Path = dir;
+        let what = |f: &FileSpec| format!("dataset `{}` file `{}`", dataset.name, f.name);
+        // The missing files download at once (up to PARALLEL_FILES), each to
+        // its own `.part`; then every file is checked in the part's order.
+        let mut missing = Vec::new();
+        for f in part.files {
+            let dest = dir.join(f.name);
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    DataError::Fetch(format!("{}: {}: {e}", what(f), parent.display()))
+                })?;
+            }
+            if !dest.is_file() && !superseded(part, f, dir) {
+                missing.push((f, dest));
+            }
         }
+        let results: Vec<Result<(), DataError>> = {
+            use futures::StreamExt;
+            rt.block_on(
+                futures::stream::iter(missing.iter().map(|(f, dest)| {
+                    let what = what(f);
+                    async move { fetch::fetch(&f.source, dest, opts, &what).await }
+                }))
+                .buffered(PARALLEL_FILES)
+                .collect(),
+            )
+        };
+        let mut outcomes: BTreeMap<&str, Result<(), DataError>> =
+            missing.iter().map(|(f, _)| f.name).zip(results).collect();
+        let mut fetched = 0;
+        let mut paths = Vec::new();
+        for f in part.files {
+            let dest = dir.join(f.name);
+            let what = what(f);
+            if superseded(part, f, dir) {
+                continue;
+            }
+            if let Some(outcome) = outcomes.remove(f.name) {
+                match outcome {
+                    Ok(()) => fetched += 1,
+                    Err(DataError::NotFound(m)) if f.optional => {
+                        tracing::info!("{m} (optional: skipped)");
+                        record.files.insert(f.name.to_string(), ABSENT.into());
+                        continue;
+                    }
+                    // Offline, an optional file not cached may not exist at all.
+                    Err(DataError::Offline(m)) if f.optional => {
+                        tracing::warn!("{m} (optional: skipped)");
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            let got = verify(f, &dest, record, &what)?;
+            record.files.insert(f.name.to_string(), got);
+            paths.push(dest);
+        }
+        write_record(dir, record)?;
+        for u in part.unpack {
+            if !dir.join(u.to).exists() {
+                let what = format!("dataset `{}` archive `{}`", dataset.name, u.archive);
+                unpack::unpack(&dir.join(u.archive), u, dir, &what)?;
+            }
+        }
+        Ok((ingest_paths(part, dir, paths.into_iter()), fetched))
     }
-    Ok((ingest_paths(part, dir, paths.into_iter()), fetched))
 }
 
 /// The SHA-256 of the file `f` laid out at `dest`, checked against the
