@@ -219,14 +219,7 @@ impl Bm25Index {
     ) -> Result<()> {
         let rows = store.manifest(corpus)?.rows;
         let partial = dir.with_extension("partial");
-        std::fs::create_dir_all(&partial).map_err(|e| io_error(&partial, e))?;
-        let (schema, body, row) = schema();
-        let index = if partial.join("meta.json").is_file() {
-            Index::open_in_dir(&partial)?
-        } else {
-            Index::create_in_dir(&partial, schema)?
-        };
-        index.tokenizers().register(TOKENIZER, analyzer.build()?);
+        let (index, body, row) = Self::open_partial(&partial, analyzer)?;
         // One thread: a deterministic segment layout (ARCHITECTURE.md, invariants: determinism).
         let mut writer = match index.writer_with_num_threads::<TantivyDocument>(1, 256 << 20) {
             Ok(w) => w,
@@ -288,6 +281,23 @@ impl Bm25Index {
         )?;
         tracing::info!("bm25: indexed {n} passages ({})", analyzer.name());
         Ok(())
+    }
+
+    /// The partial index at `partial` (created empty when there is none),
+    /// with the analyzer registered, and its `body` and `row` fields.
+    fn open_partial(
+        partial: &std::path::Path,
+        analyzer: Analyzer,
+    ) -> Result<(Index, Field, Field)> {
+        std::fs::create_dir_all(partial).map_err(|e| io_error(partial, e))?;
+        let (schema, body, row) = schema();
+        let index = if partial.join("meta.json").is_file() {
+            Index::open_in_dir(partial)?
+        } else {
+            Index::create_in_dir(partial, schema)?
+        };
+        index.tokenizers().register(TOKENIZER, analyzer.build()?);
+        Ok((index, body, row))
     }
 
     /// Merges every segment into one, in the order of their first rows, so

@@ -144,12 +144,15 @@ fn docs_column() -> Column<CaseRow> {
     )
 }
 
+super::gold_answers_of!(CaseRow);
+
 impl Kind for Cases {
     const NAME: &'static str = "cases";
     const VERSION: u32 = 2;
     type Row = CaseRow;
     fn columns() -> Vec<Column<CaseRow>> {
         type R = CaseRow;
+        let [answers, answer_parts] = super::gold_answer_columns::<R>();
         vec![
             Column::utf8("case_id", |r: &R| &r.case_id, |r, v| r.case_id = v),
             Column::utf8("qid", |r: &R| &r.qid, |r, v| r.qid = v),
@@ -158,17 +161,8 @@ impl Kind for Cases {
             Column::utf8("condition", |r: &R| &r.condition, |r, v| r.condition = v),
             Column::utf8("question", |r: &R| &r.question, |r, v| r.question = v),
             docs_column(),
-            Column::utf8_list(
-                "answers",
-                false,
-                |r: &R| Some(r.answers.iter().map(String::as_str).collect()),
-                |r, v| r.answers = v.unwrap_or_default(),
-            ),
-            Column::utf8_list_list(
-                "answer_parts",
-                |r: &R| r.answer_parts.as_deref(),
-                |r, v| r.answer_parts = v,
-            ),
+            answers,
+            answer_parts,
             Column::vocab("expected", |r: &R| r.expected, |r, v| r.expected = v),
             Column::opt_int32(
                 "inserted_at",

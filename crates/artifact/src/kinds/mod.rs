@@ -51,6 +51,56 @@ pub fn kind(name: &str) -> Option<&'static KindInfo> {
     ALL.iter().find(|k| k.name == name)
 }
 
+/// A row that carries gold answers the way questions and cases do: the
+/// flattened aliases and, for RGB-style questions, one alias list per
+/// required part.
+trait GoldAnswers {
+    fn answers(&self) -> &[String];
+    fn answer_parts(&self) -> Option<&[Vec<String>]>;
+    fn set_answers(&mut self, answers: Vec<String>);
+    fn set_answer_parts(&mut self, parts: Option<Vec<Vec<String>>>);
+}
+
+/// The `answers` (non-null list, an absent cell read as empty) and
+/// `answer_parts` columns, defined once for every kind that has them.
+fn gold_answer_columns<R: GoldAnswers + 'static>() -> [Column<R>; 2] {
+    [
+        Column::utf8_list(
+            "answers",
+            false,
+            |r: &R| Some(r.answers().iter().map(String::as_str).collect()),
+            |r, v| r.set_answers(v.unwrap_or_default()),
+        ),
+        Column::utf8_list_list(
+            "answer_parts",
+            |r: &R| r.answer_parts(),
+            |r, v| r.set_answer_parts(v),
+        ),
+    ]
+}
+
+/// Implements [`GoldAnswers`] for a row struct with `answers` and
+/// `answer_parts` fields.
+macro_rules! gold_answers_of {
+    ($row:ty) => {
+        impl super::GoldAnswers for $row {
+            fn answers(&self) -> &[String] {
+                &self.answers
+            }
+            fn answer_parts(&self) -> Option<&[Vec<String>]> {
+                self.answer_parts.as_deref()
+            }
+            fn set_answers(&mut self, answers: Vec<String>) {
+                self.answers = answers;
+            }
+            fn set_answer_parts(&mut self, parts: Option<Vec<Vec<String>>>) {
+                self.answer_parts = parts;
+            }
+        }
+    };
+}
+use gold_answers_of;
+
 /// Multiple-choice options as (label, text) pairs.
 type Options = Option<Vec<(String, String)>>;
 

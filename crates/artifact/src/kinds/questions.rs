@@ -33,29 +33,23 @@ pub struct QuestionRow {
     pub meta: Option<String>,
 }
 
+super::gold_answers_of!(QuestionRow);
+
 impl Kind for Questions {
     const NAME: &'static str = "questions";
     const VERSION: u32 = 2;
     type Row = QuestionRow;
     fn columns() -> Vec<Column<QuestionRow>> {
         type R = QuestionRow;
+        let [answers, answer_parts] = super::gold_answer_columns::<R>();
         vec![
             Column::utf8("qid", |r: &R| &r.qid, |r, v| r.qid = v),
             Column::utf8("dataset", |r: &R| &r.dataset, |r, v| r.dataset = v),
             Column::opt_utf8("split", |r: &R| r.split.as_deref(), |r, v| r.split = v),
             Column::utf8("lang", |r: &R| &r.lang, |r, v| r.lang = v),
             Column::utf8("question", |r: &R| &r.question, |r, v| r.question = v),
-            Column::utf8_list(
-                "answers",
-                false,
-                |r: &R| Some(r.answers.iter().map(String::as_str).collect()),
-                |r, v| r.answers = v.unwrap_or_default(),
-            ),
-            Column::utf8_list_list(
-                "answer_parts",
-                |r: &R| r.answer_parts.as_deref(),
-                |r, v| r.answer_parts = v,
-            ),
+            answers,
+            answer_parts,
             Column::utf8_list(
                 "fake_answers",
                 true,

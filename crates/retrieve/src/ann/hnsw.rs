@@ -151,16 +151,15 @@ pub(super) fn search(ask: super::Ask<'_>, opts: HnswOptions) -> Result<(Vec<Vec<
     let super::Ask {
         store,
         shards,
-        total,
         queries,
         dim,
         n,
-        progress,
+        ..
     } = ask;
     let dir = graph_dir(store, shards, opts);
     let started = std::time::Instant::now();
     if !ready(store, IndexKind::Hnsw, &dir)? {
-        build(store, shards, total, dim, opts, &dir, progress)?;
+        build(store, shards, ask.total, dim, opts, &dir, ask.progress)?;
         store.log_run(json!({"stage": "hnsw-build", "index": dir.file_name().map(|f| f.to_string_lossy().to_string()), "seconds": started.elapsed().as_secs_f64()}));
     } else {
         tracing::info!("hnsw: reusing index {}", dir.display());

@@ -675,13 +675,13 @@ pub(super) fn search(
     truth: Truth<'_>,
 ) -> Result<(Vec<Vec<Hit>>, Value)> {
     let super::Ask {
-        store,
-        shards,
-        total,
         queries,
         dim,
         n,
-        progress,
+        store,
+        shards,
+        total,
+        ..
     } = ask;
     if cfg!(target_endian = "big") {
         return Err(RetrieveError::Invalid(
@@ -697,7 +697,7 @@ pub(super) fn search(
     let dir = index_dir(store, "ivf", &key);
     let started = std::time::Instant::now();
     if !ready(store, IndexKind::Ivf, &dir)? {
-        build(store, shards, total, dim, nlist, stored, &dir, progress)?;
+        build(store, shards, total, dim, nlist, stored, &dir, ask.progress)?;
         store.log_run(json!({"stage": "ivf-build", "index": dir.file_name().map(|f| f.to_string_lossy().to_string()), "seconds": started.elapsed().as_secs_f64()}));
     } else {
         tracing::info!("ivf: reusing index {}", dir.display());
@@ -715,7 +715,7 @@ pub(super) fn search(
         _ => (opts.nprobe.clamp(1, nlist), Vec::new()),
     };
     let nq = queries.len() / dim;
-    let bar = progress_bar(progress, nq as u64, "ivf search", "questions");
+    let bar = progress_bar(ask.progress, nq as u64, "ivf search", "questions");
     let mut results = Vec::with_capacity(nq);
     for round in queries.chunks(QUERY_ROUND * dim) {
         results.extend(index.search(isa, round, n, nprobe));
