@@ -145,6 +145,7 @@ fn docs_column() -> Column<CaseRow> {
 }
 
 super::gold_answers_of!(CaseRow);
+super::case_keyed!(CaseRow);
 
 impl Kind for Cases {
     const NAME: &'static str = "cases";
@@ -153,31 +154,29 @@ impl Kind for Cases {
     fn columns() -> Vec<Column<CaseRow>> {
         type R = CaseRow;
         let [answers, answer_parts] = super::gold_answer_columns::<R>();
-        vec![
-            Column::utf8("case_id", |r: &R| &r.case_id, |r, v| r.case_id = v),
-            Column::utf8("qid", |r: &R| &r.qid, |r, v| r.qid = v),
-            Column::utf8("dataset", |r: &R| &r.dataset, |r, v| r.dataset = v),
-            Column::utf8("lang", |r: &R| &r.lang, |r, v| r.lang = v),
-            Column::utf8("condition", |r: &R| &r.condition, |r, v| r.condition = v),
-            Column::utf8("question", |r: &R| &r.question, |r, v| r.question = v),
-            docs_column(),
-            answers,
-            answer_parts,
-            Column::vocab("expected", |r: &R| r.expected, |r, v| r.expected = v),
-            Column::opt_int32(
-                "inserted_at",
-                |r: &R| r.inserted_at,
-                |r, v| r.inserted_at = v,
-            ),
-            Column::opt_utf8("foil", |r: &R| r.foil.as_deref(), |r, v| r.foil = v),
-            Column::opt_utf8(
-                "answer_position",
-                |r: &R| r.answer_position.as_deref(),
-                |r, v| r.answer_position = v,
-            ),
-            Column::utf8("derivation", |r: &R| &r.derivation, |r, v| r.derivation = v),
-            super::option_labels::<R>(|r| &r.options, |r| &mut r.options),
-            super::option_texts::<R>(|r| &r.options, |r| &mut r.options),
-        ]
+        let key = super::case_key_columns::<R>();
+        key.into_iter()
+            .chain([
+                Column::utf8("question", |r: &R| &r.question, |r, v| r.question = v),
+                docs_column(),
+                answers,
+                answer_parts,
+                Column::vocab("expected", |r: &R| r.expected, |r, v| r.expected = v),
+                Column::opt_int32(
+                    "inserted_at",
+                    |r: &R| r.inserted_at,
+                    |r, v| r.inserted_at = v,
+                ),
+                Column::opt_utf8("foil", |r: &R| r.foil.as_deref(), |r, v| r.foil = v),
+                Column::opt_utf8(
+                    "answer_position",
+                    |r: &R| r.answer_position.as_deref(),
+                    |r, v| r.answer_position = v,
+                ),
+                Column::utf8("derivation", |r: &R| &r.derivation, |r, v| r.derivation = v),
+                super::option_labels::<R>(|r| &r.options, |r| &mut r.options),
+                super::option_texts::<R>(|r| &r.options, |r| &mut r.options),
+            ])
+            .collect()
     }
 }

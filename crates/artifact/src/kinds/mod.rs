@@ -101,6 +101,72 @@ macro_rules! gold_answers_of {
 }
 use gold_answers_of;
 
+/// A row that names the case it belongs to, as cases and scores do.
+trait CaseKeyed {
+    /// `case_id`, `qid`, `dataset`, `lang`, `condition`, in that order.
+    fn case_key(&self) -> [&str; 5];
+    /// The same fields, to fill when reading.
+    fn case_key_mut(&mut self) -> [&mut String; 5];
+}
+
+/// The five leading columns of a case-keyed row, defined once.
+fn case_key_columns<R: CaseKeyed + 'static>() -> [Column<R>; 5] {
+    [
+        Column::utf8(
+            "case_id",
+            |r: &R| r.case_key()[0],
+            |r, v| *r.case_key_mut()[0] = v,
+        ),
+        Column::utf8(
+            "qid",
+            |r: &R| r.case_key()[1],
+            |r, v| *r.case_key_mut()[1] = v,
+        ),
+        Column::utf8(
+            "dataset",
+            |r: &R| r.case_key()[2],
+            |r, v| *r.case_key_mut()[2] = v,
+        ),
+        Column::utf8(
+            "lang",
+            |r: &R| r.case_key()[3],
+            |r, v| *r.case_key_mut()[3] = v,
+        ),
+        Column::utf8(
+            "condition",
+            |r: &R| r.case_key()[4],
+            |r, v| *r.case_key_mut()[4] = v,
+        ),
+    ]
+}
+
+/// Implements [`CaseKeyed`] for a row struct with the five fields.
+macro_rules! case_keyed {
+    ($row:ty) => {
+        impl super::CaseKeyed for $row {
+            fn case_key(&self) -> [&str; 5] {
+                [
+                    &self.case_id,
+                    &self.qid,
+                    &self.dataset,
+                    &self.lang,
+                    &self.condition,
+                ]
+            }
+            fn case_key_mut(&mut self) -> [&mut String; 5] {
+                [
+                    &mut self.case_id,
+                    &mut self.qid,
+                    &mut self.dataset,
+                    &mut self.lang,
+                    &mut self.condition,
+                ]
+            }
+        }
+    };
+}
+use case_keyed;
+
 /// Multiple-choice options as (label, text) pairs.
 type Options = Option<Vec<(String, String)>>;
 

@@ -75,6 +75,8 @@ pub struct ScoreRow {
     pub response: Option<String>,
 }
 
+super::case_keyed!(ScoreRow);
+
 impl Kind for Scores {
     const NAME: &'static str = "scores";
     const VERSION: u32 = 3;
@@ -98,42 +100,40 @@ type R = ScoreRow;
 /// The columns that say which response a row is: case, prompt, model,
 /// request, label, and whether it failed.
 fn row_columns() -> Vec<Column<ScoreRow>> {
-    vec![
-        Column::utf8("case_id", |r: &R| &r.case_id, |r, v| r.case_id = v),
-        Column::utf8("qid", |r: &R| &r.qid, |r, v| r.qid = v),
-        Column::utf8("dataset", |r: &R| &r.dataset, |r, v| r.dataset = v),
-        Column::utf8("lang", |r: &R| &r.lang, |r, v| r.lang = v),
-        Column::utf8("condition", |r: &R| &r.condition, |r, v| r.condition = v),
-        Column::utf8("prompt", |r: &R| &r.prompt, |r, v| r.prompt = v),
-        Column::opt_utf8(
-            "prompt_study",
-            |r: &R| r.prompt_study.as_deref(),
-            |r, v| r.prompt_study = v,
-        )
-        .added_in(3),
-        Column::opt_utf8(
-            "prompt_role",
-            |r: &R| r.prompt_role.as_deref(),
-            |r, v| r.prompt_role = v,
-        )
-        .added_in(3),
-        Column::opt_utf8(
-            "prompt_variant",
-            |r: &R| r.prompt_variant.as_deref(),
-            |r, v| r.prompt_variant = v,
-        )
-        .added_in(3),
-        Column::utf8("model", |r: &R| &r.model, |r, v| r.model = v),
-        Column::utf8("request_id", |r: &R| &r.request_id, |r, v| r.request_id = v),
-        Column::vocab("expected", |r: &R| r.expected, |r, v| r.expected = v),
-        Column::opt_utf8(
-            "answer_position",
-            |r: &R| r.answer_position.as_deref(),
-            |r, v| r.answer_position = v,
-        ),
-        Column::opt_bool("answerable", |r: &R| r.answerable, |r, v| r.answerable = v),
-        Column::boolean("failed", |r: &R| r.failed, |r, v| r.failed = v),
-    ]
+    let key = super::case_key_columns::<R>();
+    key.into_iter()
+        .chain([
+            Column::utf8("prompt", |r: &R| &r.prompt, |r, v| r.prompt = v),
+            Column::opt_utf8(
+                "prompt_study",
+                |r: &R| r.prompt_study.as_deref(),
+                |r, v| r.prompt_study = v,
+            )
+            .added_in(3),
+            Column::opt_utf8(
+                "prompt_role",
+                |r: &R| r.prompt_role.as_deref(),
+                |r, v| r.prompt_role = v,
+            )
+            .added_in(3),
+            Column::opt_utf8(
+                "prompt_variant",
+                |r: &R| r.prompt_variant.as_deref(),
+                |r, v| r.prompt_variant = v,
+            )
+            .added_in(3),
+            Column::utf8("model", |r: &R| &r.model, |r, v| r.model = v),
+            Column::utf8("request_id", |r: &R| &r.request_id, |r, v| r.request_id = v),
+            Column::vocab("expected", |r: &R| r.expected, |r, v| r.expected = v),
+            Column::opt_utf8(
+                "answer_position",
+                |r: &R| r.answer_position.as_deref(),
+                |r, v| r.answer_position = v,
+            ),
+            Column::opt_bool("answerable", |r: &R| r.answerable, |r, v| r.answerable = v),
+            Column::boolean("failed", |r: &R| r.failed, |r, v| r.failed = v),
+        ])
+        .collect()
 }
 
 /// The judgements of the response, in column order: the shared flags,
