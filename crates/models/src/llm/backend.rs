@@ -62,6 +62,15 @@ pub struct CallOutcome {
     pub latency: Duration,
 }
 
+/// The chats one [`LlmBackend::call_all`] answers, all with the same settings.
+#[derive(Clone, Copy)]
+pub struct Batch<'a> {
+    /// The chats, in index order.
+    pub requests: &'a [&'a [ChatMessage]],
+    /// The settings every chat is answered with.
+    pub settings: &'a GenSettings,
+}
+
 /// Called as each call of [`LlmBackend::call_all`] finishes: (index, outcome).
 pub type OnDone<'a> = dyn FnMut(usize, CallOutcome) -> Result<()> + 'a;
 
@@ -87,16 +96,12 @@ pub trait LlmBackend: Send {
     /// message recorded in the responses artifact (so it must hold no
     /// secret); `attempts` counts every try.
     fn call(&mut self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome;
-    /// Every call of `requests`, reporting each exactly once to `on_done`
+    /// Every call of the batch's `requests`, reporting each exactly once to `on_done`
     /// with its index as it finishes (in any order); an error `on_done`
     /// returns stops the rest and is returned. The default runs them one
     /// after another through [`call`](Self::call).
-    fn call_all(
-        &mut self,
-        requests: &[&[ChatMessage]],
-        settings: &GenSettings,
-        on_done: &mut OnDone<'_>,
-    ) -> Result<()> {
+    fn call_all(&mut self, batch: Batch<'_>, on_done: &mut OnDone<'_>) -> Result<()> {
+        let Batch { requests, settings } = batch;
         for (i, m) in requests.iter().enumerate() {
             let out = self.call(m, settings);
             on_done(i, out)?;
@@ -186,7 +191,11 @@ impl LlmBackend for LocalBackend {
 
     fn call(&mut self, messages: &[ChatMessage], settings: &GenSettings) -> CallOutcome {
         let mut out = None;
-        let r = self.call_all(&[messages], settings, &mut |_, o| {
+        let batch = Batch {
+            requests: &[messages],
+            settings,
+        };
+        let r = self.call_all(batch, &mut |_, o| {
             out = Some(o);
             Ok(())
         });
@@ -199,12 +208,8 @@ impl LlmBackend for LocalBackend {
 
     /// Decodes `batch` requests together (continuous batching); the
     /// latency of a call is the time from the start of the run to its end.
-    fn call_all(
-        &mut self,
-        requests: &[&[ChatMessage]],
-        settings: &GenSettings,
-        on_done: &mut OnDone<'_>,
-    ) -> Result<()> {
+    fn call_all(&mut self, batch: Batch<'_>, on_done: &mut OnDone<'_>) -> Result<()> {
+        let Batch { requests, settings } = batch;
         let t0 = Instant::now();
         let (name, batch) = (self.id.name.clone(), self.batch);
         let llm = self.llm()?;
@@ -283,12 +288,8 @@ impl LlmBackend for OpenAiBackend {
         outcome(self.runtime.block_on(self.client.call(messages, settings)))
     }
 
-    fn call_all(
-        &mut self,
-        requests: &[&[ChatMessage]],
-        settings: &GenSettings,
-        on_done: &mut OnDone<'_>,
-    ) -> Result<()> {
+    fn call_all(&mut self, batch: Batch<'_>, on_done: &mut OnDone<'_>) -> Result<()> {
+        let Batch { requests, settings } = batch;
         let (client, cap) = (self.client.clone(), self.in_flight);
         self.runtime.block_on(async {
             let mut set = tokio::task::JoinSet::new();

@@ -149,7 +149,11 @@ impl ModelSession {
         let calls: Vec<&[ChatMessage]> = pending.iter().map(|&i| requests[i].as_slice()).collect();
         let mut fresh: HashMap<String, JournalEntry> = HashMap::new();
         let journal = self.journal.as_ref();
-        self.backend.call_all(&calls, settings, &mut |k, out| {
+        let batch = super::backend::Batch {
+            requests: &calls,
+            settings,
+        };
+        self.backend.call_all(batch, &mut |k, out| {
             let entry = JournalEntry {
                 request_id: ids[pending[k]].clone(),
                 generation: out.result.as_ref().ok().cloned(),
