@@ -3,7 +3,7 @@
 //! gzip, Parquet, qids, languages, `has_answer`, `--on-error`, the
 //! manifest).
 
-use ragprobe_artifact::ContextRow;
+use ragprobe_artifact::{ContextRow, QuestionRow};
 
 use crate::error::FieldError;
 use crate::fields::Obj;
@@ -44,20 +44,13 @@ pub trait RecordFormat: Sync {
 pub struct Record {
     /// The source's question id, if it has one.
     pub source_id: Option<String>,
-    /// The question text.
-    pub question: String,
-    /// Gold answer aliases.
-    pub answers: Vec<String>,
-    /// Answer structure: one list of aliases per required part.
-    pub answer_parts: Option<Vec<Vec<String>>>,
-    /// The dataset's own wrong answers (a foil pool).
-    pub fake_answers: Option<Vec<String>>,
-    /// The question's subset (a study's label of the question).
-    pub subset: Option<String>,
-    /// Multiple choice: (label, text) of each option, in order.
-    pub options: Option<Vec<(String, String)>>,
-    /// The record's unmapped fields as canonical JSON ([`Obj::rest`]).
-    pub meta: Option<String>,
+    /// The question as it will be stored: its text, gold answer aliases,
+    /// answer parts, the dataset's own wrong answers (a foil pool), its
+    /// subset (a study's label of the question), options and unmapped
+    /// fields as canonical JSON ([`Obj::rest`]). The stage fills `qid`,
+    /// `dataset`, `split` and `lang`; what a format leaves there is
+    /// overwritten.
+    pub row: QuestionRow,
     /// The question's passages ([`passage`]); `rank` is their order.
     pub contexts: Vec<ContextRow>,
 }
@@ -74,11 +67,13 @@ impl Record {
     ) -> Record {
         Record {
             source_id,
-            question,
-            answers,
-            meta,
+            row: QuestionRow {
+                question,
+                answers,
+                meta,
+                ..QuestionRow::default()
+            },
             contexts,
-            ..Record::default()
         }
     }
 }

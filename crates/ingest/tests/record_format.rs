@@ -34,12 +34,15 @@ impl RecordFormat for Choices {
         )?;
         let labels = c.req_str_list("label")?;
         let texts = c.req_str_list("text")?;
-        Ok(Record {
-            answers: vec![texts[0].clone()],
-            options: Some(labels.into_iter().zip(texts).collect()),
-            contexts: vec![passage(1, "ctx".into(), None, context)],
-            ..Record::new(None, question, vec![], obj.rest(), vec![])
-        })
+        let mut record = Record::new(
+            None,
+            question,
+            vec![texts[0].clone()],
+            obj.rest(),
+            vec![passage(1, "ctx".into(), None, context)],
+        );
+        record.row.options = Some(labels.into_iter().zip(texts).collect());
+        Ok(record)
     }
 }
 

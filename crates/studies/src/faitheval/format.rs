@@ -5,6 +5,7 @@
 //! `answerKey` and `answer` (the text of the option the context supports).
 
 use ragprobe_ingest::{passage, FieldError, Obj, Record, RecordFormat};
+use ragprobe_artifact::QuestionRow;
 use serde_json::Value;
 
 use super::task::Task;
@@ -45,13 +46,15 @@ impl RecordFormat for FaithEvalFormat {
         };
         Ok(Record {
             source_id,
-            question,
-            answers,
-            subset: Some(self.0.name().to_string()),
-            options,
-            meta: obj.rest(),
+            row: QuestionRow {
+                question,
+                answers,
+                subset: Some(self.0.name().to_string()),
+                options,
+                meta: obj.rest(),
+                ..QuestionRow::default()
+            },
             contexts: vec![passage(1, "context".into(), None, context)],
-            ..Record::default()
         })
     }
 }

@@ -156,10 +156,10 @@ fn the_reader_takes_every_fixture_record_apart() {
         .unwrap();
         for line in text.lines() {
             let r = parse(task, line).unwrap();
-            assert_eq!(r.subset.as_deref(), Some(task.name()));
+            assert_eq!(r.row.subset.as_deref(), Some(task.name()));
             assert_eq!(r.contexts.len(), 1);
-            assert!(!r.answers.is_empty());
-            assert_eq!(r.options.is_some(), task == Task::Counterfactual);
+            assert!(!r.row.answers.is_empty());
+            assert_eq!(r.row.options.is_some(), task == Task::Counterfactual);
         }
     }
 }
@@ -168,17 +168,17 @@ fn the_reader_takes_every_fixture_record_apart() {
 fn counterfactual_options_are_lettered_and_the_gold_is_the_supported_option() {
     let r = parse(Task::Counterfactual, r#"{"id":"x","context":"c","question":"q?","answerKey":"A","choices":{"label":["1","2","3"],"text":["one","two","three"]}}"#).unwrap();
     let labels: Vec<&str> = r
-        .options
+        .row.options
         .as_ref()
         .unwrap()
         .iter()
         .map(|(l, _)| l.as_str())
         .collect();
     assert_eq!(labels, ["A", "B", "C"]);
-    assert_eq!(r.answers, ["one"]);
-    assert!(r.meta.unwrap().contains(r#""choices_label":["1","2","3"]"#));
+    assert_eq!(r.row.answers, ["one"]);
+    assert!(r.row.meta.unwrap().contains(r#""choices_label":["1","2","3"]"#));
     let r = parse(Task::Counterfactual, r#"{"id":"x","context":"c","question":"q?","answerKey":"3","choices":{"label":["1","2","3"],"text":["one","two","three"]}}"#).unwrap();
-    assert_eq!(r.answers, ["three"]);
+    assert_eq!(r.row.answers, ["three"]);
     let e = parse(Task::Counterfactual, r#"{"id":"x","context":"c","question":"q?","answerKey":"Z","choices":{"label":["A","B"],"text":["one","two"]}}"#).unwrap_err();
     assert_eq!(e.field, "answerKey");
     let e = parse(Task::Counterfactual, r#"{"id":"x","context":"c","question":"q?","answerKey":"A","choices":{"label":["A","B"],"text":["one",2.5,{}]}}"#).unwrap_err();

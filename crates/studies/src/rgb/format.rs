@@ -3,6 +3,7 @@
 //! `positive_wrong`?), read as `--format rgb`.
 
 use ragprobe_ingest::{passage, str_list, type_of, ContextRow, FieldError, Obj, Record, RecordFormat};
+use ragprobe_artifact::QuestionRow;
 use serde_json::Value;
 
 /// `--format rgb`.
@@ -133,13 +134,15 @@ fn parse_rgb(mut obj: Obj) -> Result<Record, FieldError> {
     }
     Ok(Record {
         source_id,
-        question,
-        answers,
-        answer_parts: Some(parts),
-        fake_answers,
-        meta: obj.rest(),
+        row: QuestionRow {
+            question,
+            answers,
+            answer_parts: Some(parts),
+            fake_answers,
+            meta: obj.rest(),
+            ..QuestionRow::default()
+        },
         contexts,
-        ..Record::default()
     })
 }
 

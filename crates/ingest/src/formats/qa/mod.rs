@@ -144,7 +144,7 @@ fn ingest_file(
             }
         };
         let answers = if lazy_ctxs.is_some() {
-            p.answers.clone()
+            p.row.answers.clone()
         } else {
             Vec::new()
         };
@@ -235,23 +235,17 @@ fn emit(
 ) -> Result<String, IngestError> {
     let qid = run
         .qids
-        .assign(dataset, p.source_id.as_deref(), &p.question);
-    let lang = run.lang_for(file_lang, &p.question);
+        .assign(dataset, p.source_id.as_deref(), &p.row.question);
+    let lang = run.lang_for(file_lang, &p.row.question);
     for c in std::mem::take(&mut p.contexts) {
-        emit_context(run, contexts, &qid, &p.answers, c)?;
+        emit_context(run, contexts, &qid, &p.row.answers, c)?;
     }
     questions.push(QuestionRow {
         qid: qid.clone(),
         dataset: dataset.to_string(),
         split: run.opts.split.clone(),
         lang,
-        question: p.question,
-        answers: p.answers,
-        answer_parts: p.answer_parts,
-        fake_answers: p.fake_answers,
-        subset: p.subset,
-        options: p.options,
-        meta: p.meta,
+        ..p.row
     })?;
     Ok(qid)
 }

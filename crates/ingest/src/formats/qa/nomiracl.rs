@@ -93,13 +93,11 @@ pub(super) fn nomiracl_distribution(
             }
             let parsed = Record {
                 source_id: Some(qid.to_string()),
-                question: query,
-                answers: Vec::new(),
-                answer_parts: None,
-                fake_answers: None,
-                subset: Some(subset.clone()),
-                options: None,
-                meta: None,
+                row: QuestionRow {
+                    question: query,
+                    subset: Some(subset.clone()),
+                    ..QuestionRow::default()
+                },
                 contexts,
             };
             out.push((Ok(parsed), tfile.clone(), line));
@@ -368,11 +366,12 @@ pub(super) fn parse_nomiracl(mut obj: Obj, subset: Option<&str>) -> Result<Recor
     }
     Ok(Record {
         source_id: Some(source_id),
-        question,
-        answers: Vec::new(),
-        subset: Some(subset),
-        meta: obj.rest(),
+        row: QuestionRow {
+            question,
+            subset: Some(subset),
+            meta: obj.rest(),
+            ..QuestionRow::default()
+        },
         contexts,
-        ..Record::default()
     })
 }

@@ -274,13 +274,7 @@ pub(super) fn parse_mcq(mut obj: Obj) -> Result<Record, FieldError> {
         .enumerate()
         .map(|(i, t)| ctx(i + 1, format!("evidence-{i}"), None, t, None, None))
         .collect();
-    Ok(Record {
-        source_id,
-        question,
-        answers,
-        options: Some(options),
-        meta: obj.rest(),
-        contexts,
-        ..Record::default()
-    })
+    let mut record = Record::new(source_id, question, answers, obj.rest(), contexts);
+    record.row.options = Some(options);
+    Ok(record)
 }
