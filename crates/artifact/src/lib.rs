@@ -32,8 +32,8 @@ pub use error::{ArtifactError, Result};
 pub use kind::{Kind, KindInfo};
 pub use kinds::{
     CaseDoc, CaseRow, Cases, ContextRow, Contexts, Corpus, CorpusRow, EmbeddingRow, Embeddings,
-    GenAdv, GenAdvRow, MetricRow, Metrics, QuestionRow, Questions, ResponseRow, Responses,
-    ScoreRow, Scores, VerdictRow, Verdicts,
+    GenAdv, GenAdvRow, MatchFlags, MetricRow, Metrics, QuestionRow, Questions, ResponseRow,
+    Responses, ScoreRow, Scores, VerdictRow, Verdicts,
 };
 pub use manifest::{Manifest, Recipe, MANIFEST_KEY};
 pub use sink::{

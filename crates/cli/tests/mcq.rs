@@ -83,7 +83,7 @@ fn multiple_choice_cases_prompts_and_scoring() {
     sc.sort_by_key(|r| rows.iter().position(|c| c.case_id == r.case_id));
     let got: Vec<(Option<bool>, Option<&str>)> = sc
         .iter()
-        .map(|r| (r.accuracy, r.mcq_choice.as_deref()))
+        .map(|r| (r.flags.accuracy, r.mcq_choice.as_deref()))
         .collect();
     assert_eq!(
         got,

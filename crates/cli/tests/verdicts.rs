@@ -103,7 +103,7 @@ fn imported_verdicts_give_agreement_and_kappa() {
     let mut lines = String::new();
     let mut flipped = 0;
     for r in rows.iter().filter(|r| !r.failed) {
-        let mut correct = r.accuracy == Some(true);
+        let mut correct = r.flags.accuracy == Some(true);
         if r.condition == "base" && flipped < 2 {
             correct = !correct;
             flipped += 1;
@@ -147,7 +147,12 @@ fn imported_verdicts_give_agreement_and_kappa() {
             .clone()
     };
     let n = base.len() as f64;
-    let string_acc = 100.0 * base.iter().filter(|r| r.accuracy == Some(true)).count() as f64 / n;
+    let string_acc = 100.0
+        * base
+            .iter()
+            .filter(|r| r.flags.accuracy == Some(true))
+            .count() as f64
+        / n;
     assert_eq!(get("base", "string_accuracy").value, Some(string_acc));
     assert_eq!(
         get("base", "disagreement").value,

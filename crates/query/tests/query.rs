@@ -22,8 +22,11 @@ fn score(
         model: model.into(),
         request_id: format!("r-{case}-{model}"),
         expected: ragprobe_artifact::Expected::Answer,
-        accuracy: Some(acc),
-        foil_only: foil,
+        flags: ragprobe_artifact::MatchFlags {
+            accuracy: Some(acc),
+            foil_only: foil,
+            ..Default::default()
+        },
         ..Default::default()
     }
 }

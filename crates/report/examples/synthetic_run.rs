@@ -145,15 +145,18 @@ fn main() {
                     model: format!("model-{m}"),
                     request_id: format!("{:016x}", r),
                     expected: c.expected,
-                    accuracy: Some(!r.is_multiple_of(3)),
-                    em: Some(r.is_multiple_of(4)),
+                    flags: ragprobe_artifact::MatchFlags {
+                        accuracy: Some(!r.is_multiple_of(3)),
+                        em: Some(r.is_multiple_of(4)),
+                        ..Default::default()
+                    },
                     foil: c.foil.clone(),
                     response: Some(words(r, 12 + (r % 20) as usize)),
                     ..Default::default()
                 };
                 if nomiracl {
                     s.nomiracl_label = Some(["yes", "idk", "invalid"][(r % 3) as usize].into());
-                    s.accuracy = None;
+                    s.flags.accuracy = None;
                 }
                 scores.push(s);
             }

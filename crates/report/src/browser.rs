@@ -106,7 +106,7 @@ pub fn verdict(r: &ScoreRow, studies: crate::Studies) -> (String, Option<bool>) 
     if let Some(v) = studies.iter().find_map(|s| s.verdict(r)) {
         return v;
     }
-    let ok = r.accuracy == Some(true) || studies.iter().any(|s| s.correct(r));
+    let ok = r.flags.accuracy == Some(true) || studies.iter().any(|s| s.correct(r));
     if let Some(choice) = &r.mcq_choice {
         let chose = match choice.as_str() {
             "several" => "several options".to_string(),
@@ -131,10 +131,10 @@ pub fn verdict(r: &ScoreRow, studies: crate::Studies) -> (String, Option<bool>) 
             )
         }
         Expected::Conflict => {
-            let noticed = r.says_conflict == Some(true);
+            let noticed = r.flags.says_conflict == Some(true);
             let v = if noticed {
                 "noticed the conflict"
-            } else if r.foil_only == Some(true) {
+            } else if r.flags.foil_only == Some(true) {
                 "switched to the foil"
             } else if ok {
                 "kept the right answer"
@@ -149,7 +149,7 @@ pub fn verdict(r: &ScoreRow, studies: crate::Studies) -> (String, Option<bool>) 
 
 /// The response abstains: the shared flag, or a study's reading.
 fn abstained(r: &ScoreRow, studies: crate::Studies) -> bool {
-    r.says_unanswerable == Some(true) || studies.iter().any(|s| s.abstained(r))
+    r.flags.says_unanswerable == Some(true) || studies.iter().any(|s| s.abstained(r))
 }
 
 /// Outcome tags: right or wrong, the shared failure modes, the option
@@ -165,7 +165,7 @@ pub fn tags(r: &ScoreRow, studies: crate::Studies, base_correct: Option<bool>) -
     if r.expected == Expected::Unanswerable && !abstained(r, studies) {
         t.push("hallucinated unanswerable".into());
     }
-    if r.foil_only == Some(true) {
+    if r.flags.foil_only == Some(true) {
         t.push("misled by the foil".into());
     }
     if let Some(c) = &r.mcq_choice {
@@ -313,7 +313,7 @@ fn judge_tags(r: &ScoreRow, judge: &JudgeVerdicts) -> Vec<String> {
         "judge: {}",
         verdict.map_or("unparsed", Verdict::name)
     )];
-    if let (Some(v), Some(acc)) = (verdict, r.accuracy) {
+    if let (Some(v), Some(acc)) = (verdict, r.flags.accuracy) {
         if v.correct() != acc {
             t.push(JUDGE_DIFFERS.into());
         }
@@ -334,7 +334,7 @@ pub fn from_rows(
         .map(|r| {
             (
                 (r.qid.as_str(), r.model.as_str(), r.prompt.as_str()),
-                r.accuracy == Some(true),
+                r.flags.accuracy == Some(true),
             )
         })
         .collect();
@@ -445,7 +445,10 @@ mod tests {
             condition: cond.into(),
             prompt: prompt.into(),
             model: "m@abc".into(),
-            accuracy: Some(true),
+            flags: ragprobe_artifact::MatchFlags {
+                accuracy: Some(true),
+                ..Default::default()
+            },
             response: Some("Paris".into()),
             ..Default::default()
         }
@@ -539,7 +542,7 @@ mod tests {
     fn verdicts_without_a_study() {
         let mut r = score("c", "base", "mcq");
         r.mcq_choice = Some("B".into());
-        r.accuracy = Some(false);
+        r.flags.accuracy = Some(false);
         assert_eq!(
             verdict(&r, &[]),
             ("chose option B: wrong".into(), Some(false))
@@ -547,8 +550,8 @@ mod tests {
 
         let mut r = score("c", "base", "unans");
         r.expected = Expected::Unanswerable;
-        r.accuracy = None;
-        r.says_unanswerable = Some(false);
+        r.flags.accuracy = None;
+        r.flags.says_unanswerable = Some(false);
         assert_eq!(verdict(&r, &[]).1, Some(false));
         assert!(tags(&r, &[], None).contains(&"hallucinated unanswerable".to_string()));
     }

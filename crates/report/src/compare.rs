@@ -34,7 +34,7 @@ pub fn compare_metrics(
         let keep = |r: &&ScoreRow| r.dataset == d && r.prompt == p && r.condition == c;
         let sa: Vec<&ScoreRow> = ra.iter().filter(keep).collect();
         let sb: Vec<&ScoreRow> = rb.iter().filter(keep).collect();
-        let metrics: &[&str] = if sa.iter().any(|r| r.foil_only.is_some()) {
+        let metrics: &[&str] = if sa.iter().any(|r| r.flags.foil_only.is_some()) {
             &["acc", "foil_only"]
         } else {
             &["acc"]

@@ -328,9 +328,12 @@ fn scored_run(store: &Store) -> (String, String) {
         prompt: prompt.into(),
         model: "m".into(),
         request_id: format!("{cond}{prompt}"),
-        accuracy: Some(ok),
-        foil_any: Some(!ok),
-        foil_only: Some(!ok),
+        flags: ragprobe_artifact::MatchFlags {
+            accuracy: Some(ok),
+            foil_any: Some(!ok),
+            foil_only: Some(!ok),
+            ..Default::default()
+        },
         response: Some(text.into()),
         ..Default::default()
     };

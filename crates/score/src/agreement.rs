@@ -467,7 +467,7 @@ pub fn agreement(rows: &[Scored], verdicts: &Verdicts, out: &mut Out) {
     let mut groups: BTreeMap<Group, Vec<(usize, Verdict)>> = BTreeMap::new();
     let mut used: std::collections::HashSet<&VerdictKey> = Default::default();
     for (i, r) in rows.iter().enumerate() {
-        if r.failed || r.accuracy.is_none() {
+        if r.failed || r.flags.accuracy.is_none() {
             continue;
         }
         if let Some((v, key)) = verdicts.get(r.case_id, r.model, r.prompt) {
@@ -511,7 +511,13 @@ fn group_rows(
 ) {
     let answer: Vec<(&str, bool, bool)> = judged
         .iter()
-        .map(|&(i, v)| (rows[i].qid, rows[i].accuracy == Some(true), v.correct()))
+        .map(|&(i, v)| {
+            (
+                rows[i].qid,
+                rows[i].flags.accuracy == Some(true),
+                v.correct(),
+            )
+        })
         .collect();
     let abstained = judged
         .iter()
@@ -529,7 +535,7 @@ fn group_rows(
     );
     let foil: Vec<(&str, bool, bool)> = judged
         .iter()
-        .filter_map(|&(i, v)| Some((rows[i].qid, rows[i].foil_only?, v.foil_only()?)))
+        .filter_map(|&(i, v)| Some((rows[i].qid, rows[i].flags.foil_only?, v.foil_only()?)))
         .collect();
     if !foil.is_empty() {
         compare(out, k, condition, &foil, &FOIL, &verdicts.file, notes);
@@ -673,12 +679,12 @@ pub fn with_verdicts<'a>(rows: &[Scored<'a>], verdicts: &Verdicts) -> Vec<Scored
     rows.iter()
         .map(|r| {
             let mut r = *r;
-            if !r.failed && r.accuracy.is_some() {
+            if !r.failed && r.flags.accuracy.is_some() {
                 if let Some((v, _)) = verdicts.get(r.case_id, r.model, r.prompt) {
-                    r.accuracy = Some(v.correct());
-                    if let (Some(f), Some(_)) = (v.foil_only(), r.foil_only) {
-                        r.foil_only = Some(f);
-                        r.foil_any = Some(matches!(v, Verdict::Foil | Verdict::Both));
+                    r.flags.accuracy = Some(v.correct());
+                    if let (Some(f), Some(_)) = (v.foil_only(), r.flags.foil_only) {
+                        r.flags.foil_only = Some(f);
+                        r.flags.foil_any = Some(matches!(v, Verdict::Foil | Verdict::Both));
                     }
                 }
             }

@@ -493,12 +493,12 @@ pub struct Comparison {
 pub fn row_value(metric: &str, r: &ScoreRow) -> Option<f64> {
     let f = |x: Option<bool>| x.map(|v| if v { 1.0 } else { 0.0 });
     match metric {
-        "acc" | "accuracy" => f(r.accuracy),
-        "em" => f(r.em),
-        "f1" => r.f1,
-        "foil_only" | "mr" => f(r.foil_only),
-        "says_unanswerable" => f(r.says_unanswerable),
-        "says_conflict" => f(r.says_conflict),
+        "acc" | "accuracy" => f(r.flags.accuracy),
+        "em" => f(r.flags.em),
+        "f1" => r.flags.f1,
+        "foil_only" | "mr" => f(r.flags.foil_only),
+        "says_unanswerable" => f(r.flags.says_unanswerable),
+        "says_conflict" => f(r.flags.says_conflict),
         "rgb_correct" => f(r.rgb_correct),
         _ => None,
     }

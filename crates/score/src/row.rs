@@ -32,12 +32,12 @@ pub fn score(
         score_cjk(&mut row, case, text);
     } else if has_gold {
         let (acc, em, f1) = squad_scores_normalized(&normalized, &case.answers);
-        row.accuracy = Some(acc);
-        row.em = Some(em);
-        row.f1 = Some(f1);
+        row.flags.accuracy = Some(acc);
+        row.flags.em = Some(em);
+        row.flags.f1 = Some(f1);
     }
-    row.says_unanswerable = Some(says_unanswerable_normalized(&normalized));
-    row.says_conflict = Some(says_conflict_normalized(&normalized));
+    row.flags.says_unanswerable = Some(says_unanswerable_normalized(&normalized));
+    row.flags.says_conflict = Some(says_conflict_normalized(&normalized));
     score_foil(&mut row, case, &normalized);
     for s in studies.0 {
         s.judge(case, text, mode, &mut row);
@@ -102,16 +102,16 @@ fn score_mcq(row: &mut ScoreRow, case: &CaseRow, options: &[(String, String)], t
         Choice::None => "none".into(),
     });
     let ok = picked.is_some() && picked == gold;
-    row.accuracy = Some(ok);
-    row.em = Some(ok);
-    row.f1 = Some(if ok { 1.0 } else { 0.0 });
-    row.says_unanswerable = Some(ragprobe_matching::parse::says_unanswerable(text));
-    row.says_conflict = Some(ragprobe_matching::parse::says_conflict(text));
+    row.flags.accuracy = Some(ok);
+    row.flags.em = Some(ok);
+    row.flags.f1 = Some(if ok { 1.0 } else { 0.0 });
+    row.flags.says_unanswerable = Some(ragprobe_matching::parse::says_unanswerable(text));
+    row.flags.says_conflict = Some(ragprobe_matching::parse::says_conflict(text));
     if case.foil.is_some() {
         let f = picked.is_some() && picked == foil;
-        row.foil_any = Some(f);
-        row.foil_only = Some(f);
-        row.foil_exact = Some(f);
+        row.flags.foil_any = Some(f);
+        row.flags.foil_only = Some(f);
+        row.flags.foil_exact = Some(f);
     }
 }
 
@@ -120,14 +120,14 @@ fn score_mcq(row: &mut ScoreRow, case: &CaseRow, options: &[(String, String)], t
 /// F1 over characters.
 fn score_cjk(row: &mut ScoreRow, case: &CaseRow, text: &str) {
     let p = ragprobe_matching::mcq::normalize_cjk(text);
-    row.accuracy = Some(ragprobe_matching::mcq::accuracy_cjk(text, &case.answers));
-    row.em = Some(
+    row.flags.accuracy = Some(ragprobe_matching::mcq::accuracy_cjk(text, &case.answers));
+    row.flags.em = Some(
         case.answers
             .iter()
             .any(|g| ragprobe_matching::mcq::normalize_cjk(g) == p),
     );
     let pc: Vec<char> = p.chars().collect();
-    row.f1 = Some(
+    row.flags.f1 = Some(
         case.answers
             .iter()
             .map(|g| {
@@ -150,8 +150,8 @@ fn score_foil(row: &mut ScoreRow, case: &CaseRow, normalized: &str) {
         // `accuracy` with the foil as the one alias.
         let nf = normalize_answer(foil);
         let matches_foil = !nf.is_empty() && normalized.contains(&nf);
-        row.foil_any = Some(matches_foil);
-        row.foil_only = Some(matches_foil && !row.accuracy.unwrap_or(false));
-        row.foil_exact = Some(!nf.is_empty() && normalized == nf);
+        row.flags.foil_any = Some(matches_foil);
+        row.flags.foil_only = Some(matches_foil && !row.flags.accuracy.unwrap_or(false));
+        row.flags.foil_exact = Some(!nf.is_empty() && normalized == nf);
     }
 }

@@ -10,7 +10,7 @@
 //! row as they read a `ScoreRow`.
 
 use bumpalo::Bump;
-use ragprobe_artifact::{Expected, ScoreRow};
+use ragprobe_artifact::{Expected, MatchFlags, ScoreRow};
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use std::hash::BuildHasher;
 
@@ -55,22 +55,8 @@ pub struct Scored<'a> {
     pub failed: bool,
     /// Some retrieved document holds a gold answer.
     pub answerable: Option<bool>,
-    /// A normalised gold alias is a substring of the normalised response.
-    pub accuracy: Option<bool>,
-    /// The normalised response equals a normalised gold alias.
-    pub em: Option<bool>,
-    /// SQuAD token F1, max over aliases.
-    pub f1: Option<f64>,
-    /// Says "unanswerable".
-    pub says_unanswerable: Option<bool>,
-    /// Says "conflict".
-    pub says_conflict: Option<bool>,
-    /// Matches the foil and not the reference.
-    pub foil_only: Option<bool>,
-    /// Matches the foil.
-    pub foil_any: Option<bool>,
-    /// Equals the foil after normalisation.
-    pub foil_exact: Option<bool>,
+    /// The string matchers' decisions.
+    pub flags: MatchFlags,
     /// NoMIRACL's yes / idk / invalid.
     pub nomiracl_label: Option<&'a str>,
     /// Says "insufficient information".
@@ -183,14 +169,7 @@ impl<'b> ScoredArena<'b> {
             context,
             failed: r.failed,
             answerable: r.answerable,
-            accuracy: r.accuracy,
-            em: r.em,
-            f1: r.f1,
-            says_unanswerable: r.says_unanswerable,
-            says_conflict: r.says_conflict,
-            foil_only: r.foil_only,
-            foil_any: r.foil_any,
-            foil_exact: r.foil_exact,
+            flags: r.flags,
             nomiracl_label: r.nomiracl_label.as_deref().map(|s| self.label(s)),
             rgb_rejection: r.rgb_rejection,
             rgb_fact_error: r.rgb_fact_error,
@@ -222,8 +201,11 @@ mod tests {
             prompt: "p".into(),
             prompt_role: Some("normal".into()),
             model: "m".into(),
-            accuracy: Some(true),
-            f1: Some(0.5),
+            flags: ragprobe_artifact::MatchFlags {
+                accuracy: Some(true),
+                f1: Some(0.5),
+                ..Default::default()
+            },
             mcq_choice: Some("B".into()),
             ..Default::default()
         };
@@ -244,7 +226,7 @@ mod tests {
             );
             assert_eq!(c.prompt_role, Some("normal"));
             assert_eq!(
-                (c.accuracy, c.f1, c.mcq_choice),
+                (c.flags.accuracy, c.flags.f1, c.mcq_choice),
                 (Some(true), Some(0.5), Some("B"))
             );
         }

@@ -21,7 +21,10 @@ impl MetricFamilies for Correct {
     fn compute(&self, rows: &[Scored], out: &mut Out) {
         let mut c = Clusters::default();
         for r in rows.iter().filter(|r| !r.failed) {
-            c.add(r.qid, ragprobe_score::metrics::b(r.accuracy == Some(true)));
+            c.add(
+                r.qid,
+                ragprobe_score::metrics::b(r.flags.accuracy == Some(true)),
+            );
         }
         let k = Key {
             study: "correct-share",

@@ -50,17 +50,20 @@ fn r(qid: &str, cond: &str, prompt: &str) -> ScoreRow {
         model: "m".into(),
         request_id: format!("r-{qid}-{cond}-{prompt}"),
         expected: ragprobe_artifact::Expected::Answer,
-        accuracy: Some(false),
-        em: Some(false),
-        f1: Some(0.0),
-        says_unanswerable: Some(false),
-        says_conflict: Some(false),
+        flags: ragprobe_artifact::MatchFlags {
+            accuracy: Some(false),
+            em: Some(false),
+            f1: Some(0.0),
+            says_unanswerable: Some(false),
+            says_conflict: Some(false),
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
 
 fn acc(mut x: ScoreRow, ok: bool) -> ScoreRow {
-    x.accuracy = Some(ok);
+    x.flags.accuracy = Some(ok);
     x
 }
 
@@ -114,12 +117,12 @@ fn qa_accuracy_em_f1_and_failed_rows() {
         acc(r("q3", "base", "p"), false),
         acc(r("q4", "base", "p"), false),
     ];
-    rows[0].em = Some(true);
-    rows[0].f1 = Some(1.0);
-    rows[1].f1 = Some(0.5);
+    rows[0].flags.em = Some(true);
+    rows[0].flags.f1 = Some(1.0);
+    rows[1].flags.f1 = Some(0.5);
     let mut failed = r("q5", "base", "p");
     failed.failed = true;
-    failed.accuracy = None;
+    failed.flags.accuracy = None;
     rows.push(failed);
     let m = run(&rows, imperfect::qa);
     // acc = 2/4 (the failed row is excluded), em = 1/4, f1 = (1 + 0.5)/4.
@@ -136,11 +139,11 @@ fn unanswerable_table_4() {
         acc(r("q1", "base", "unans"), true),
         r("q2", "base", "unans"),
     ];
-    rows[1].says_unanswerable = Some(true); // answerable, wrongly called unanswerable
+    rows[1].flags.says_unanswerable = Some(true); // answerable, wrongly called unanswerable
     let mut u = |qid: &str, said: bool, gold: bool| {
         let mut x = acc(r(qid, "base", "unans"), gold);
         x.expected = ragprobe_artifact::Expected::Unanswerable;
-        x.says_unanswerable = Some(said);
+        x.flags.says_unanswerable = Some(said);
         rows.push(x);
     };
     u("q3", true, false); // Acc.
@@ -198,13 +201,13 @@ fn table7_rows() -> Vec<ScoreRow> {
         x
     };
     let mut c1 = ans(r("q1", "add-conflict", p), true);
-    c1.says_conflict = Some(true);
+    c1.flags.says_conflict = Some(true);
     let c2 = ans(acc(r("q2", "add-conflict", p), true), true);
     let b1 = ans(acc(r("q1", "base", p), true), true);
     let b2 = ans(acc(r("q2", "base", p), true), true);
     let b3 = ans(acc(r("q3", "base", p), true), true);
     let mut b4 = ans(acc(r("q4", "base", p), true), true);
-    b4.says_conflict = Some(true);
+    b4.flags.says_conflict = Some(true);
     let b6 = ans(acc(r("q6", "base", p), true), true);
     let b7 = ans(acc(r("q7", "base", p), true), false);
     vec![c1, c2, b1, b2, b3, b4, b6, b7]
@@ -300,7 +303,7 @@ fn stubbornness_table_8() {
     ];
     rows.push(acc(r("q1", "add-conflict", p), true));
     let mut foil = acc(r("q2", "add-conflict", p), false);
-    foil.foil_any = Some(true);
+    foil.flags.foil_any = Some(true);
     rows.push(foil);
     rows.push(acc(r("q3", "add-conflict", p), false));
     rows.push(acc(r("q4", "add-conflict", p), true)); // not in ARA
@@ -346,7 +349,7 @@ fn nomiracl_rates() {
         let mut x = r(&format!("q{i}"), "nomiracl", "nomiracl-vanilla");
         x.expected = ragprobe_artifact::Expected::parse(exp).unwrap();
         x.nomiracl_label = Some(label.to_string());
-        x.accuracy = None;
+        x.flags.accuracy = None;
         rows.push(x);
     }
     let m = run(&rows, nomiracl::nomiracl);
@@ -365,8 +368,8 @@ fn nomiracl_rates() {
 
 /// Accuracy and exact match agree (both matchers give the same K).
 fn same(mut x: ScoreRow, ok: bool) -> ScoreRow {
-    x.accuracy = Some(ok);
-    x.em = Some(ok);
+    x.flags.accuracy = Some(ok);
+    x.flags.em = Some(ok);
     x
 }
 
@@ -390,14 +393,14 @@ fn stress_rows(
                     let f = fo(p, q, pos);
                     let mut e = same(r(q, "evidence-edited", p), !f);
                     e.answer_position = Some(pos.into());
-                    e.foil_only = Some(f);
-                    e.foil_exact = Some(f);
+                    e.flags.foil_only = Some(f);
+                    e.flags.foil_exact = Some(f);
                     e.case_id = format!("{q}-{p}-{pos}-e");
                     rows.push(e);
                     let mut c = same(r(q, "evidence-clean", p), q != "q3" || pos == "end");
                     c.answer_position = Some(pos.into());
-                    c.foil_only = Some(false);
-                    c.foil_exact = Some(false);
+                    c.flags.foil_only = Some(false);
+                    c.flags.foil_exact = Some(false);
                     c.case_id = format!("{q}-{p}-{pos}-c");
                     rows.push(c);
                 }
@@ -558,8 +561,8 @@ fn stress_fixed_population_leaves_out_incomplete_questions() {
                 let f = arm == "edited" && p == "stress-strict";
                 let mut x = same(r("q4", &format!("evidence-{arm}"), p), !f);
                 x.answer_position = Some(pos.into());
-                x.foil_only = Some(f);
-                x.foil_exact = Some(f);
+                x.flags.foil_only = Some(f);
+                x.flags.foil_exact = Some(f);
                 x.case_id = format!("q4-{p}-{pos}-{arm}");
                 rows.push(x);
             }
@@ -618,8 +621,8 @@ fn stress_prompt_version_change_and_common_stratum() {
         .iter_mut()
         .filter(|x| x.qid == "q1" && x.condition == "closed-book")
     {
-        x.accuracy = Some(false);
-        x.em = Some(false);
+        x.flags.accuracy = Some(false);
+        x.flags.em = Some(false);
     }
     rows.extend(m2);
     let m = run(&rows, stress::stress);
@@ -653,7 +656,7 @@ fn stress_k_matcher_exact_versus_accuracy() {
         .iter_mut()
         .filter(|x| x.qid == "q2" && x.condition == "closed-book")
     {
-        x.em = Some(false);
+        x.flags.em = Some(false);
     }
     let k_of = |opts: ScoreOptions| {
         let m = run_with(&rows, stress::stress, &opts);
@@ -798,7 +801,7 @@ fn empty_subsets_have_n_zero_and_no_value() {
     // Only unanswerable questions: Acc(ans) has an empty denominator.
     let mut x = r("q1", "base", "unans");
     x.expected = ragprobe_artifact::Expected::Unanswerable;
-    x.says_unanswerable = Some(true);
+    x.flags.says_unanswerable = Some(true);
     let m = run(&[x], imperfect::unanswerable);
     let a = get(&m, "base", "acc_ans");
     assert_eq!((a.n, a.value, a.ci_low, a.ci_high), (0, None, None, None));

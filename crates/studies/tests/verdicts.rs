@@ -58,13 +58,13 @@ fn rgb_counts_detection_correction_and_rejection() {
     assert!(tags(&r, &s, None).contains(&"error detected".to_string()));
     // Elsewhere RGB's correctness and rejection count as right and abstained.
     let mut r = score("rgb-noise-0.4", "rgb-en");
-    r.accuracy = Some(false);
+    r.flags.accuracy = Some(false);
     r.rgb_correct = Some(true);
     assert_eq!(verdict(&r, &s), ("correct".into(), Some(true)));
     assert_eq!(verdict(&r, &[]), ("wrong".into(), Some(false)));
     let mut r = score("rgb-noise-1", "rgb-en");
     r.expected = Expected::Unanswerable;
-    r.says_unanswerable = Some(false);
+    r.flags.says_unanswerable = Some(false);
     r.rgb_rejection = Some(true);
     assert_eq!(verdict(&r, &s).1, Some(true));
     assert!(!tags(&r, &s, None).contains(&"hallucinated unanswerable".to_string()));
@@ -74,8 +74,8 @@ fn rgb_counts_detection_correction_and_rejection() {
 fn imperfect_tags_the_conflict_transitions() {
     let s = ragprobe_studies::reports();
     let mut r = score("add-conflict", "imperfect-normal");
-    r.accuracy = Some(false);
-    r.foil_any = Some(true);
+    r.flags.accuracy = Some(false);
+    r.flags.foil_any = Some(true);
     let t = tags(&r, &s, Some(true));
     assert!(t.contains(&"A→C".to_string()), "{t:?}");
     assert!(
@@ -90,9 +90,9 @@ fn faitheval_reads_its_own_verdicts() {
     let s = ragprobe_studies::reports();
     let mut r = score("faitheval-unanswerable", "faitheval-unanswerable");
     r.expected = Expected::Unanswerable;
-    r.accuracy = Some(true);
-    r.em = Some(false);
-    r.says_unanswerable = Some(false);
+    r.flags.accuracy = Some(true);
+    r.flags.em = Some(false);
+    r.flags.says_unanswerable = Some(false);
     assert_eq!(
         verdict(&r, &s),
         (
@@ -103,7 +103,7 @@ fn faitheval_reads_its_own_verdicts() {
     assert!(!tags(&r, &s, None).contains(&"hallucinated unanswerable".to_string()));
     let mut r = score("faitheval-counterfactual", "faitheval-counterfactual");
     r.mcq_choice = Some("B".into());
-    r.accuracy = Some(false);
+    r.flags.accuracy = Some(false);
     assert_eq!(
         verdict(&r, &s),
         (

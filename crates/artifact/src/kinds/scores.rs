@@ -42,6 +42,29 @@ pub struct ScoreRow {
     pub answerable: Option<bool>,
     /// The request failed: excluded from every denominator, counted.
     pub failed: bool,
+    /// The string matchers' decisions on the response.
+    pub flags: MatchFlags,
+    /// yes / idk / invalid by NoMIRACL's parsing rules (NoMIRACL cases only).
+    pub nomiracl_label: Option<String>,
+    /// Says "insufficient information" (RGB negative rejection).
+    pub rgb_rejection: Option<bool>,
+    /// Says "factual errors" (RGB error detection).
+    pub rgb_fact_error: Option<bool>,
+    /// Every required RGB answer part matched by one of its aliases.
+    pub rgb_correct: Option<bool>,
+    /// Multiple choice: the chosen option's label, `several` or `none`.
+    pub mcq_choice: Option<String>,
+    /// The case's foil.
+    pub foil: Option<String>,
+    /// The raw response text (for the report's case browser).
+    pub response: Option<String>,
+}
+
+/// The string matchers' decisions on one response, each None where the
+/// case gives the matcher nothing to decide (no gold, no foil). One value,
+/// so the compact rows the score stage reads back copy it whole.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MatchFlags {
     /// A normalised gold alias is a substring of the normalised response (MCQ: the right option chosen).
     pub accuracy: Option<bool>,
     /// The normalised response equals a normalised gold alias.
@@ -59,20 +82,6 @@ pub struct ScoreRow {
     /// The normalised response equals the normalised foil (exact foil
     /// match, seed 002 §C.4 "exact foil-only" with `em` false).
     pub foil_exact: Option<bool>,
-    /// yes / idk / invalid by NoMIRACL's parsing rules (NoMIRACL cases only).
-    pub nomiracl_label: Option<String>,
-    /// Says "insufficient information" (RGB negative rejection).
-    pub rgb_rejection: Option<bool>,
-    /// Says "factual errors" (RGB error detection).
-    pub rgb_fact_error: Option<bool>,
-    /// Every required RGB answer part matched by one of its aliases.
-    pub rgb_correct: Option<bool>,
-    /// Multiple choice: the chosen option's label, `several` or `none`.
-    pub mcq_choice: Option<String>,
-    /// The case's foil.
-    pub foil: Option<String>,
-    /// The raw response text (for the report's case browser).
-    pub response: Option<String>,
 }
 
 super::case_keyed!(ScoreRow);
@@ -140,22 +149,39 @@ fn row_columns() -> Vec<Column<ScoreRow>> {
 /// then the studies' labels, the choice, the foil and the response text.
 fn judgement_columns() -> Vec<Column<ScoreRow>> {
     vec![
-        Column::opt_bool("accuracy", |r: &R| r.accuracy, |r, v| r.accuracy = v),
-        Column::opt_bool("em", |r: &R| r.em, |r, v| r.em = v),
-        Column::opt_float64("f1", |r: &R| r.f1, |r, v| r.f1 = v),
+        Column::opt_bool(
+            "accuracy",
+            |r: &R| r.flags.accuracy,
+            |r, v| r.flags.accuracy = v,
+        ),
+        Column::opt_bool("em", |r: &R| r.flags.em, |r, v| r.flags.em = v),
+        Column::opt_float64("f1", |r: &R| r.flags.f1, |r, v| r.flags.f1 = v),
         Column::opt_bool(
             "says_unanswerable",
-            |r: &R| r.says_unanswerable,
-            |r, v| r.says_unanswerable = v,
+            |r: &R| r.flags.says_unanswerable,
+            |r, v| r.flags.says_unanswerable = v,
         ),
         Column::opt_bool(
             "says_conflict",
-            |r: &R| r.says_conflict,
-            |r, v| r.says_conflict = v,
+            |r: &R| r.flags.says_conflict,
+            |r, v| r.flags.says_conflict = v,
         ),
-        Column::opt_bool("foil_only", |r: &R| r.foil_only, |r, v| r.foil_only = v),
-        Column::opt_bool("foil_any", |r: &R| r.foil_any, |r, v| r.foil_any = v),
-        Column::opt_bool("foil_exact", |r: &R| r.foil_exact, |r, v| r.foil_exact = v).added_in(3),
+        Column::opt_bool(
+            "foil_only",
+            |r: &R| r.flags.foil_only,
+            |r, v| r.flags.foil_only = v,
+        ),
+        Column::opt_bool(
+            "foil_any",
+            |r: &R| r.flags.foil_any,
+            |r, v| r.flags.foil_any = v,
+        ),
+        Column::opt_bool(
+            "foil_exact",
+            |r: &R| r.flags.foil_exact,
+            |r, v| r.flags.foil_exact = v,
+        )
+        .added_in(3),
         Column::opt_utf8(
             "nomiracl_label",
             |r: &R| r.nomiracl_label.as_deref(),

@@ -224,15 +224,15 @@ impl Matcher {
     /// The row gives the reference.
     pub fn correct(self, r: &Scored) -> bool {
         match self {
-            Matcher::Exact => r.em == Some(true),
-            Matcher::Accuracy => r.accuracy == Some(true),
+            Matcher::Exact => r.flags.em == Some(true),
+            Matcher::Accuracy => r.flags.accuracy == Some(true),
         }
     }
     /// The row gives the foil and not the reference.
     pub fn foil_only(self, r: &Scored) -> bool {
         match self {
-            Matcher::Exact => r.foil_exact == Some(true) && r.em != Some(true),
-            Matcher::Accuracy => r.foil_only == Some(true),
+            Matcher::Exact => r.flags.foil_exact == Some(true) && r.flags.em != Some(true),
+            Matcher::Accuracy => r.flags.foil_only == Some(true),
         }
     }
 }

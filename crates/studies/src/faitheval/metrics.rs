@@ -47,8 +47,8 @@ pub fn faitheval(rows: &[Scored], out: &mut Out) {
             let task = Task::of_condition(condition).expect("a FaithEval condition");
             let (mut acc, mut strict) = (Clusters::default(), Clusters::default());
             for r in rs.iter().filter(|r| r.condition == *condition) {
-                acc.add(r.qid, b(r.accuracy == Some(true)));
-                strict.add(r.qid, b(r.em == Some(true)));
+                acc.add(r.qid, b(r.flags.accuracy == Some(true)));
+                strict.add(r.qid, b(r.flags.em == Some(true)));
             }
             let definition = match task.valid_phrases(false) {
                 Some(p) => format!("correct / N: the normalised response contains one of {p:?} (FaithEval README, strict_match = False)"),

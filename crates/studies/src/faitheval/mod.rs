@@ -56,9 +56,9 @@ impl MetricFamilies for FaithEval {
             return;
         };
         if let Some([default, strict]) = judge::verdicts(task, text) {
-            row.accuracy = Some(default);
-            row.em = Some(strict);
-            row.f1 = None;
+            row.flags.accuracy = Some(default);
+            row.flags.em = Some(strict);
+            row.flags.f1 = None;
         }
     }
 
@@ -89,8 +89,8 @@ impl StudyReport for FaithEval {
     /// counterfactual: chose the option the context supports or another.
     fn verdict(&self, row: &ScoreRow) -> Option<(String, Option<bool>)> {
         let task = Task::of_condition(&row.condition)?;
-        let ok = row.accuracy == Some(true);
-        let strict = if row.em == Some(true) {
+        let ok = row.flags.accuracy == Some(true);
+        let strict = if row.flags.em == Some(true) {
             ""
         } else {
             " (not the strict phrase)"
@@ -120,12 +120,12 @@ impl StudyReport for FaithEval {
     /// An unanswerable case answered with a valid phrase abstained.
     fn abstained(&self, row: &ScoreRow) -> bool {
         Task::of_condition(&row.condition) == Some(Task::Unanswerable)
-            && row.accuracy == Some(true)
+            && row.flags.accuracy == Some(true)
     }
 
     fn tags(&self, row: &ScoreRow, _base_correct: Option<bool>, tags: &mut Vec<String>) {
         if let Some(task) = Task::of_condition(&row.condition) {
-            if row.accuracy != Some(true) {
+            if row.flags.accuracy != Some(true) {
                 tags.push(format!("unfaithful: {}", task.name()));
             }
         }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// plus the count of failed requests.
 pub fn qa(rows: &[Scored], out: &mut Out) {
     for (g, rs) in groups(rows, |r| {
-        !r.condition.starts_with("nomiracl") && r.accuracy.is_some()
+        !r.condition.starts_with("nomiracl") && r.flags.accuracy.is_some()
     }) {
         let k = key("qa", &g);
         let mut by_cond: BTreeMap<&str, Vec<&Scored>> = BTreeMap::new();
@@ -23,9 +23,9 @@ pub fn qa(rows: &[Scored], out: &mut Out) {
             // One metric's clusters at a time: at a million rows each
             // holds 32 MB.
             let metrics: [(&str, fn(&Scored) -> f64); 3] = [
-                ("acc", |r| b(r.accuracy == Some(true))),
-                ("em", |r| b(r.em == Some(true))),
-                ("f1", |r| r.f1.unwrap_or(0.0)),
+                ("acc", |r| b(r.flags.accuracy == Some(true))),
+                ("em", |r| b(r.flags.em == Some(true))),
+                ("f1", |r| r.flags.f1.unwrap_or(0.0)),
             ];
             for (metric, value) in metrics {
                 let mut c = Clusters::with_capacity(rs.len());
@@ -66,9 +66,9 @@ pub fn qa(rows: &[Scored], out: &mut Out) {
 /// an answerable one by the gold answer (accuracy).
 fn correct_for(label: Expected, r: &Scored) -> bool {
     if label == Expected::Unanswerable {
-        r.says_unanswerable == Some(true)
+        r.flags.says_unanswerable == Some(true)
     } else {
-        r.accuracy == Some(true)
+        r.flags.accuracy == Some(true)
     }
 }
 
@@ -98,14 +98,14 @@ pub fn unanswerable(rows: &[Scored], out: &mut Out) {
             let ok = correct_for(r.expected, r);
             all.add(r.qid, b(ok));
             if r.expected == Expected::Unanswerable {
-                let said = r.says_unanswerable == Some(true);
-                let gold = !said && r.accuracy == Some(true);
+                let said = r.flags.says_unanswerable == Some(true);
+                let gold = !said && r.flags.accuracy == Some(true);
                 unans.add(r.qid, b(said));
                 cor.add(r.qid, b(gold));
                 hallu.add(r.qid, b(!said && !gold));
             } else {
                 ans.add(r.qid, b(ok));
-                false_unans.add(r.qid, b(r.says_unanswerable == Some(true)));
+                false_unans.add(r.qid, b(r.flags.says_unanswerable == Some(true)));
             }
         }
         let d = |s: &str| json!({"definition": s});
@@ -251,7 +251,7 @@ pub fn conflict_detection(rows: &[Scored], out: &mut Out) {
                 continue;
             }
             c_qids.insert(*qid);
-            let ok = b(r.says_conflict == Some(true));
+            let ok = b(r.flags.says_conflict == Some(true));
             c.add(qid, ok);
             all.add(qid, ok);
         }
@@ -259,7 +259,7 @@ pub fn conflict_detection(rows: &[Scored], out: &mut Out) {
             if c_qids.contains(qid) || r.answerable != Some(true) {
                 continue;
             }
-            let ok = b(r.accuracy == Some(true) && r.says_conflict != Some(true));
+            let ok = b(r.flags.accuracy == Some(true) && r.flags.says_conflict != Some(true));
             nc.add(qid, ok);
             all.add(qid, ok);
         }
@@ -304,14 +304,14 @@ pub fn stubbornness(rows: &[Scored], out: &mut Out) {
             Clusters::default(),
         );
         for (qid, br) in &base {
-            if br.accuracy != Some(true) {
+            if br.flags.accuracy != Some(true) {
                 continue;
             }
             let Some(cr) = conflict.get(qid) else {
                 continue;
             };
-            let keep = cr.accuracy == Some(true);
-            let foil = !keep && cr.foil_any == Some(true);
+            let keep = cr.flags.accuracy == Some(true);
+            let foil = !keep && cr.flags.foil_any == Some(true);
             aa.add(qid, b(keep));
             ac.add(qid, b(foil));
             au.add(qid, b(!keep && !foil));
@@ -353,7 +353,7 @@ pub fn par(rows: &[Scored], out: &mut Out) {
         let k = key("imperfect", &g);
         let mut c = Clusters::default();
         for r in rs.iter().filter(|r| r.answerable == Some(false)) {
-            c.add(r.qid, b(r.accuracy == Some(true)));
+            c.add(r.qid, b(r.flags.accuracy == Some(true)));
         }
         out.mean(&k, "base", "par", &c, 100.0, json!({"definition": "unanswerable questions (no answer in the top-k) answered with the gold answer"}));
     }

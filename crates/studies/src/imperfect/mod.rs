@@ -63,9 +63,9 @@ impl ragprobe_report::StudyReport for Imperfect {
     fn tags(&self, r: &ScoreRow, base_correct: Option<bool>, tags: &mut Vec<String>) {
         if r.condition == "add-conflict" && base_correct == Some(true) {
             tags.push(
-                if r.accuracy == Some(true) {
+                if r.flags.accuracy == Some(true) {
                     "A→A"
-                } else if r.foil_any == Some(true) {
+                } else if r.flags.foil_any == Some(true) {
                     "A→C"
                 } else {
                     "A→U"
@@ -75,7 +75,7 @@ impl ragprobe_report::StudyReport for Imperfect {
         }
         if r.condition.starts_with("add-")
             && base_correct == Some(true)
-            && r.accuracy != Some(true)
+            && r.flags.accuracy != Some(true)
             && r.expected != ragprobe_artifact::Expected::Unanswerable
         {
             tags.push("lost by the added document".into());
