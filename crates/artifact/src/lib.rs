@@ -33,7 +33,7 @@ pub use kind::{Kind, KindInfo};
 pub use kinds::{
     CaseDoc, CaseRow, Cases, ContextRow, Contexts, Corpus, CorpusRow, EmbeddingRow, Embeddings,
     GenAdv, GenAdvRow, MatchFlags, MetricRow, Metrics, QuestionRow, Questions, ResponseRow,
-    Responses, ScoreRow, Scores, VerdictRow, Verdicts,
+    Responses, ScoreRow, Scores, StudyCells, VerdictRow, Verdicts,
 };
 pub use manifest::{Manifest, Recipe, MANIFEST_KEY};
 pub use sink::{

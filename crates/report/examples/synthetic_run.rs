@@ -155,7 +155,8 @@ fn main() {
                     ..Default::default()
                 };
                 if nomiracl {
-                    s.nomiracl_label = Some(["yes", "idk", "invalid"][(r % 3) as usize].into());
+                    s.study.nomiracl_label =
+                        Some(["yes", "idk", "invalid"][(r % 3) as usize].into());
                     s.flags.accuracy = None;
                 }
                 scores.push(s);

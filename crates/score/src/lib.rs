@@ -489,21 +489,6 @@ pub struct Comparison {
     pub questions: usize,
 }
 
-/// Which per-row value a comparison uses.
-pub fn row_value(metric: &str, r: &ScoreRow) -> Option<f64> {
-    let f = |x: Option<bool>| x.map(|v| if v { 1.0 } else { 0.0 });
-    match metric {
-        "acc" | "accuracy" => f(r.flags.accuracy),
-        "em" => f(r.flags.em),
-        "f1" => r.flags.f1,
-        "foil_only" | "mr" => f(r.flags.foil_only),
-        "says_unanswerable" => f(r.flags.says_unanswerable),
-        "says_conflict" => f(r.flags.says_conflict),
-        "rgb_correct" => f(r.rgb_correct),
-        _ => None,
-    }
-}
-
 /// The paired difference B - A of a per-row metric between two sets of
 /// scored rows (two models, prompts or conditions), on the questions both
 /// have: per question, the mean over its rows in A and in B; the statistic
@@ -518,7 +503,12 @@ pub fn compare_rows(
     let per_q = |rows: &[&ScoreRow]| -> Result<BTreeMap<String, (f64, f64)>> {
         let mut m: BTreeMap<String, (f64, f64)> = BTreeMap::new();
         for r in rows.iter().filter(|r| !r.failed) {
-            let v = row_value(metric, r).ok_or_else(|| ScoreError::Invalid(format!("metric `{metric}` is not defined per row (use acc, em, f1, foil_only, says_unanswerable, says_conflict, rgb_correct)")))?;
+            let v = r.value(metric).ok_or_else(|| {
+                ScoreError::Invalid(format!(
+                    "metric `{metric}` is not defined per row (use {})",
+                    ScoreRow::PER_ROW_VALUES.join(", ")
+                ))
+            })?;
             let e = m.entry(r.qid.clone()).or_default();
             e.0 += v;
             e.1 += 1.0;

@@ -10,7 +10,7 @@
 //! row as they read a `ScoreRow`.
 
 use bumpalo::Bump;
-use ragprobe_artifact::{Expected, MatchFlags, ScoreRow};
+use ragprobe_artifact::{Expected, MatchFlags, ScoreRow, StudyCells};
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use std::hash::BuildHasher;
 
@@ -57,14 +57,8 @@ pub struct Scored<'a> {
     pub answerable: Option<bool>,
     /// The string matchers' decisions.
     pub flags: MatchFlags,
-    /// NoMIRACL's yes / idk / invalid.
-    pub nomiracl_label: Option<&'a str>,
-    /// Says "insufficient information".
-    pub rgb_rejection: Option<bool>,
-    /// Says "factual errors".
-    pub rgb_fact_error: Option<bool>,
-    /// Every required RGB answer part matched.
-    pub rgb_correct: Option<bool>,
+    /// The studies' own readings, labels stored once.
+    pub study: StudyCells<&'a str>,
     /// Multiple choice: the option chosen, `several` or `none`.
     pub mcq_choice: Option<&'a str>,
 }
@@ -170,10 +164,7 @@ impl<'b> ScoredArena<'b> {
             failed: r.failed,
             answerable: r.answerable,
             flags: r.flags,
-            nomiracl_label: r.nomiracl_label.as_deref().map(|s| self.label(s)),
-            rgb_rejection: r.rgb_rejection,
-            rgb_fact_error: r.rgb_fact_error,
-            rgb_correct: r.rgb_correct,
+            study: r.study.map_label(|s| self.label(s)),
             mcq_choice: r.mcq_choice.as_deref().map(|s| self.label(s)),
         }
     }

@@ -59,7 +59,7 @@ impl MetricFamilies for Labels {
         _mode: ragprobe_matching::parse::ParseMode,
         row: &mut ragprobe_artifact::ScoreRow,
     ) {
-        row.nomiracl_label = Some(format!("seen {}", text.len()));
+        row.study.nomiracl_label = Some(format!("seen {}", text.len()));
     }
     fn compute(&self, _rows: &[Scored], _out: &mut Out) {}
 }
@@ -159,7 +159,7 @@ fn a_registered_study_judges_every_response_and_an_absent_one_none() {
             ragprobe_artifact::read::<ragprobe_artifact::Scores>(&store, &report.scores.id)
                 .unwrap()
                 .into_iter()
-                .map(|r| r.nomiracl_label)
+                .map(|r| r.study.nomiracl_label)
                 .collect();
         l.sort();
         l

@@ -348,7 +348,7 @@ fn nomiracl_rates() {
     {
         let mut x = r(&format!("q{i}"), "nomiracl", "nomiracl-vanilla");
         x.expected = ragprobe_artifact::Expected::parse(exp).unwrap();
-        x.nomiracl_label = Some(label.to_string());
+        x.study.nomiracl_label = Some(label.to_string());
         x.flags.accuracy = None;
         rows.push(x);
     }
@@ -693,9 +693,9 @@ fn rgb_noise_rejection_counterfactual_and_integration() {
         |q: &str, cond: &str, prompt: &str, expected: &str, correct: bool, rej: bool, fe: bool| {
             let mut x = r(q, cond, prompt);
             x.expected = ragprobe_artifact::Expected::parse(expected).unwrap();
-            x.rgb_correct = Some(correct);
-            x.rgb_rejection = Some(rej);
-            x.rgb_fact_error = Some(fe);
+            x.study.rgb_correct = Some(correct);
+            x.study.rgb_rejection = Some(rej);
+            x.study.rgb_fact_error = Some(fe);
             rows.push(x);
         };
     let cf = "rgb-counterfactual-0.2";

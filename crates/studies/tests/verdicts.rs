@@ -23,7 +23,7 @@ fn nomiracl_says_whether_the_label_fits_the_subset() {
     let s = ragprobe_studies::reports();
     let mut r = score("nomiracl", "nomiracl-vanilla");
     r.expected = Expected::NonRelevant;
-    r.nomiracl_label = Some("idk".into());
+    r.study.nomiracl_label = Some("idk".into());
     assert_eq!(
         verdict(&r, &s),
         (
@@ -32,10 +32,10 @@ fn nomiracl_says_whether_the_label_fits_the_subset() {
         )
     );
     assert!(tags(&r, &s, None).contains(&"nomiracl: idk".to_string()));
-    r.nomiracl_label = Some("yes".into());
+    r.study.nomiracl_label = Some("yes".into());
     assert_eq!(verdict(&r, &s).1, Some(false));
     r.expected = Expected::Relevant;
-    r.nomiracl_label = Some("maybe".into());
+    r.study.nomiracl_label = Some("maybe".into());
     assert_eq!(
         verdict(&r, &s),
         (
@@ -49,8 +49,8 @@ fn nomiracl_says_whether_the_label_fits_the_subset() {
 fn rgb_counts_detection_correction_and_rejection() {
     let s = ragprobe_studies::reports();
     let mut r = score("rgb-counterfactual-0", "rgb-en");
-    r.rgb_fact_error = Some(true);
-    r.rgb_correct = Some(false);
+    r.study.rgb_fact_error = Some(true);
+    r.study.rgb_correct = Some(false);
     assert_eq!(
         verdict(&r, &s),
         ("error detected: yes · corrected: no".into(), Some(false))
@@ -59,13 +59,13 @@ fn rgb_counts_detection_correction_and_rejection() {
     // Elsewhere RGB's correctness and rejection count as right and abstained.
     let mut r = score("rgb-noise-0.4", "rgb-en");
     r.flags.accuracy = Some(false);
-    r.rgb_correct = Some(true);
+    r.study.rgb_correct = Some(true);
     assert_eq!(verdict(&r, &s), ("correct".into(), Some(true)));
     assert_eq!(verdict(&r, &[]), ("wrong".into(), Some(false)));
     let mut r = score("rgb-noise-1", "rgb-en");
     r.expected = Expected::Unanswerable;
     r.flags.says_unanswerable = Some(false);
-    r.rgb_rejection = Some(true);
+    r.study.rgb_rejection = Some(true);
     assert_eq!(verdict(&r, &s).1, Some(true));
     assert!(!tags(&r, &s, None).contains(&"hallucinated unanswerable".to_string()));
 }

@@ -24,7 +24,7 @@ pub use genadv::{GenAdv, GenAdvRow};
 pub use metrics::{MetricRow, Metrics};
 pub use questions::{QuestionRow, Questions};
 pub use responses::{ResponseRow, Responses};
-pub use scores::{MatchFlags, ScoreRow, Scores};
+pub use scores::{MatchFlags, ScoreRow, Scores, StudyCells};
 pub use verdicts::{VerdictRow, Verdicts};
 
 use arrow::datatypes::{DataType, Fields};

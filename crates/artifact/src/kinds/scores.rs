@@ -44,14 +44,8 @@ pub struct ScoreRow {
     pub failed: bool,
     /// The string matchers' decisions on the response.
     pub flags: MatchFlags,
-    /// yes / idk / invalid by NoMIRACL's parsing rules (NoMIRACL cases only).
-    pub nomiracl_label: Option<String>,
-    /// Says "insufficient information" (RGB negative rejection).
-    pub rgb_rejection: Option<bool>,
-    /// Says "factual errors" (RGB error detection).
-    pub rgb_fact_error: Option<bool>,
-    /// Every required RGB answer part matched by one of its aliases.
-    pub rgb_correct: Option<bool>,
+    /// The studies' own per-row readings of the response.
+    pub study: StudyCells,
     /// Multiple choice: the chosen option's label, `several` or `none`.
     pub mcq_choice: Option<String>,
     /// The case's foil.
@@ -82,6 +76,64 @@ pub struct MatchFlags {
     /// The normalised response equals the normalised foil (exact foil
     /// match, seed 002 §C.4 "exact foil-only" with `em` false).
     pub foil_exact: Option<bool>,
+}
+
+/// The per-row readings that belong to one study's parser rather than to
+/// the shared matchers (they are columns of the `scores` schema, so every
+/// score id depends on them). Generic over the label's string type: the
+/// score stage's compact rows hold `StudyCells<&str>` with labels stored once.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StudyCells<S = String> {
+    /// yes / idk / invalid by NoMIRACL's parsing rules (NoMIRACL cases only).
+    pub nomiracl_label: Option<S>,
+    /// Says "insufficient information" (RGB negative rejection).
+    pub rgb_rejection: Option<bool>,
+    /// Says "factual errors" (RGB error detection).
+    pub rgb_fact_error: Option<bool>,
+    /// Every required RGB answer part matched by one of its aliases.
+    pub rgb_correct: Option<bool>,
+}
+
+impl StudyCells {
+    /// The same readings with the label mapped (`intern` stores it once).
+    pub fn map_label<'a, T>(&'a self, intern: impl FnOnce(&'a str) -> T) -> StudyCells<T> {
+        StudyCells {
+            nomiracl_label: self.nomiracl_label.as_deref().map(intern),
+            rgb_rejection: self.rgb_rejection,
+            rgb_fact_error: self.rgb_fact_error,
+            rgb_correct: self.rgb_correct,
+        }
+    }
+}
+
+impl ScoreRow {
+    /// The per-row values a paired comparison may use, by name.
+    pub const PER_ROW_VALUES: &'static [&'static str] = &[
+        "acc",
+        "em",
+        "f1",
+        "foil_only",
+        "says_unanswerable",
+        "says_conflict",
+        "rgb_correct",
+    ];
+
+    /// The per-row value `name` (one of [`Self::PER_ROW_VALUES`], or the
+    /// aliases `accuracy` and `mr`) as a number: a flag as 1 or 0, F1 as
+    /// it is; None for an unknown name or a row without the value.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        let f = |x: Option<bool>| x.map(|v| if v { 1.0 } else { 0.0 });
+        match name {
+            "acc" | "accuracy" => f(self.flags.accuracy),
+            "em" => f(self.flags.em),
+            "f1" => self.flags.f1,
+            "foil_only" | "mr" => f(self.flags.foil_only),
+            "says_unanswerable" => f(self.flags.says_unanswerable),
+            "says_conflict" => f(self.flags.says_conflict),
+            "rgb_correct" => f(self.study.rgb_correct),
+            _ => None,
+        }
+    }
 }
 
 super::case_keyed!(ScoreRow);
@@ -184,23 +236,23 @@ fn judgement_columns() -> Vec<Column<ScoreRow>> {
         .added_in(3),
         Column::opt_utf8(
             "nomiracl_label",
-            |r: &R| r.nomiracl_label.as_deref(),
-            |r, v| r.nomiracl_label = v,
+            |r: &R| r.study.nomiracl_label.as_deref(),
+            |r, v| r.study.nomiracl_label = v,
         ),
         Column::opt_bool(
             "rgb_rejection",
-            |r: &R| r.rgb_rejection,
-            |r, v| r.rgb_rejection = v,
+            |r: &R| r.study.rgb_rejection,
+            |r, v| r.study.rgb_rejection = v,
         ),
         Column::opt_bool(
             "rgb_fact_error",
-            |r: &R| r.rgb_fact_error,
-            |r, v| r.rgb_fact_error = v,
+            |r: &R| r.study.rgb_fact_error,
+            |r, v| r.study.rgb_fact_error = v,
         ),
         Column::opt_bool(
             "rgb_correct",
-            |r: &R| r.rgb_correct,
-            |r, v| r.rgb_correct = v,
+            |r: &R| r.study.rgb_correct,
+            |r, v| r.study.rgb_correct = v,
         ),
         Column::opt_utf8(
             "mcq_choice",

@@ -32,7 +32,7 @@ pub fn nomiracl(rows: &[Scored], out: &mut Out) {
             );
             let subset_name = subset.as_str();
             for r in rs.iter().filter(|r| r.expected == subset) {
-                let l = r.nomiracl_label.unwrap_or("invalid");
+                let l = r.study.nomiracl_label.unwrap_or("invalid");
                 rate.add(r.qid, b(l == main_label));
                 invalid.add(r.qid, b(l == "invalid"));
                 if l == main_label || l == other_label {

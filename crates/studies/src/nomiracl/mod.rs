@@ -31,7 +31,7 @@ impl MetricFamilies for Nomiracl {
     /// invalid, as the reference's parser reads it (`mode`).
     fn judge(&self, case: &CaseRow, text: &str, mode: ParseMode, row: &mut ScoreRow) {
         if case.condition == "nomiracl" {
-            row.nomiracl_label = Some(nomiracl_label_with(text, mode).name().into());
+            row.study.nomiracl_label = Some(nomiracl_label_with(text, mode).name().into());
         }
     }
 
@@ -59,7 +59,7 @@ impl ragprobe_report::StudyReport for Nomiracl {
     /// the right one for the subset (relevant: yes; non-relevant: I don't
     /// know).
     fn verdict(&self, r: &ScoreRow) -> Option<(String, Option<bool>)> {
-        let l = r.nomiracl_label.as_ref()?;
+        let l = r.study.nomiracl_label.as_ref()?;
         let said = match l.as_str() {
             "yes" => "yes",
             "idk" => "I don't know",
@@ -85,7 +85,7 @@ impl ragprobe_report::StudyReport for Nomiracl {
     }
 
     fn tags(&self, r: &ScoreRow, _base_correct: Option<bool>, tags: &mut Vec<String>) {
-        if let Some(l) = &r.nomiracl_label {
+        if let Some(l) = &r.study.nomiracl_label {
             tags.push(format!("nomiracl: {l}"));
         }
     }

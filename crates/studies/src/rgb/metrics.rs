@@ -90,7 +90,7 @@ pub fn rgb(rows: &[Scored], out: &mut Out) {
             let these: Vec<&&Scored> = rs.iter().filter(|r| r.condition == cond).collect();
             let mut correct = Clusters::default();
             for r in &these {
-                correct.add(r.qid, b(r.rgb_correct == Some(true)));
+                correct.add(r.qid, b(r.study.rgb_correct == Some(true)));
             }
             if cond == "closed-book" {
                 out.mean(&k, cond, "acc_closed_book", &correct, 100.0, det("no documents (RGB's passage_num = 0 run): every answer part matched (RGB checkanswer); a rejection is never correct"));
@@ -112,8 +112,8 @@ pub fn rgb(rows: &[Scored], out: &mut Out) {
             if rate >= 1.0 {
                 let (mut all, mut rej) = (Clusters::default(), Clusters::default());
                 for r in &these {
-                    let rejects = r.rgb_rejection == Some(true);
-                    all.add(r.qid, b(rejects || r.rgb_correct == Some(true)));
+                    let rejects = r.study.rgb_rejection == Some(true);
+                    all.add(r.qid, b(rejects || r.study.rgb_correct == Some(true)));
                     rej.add(r.qid, b(rejects));
                 }
                 out.mean(&k, cond, "all_rate", &all, 100.0, det("RGB's reported rejection figure (evalue.py all_rate at noise_rate 1, l.277-280): says 'insufficient information' or gives every answer part; the paper's Rej column"));
@@ -141,11 +141,11 @@ fn counterfactual(
         Clusters::default(),
     );
     for r in these {
-        let detected = r.rgb_fact_error == Some(true);
+        let detected = r.study.rgb_fact_error == Some(true);
         ed.add(r.qid, b(detected));
         if detected {
-            let correct = r.rgb_correct == Some(true);
-            let rejects = reference && r.rgb_correct.is_some() && r.rgb_rejection == Some(true);
+            let correct = r.study.rgb_correct == Some(true);
+            let rejects = reference && r.study.rgb_correct.is_some() && r.study.rgb_rejection == Some(true);
             cr_evalue.add(r.qid, b(correct || rejects));
             cr_fact.add(r.qid, b(correct));
         }

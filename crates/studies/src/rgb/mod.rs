@@ -35,13 +35,13 @@ impl MetricFamilies for Rgb {
     /// answer parts or a gold answer, correctness (every part matched).
     fn judge(&self, case: &CaseRow, text: &str, mode: ParseMode, row: &mut ScoreRow) {
         let zh = case.lang == "zh";
-        row.rgb_rejection = Some(rgb_rejection(text, zh, mode));
-        row.rgb_fact_error = Some(rgb_fact_error(text, zh, mode));
+        row.study.rgb_rejection = Some(rgb_rejection(text, zh, mode));
+        row.study.rgb_fact_error = Some(rgb_fact_error(text, zh, mode));
         let parts: Option<Vec<Vec<String>>> = case
             .answer_parts
             .clone()
             .or_else(|| (!case.answers.is_empty()).then(|| vec![case.answers.clone()]));
-        row.rgb_correct = parts.map(|p| rgb_correct(text, &p, zh, mode));
+        row.study.rgb_correct = parts.map(|p| rgb_correct(text, &p, zh, mode));
     }
 
     fn compute(&self, rows: &[Scored], out: &mut Out) {
@@ -77,12 +77,12 @@ impl ragprobe_report::StudyReport for Rgb {
             return None;
         }
         let yes_no = |b: Option<bool>| if b == Some(true) { "yes" } else { "no" };
-        let (d, c) = (r.rgb_fact_error == Some(true), r.rgb_correct == Some(true));
+        let (d, c) = (r.study.rgb_fact_error == Some(true), r.study.rgb_correct == Some(true));
         Some((
             format!(
                 "error detected: {} · corrected: {}",
-                yes_no(r.rgb_fact_error),
-                yes_no(r.rgb_correct)
+                yes_no(r.study.rgb_fact_error),
+                yes_no(r.study.rgb_correct)
             ),
             Some(d && c),
         ))
@@ -90,20 +90,20 @@ impl ragprobe_report::StudyReport for Rgb {
 
     /// Every answer part matched.
     fn correct(&self, r: &ScoreRow) -> bool {
-        r.rgb_correct == Some(true)
+        r.study.rgb_correct == Some(true)
     }
 
     /// Says RGB's "insufficient information" sentence.
     fn abstained(&self, r: &ScoreRow) -> bool {
-        r.rgb_rejection == Some(true)
+        r.study.rgb_rejection == Some(true)
     }
 
     fn tags(&self, r: &ScoreRow, _base_correct: Option<bool>, tags: &mut Vec<String>) {
         if r.condition.starts_with("rgb-counterfactual-") {
-            if r.rgb_fact_error == Some(true) {
+            if r.study.rgb_fact_error == Some(true) {
                 tags.push("error detected".into());
             }
-            if r.rgb_correct == Some(true) {
+            if r.study.rgb_correct == Some(true) {
                 tags.push("corrected".into());
             }
         }
