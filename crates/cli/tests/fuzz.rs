@@ -300,7 +300,7 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
         (Format::Dpr, fx("nq-mini.jsonl.gz"), "nq.jsonl.gz", None),
         (Format::Selfrag, fx("popqa-mini.jsonl"), "popqa.jsonl", None),
         (
-            Format::Nomiracl,
+            Format::Records(&ragprobe_studies::nomiracl::format::NomiraclFormat),
             fx("nomiracl-mini/en.dev.jsonl"),
             "en.dev.jsonl",
             None,
@@ -400,7 +400,7 @@ fn mutated_inputs_never_panic_or_hang_and_errors_name_the_file() {
             (b, member.rsplit('/').next().unwrap().to_string())
         };
         let t = fuzz_ingest(
-            Format::Nomiracl,
+            Format::Records(&ragprobe_studies::nomiracl::format::NomiraclFormat),
             &fx(&format!("nomiracl-dist/en/{member}")),
             &layout,
             None,

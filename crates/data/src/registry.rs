@@ -332,7 +332,7 @@ pub const DATASETS: &[Dataset] = &[
         description: "NoMIRACL: relevant and non-relevant passage sets for 18 languages (corpus, topics, qrels)",
         license: "Apache 2.0",
         citation: "Thakur et al. \"Knowing When You Don't Know\": A Multilingual Relevance Assessment Dataset for Robust Retrieval-Augmented Generation. Findings of EMNLP 2024",
-        format: Format::Nomiracl,
+        format: Format::Records(&ragprobe_studies::nomiracl::format::NomiraclFormat),
         parts: &[
             nomiracl_part!("ar", "arabic"),
             nomiracl_part!("bn", "bengali"),

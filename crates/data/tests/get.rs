@@ -123,7 +123,7 @@ fn both_kinds_of_source_give_the_artifacts_of_the_same_files_from_disk() {
             &[nm.dir.join(&p.part)],
             "nomiracl",
             None,
-            Format::Nomiracl,
+            Format::Records(&ragprobe_studies::nomiracl::format::NomiraclFormat),
             None,
         );
         let got: Vec<String> = p.outputs.iter().map(|o| o.id.clone()).collect();

@@ -62,7 +62,7 @@ pub struct GenerateOptions {
     /// Only cases of these conditions (empty = all).
     pub conditions: Vec<String>,
     /// Cut every passage to this many tokens of the model's tokenizer before
-    /// rendering (NoMIRACL's `max_passage_tokens`); None = as they are.
+    /// rendering (a reference's `max_passage_tokens`); None = as they are.
     pub truncate: Option<ragprobe_models::truncate::PassageTruncator>,
     /// Show a progress bar on the terminal.
     pub progress: bool,

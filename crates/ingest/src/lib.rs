@@ -17,7 +17,7 @@ pub mod source;
 pub use error::{FieldError, IngestError};
 pub use fields::{str_list, type_of, Obj};
 pub use ragprobe_artifact::{ContextRow, CorpusRow, QuestionRow};
-pub use record_format::{passage, Record, RecordFormat};
+pub use record_format::{passage, ReadOptions, Record, RecordFormat};
 
 use ragprobe_artifact::{Recipe, Store, Written};
 use serde_json::json;
@@ -32,8 +32,6 @@ pub const STAGE_VERSION: u32 = 1;
 pub enum Format {
     /// DPR/FiD retrieval results (JSON array or JSONL): question, answers, ctxs.
     Dpr,
-    /// NoMIRACL JSONL (query_id, query, positive_passages, negative_passages) or its distribution directory.
-    Nomiracl,
     /// BEIR directory: corpus.jsonl, queries.jsonl, qrels/*.tsv.
     Beir,
     /// Self-RAG / PopQA JSONL: question, answers, ctxs with string scores.
@@ -74,9 +72,8 @@ impl std::fmt::Debug for Format {
 
 impl Format {
     /// Every format, in the order they are listed.
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 9] = [
         Format::Dpr,
-        Format::Nomiracl,
         Format::Beir,
         Format::Selfrag,
         Format::Table,
@@ -87,11 +84,10 @@ impl Format {
         Format::DprCorpus,
     ];
 
-    /// The format's command-line name, as used in recipes (`dpr`, `nomiracl`, ...).
+    /// The format's command-line name, as used in recipes (`dpr`, `beir`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Format::Dpr => "dpr",
-            Format::Nomiracl => "nomiracl",
             Format::Beir => "beir",
             Format::Selfrag => "selfrag",
             Format::Table => "table",
@@ -126,7 +122,6 @@ impl Format {
             Format::Dpr => {
                 "DPR/FiD retrieval results (JSON array or JSONL): question, answers, ctxs"
             }
-            Format::Nomiracl => "NoMIRACL JSONL or its distribution directory",
             Format::Beir => "BEIR directory: corpus.jsonl, queries.jsonl, qrels/*.tsv",
             Format::Selfrag => "Self-RAG / PopQA JSONL: question, answers, ctxs with string scores",
             Format::Table => {
@@ -213,17 +208,20 @@ impl Default for TableMapping {
 pub struct IngestOptions {
     /// Input format; required.
     pub format: Option<Format>,
-    /// Input files (or directories, for BEIR and NoMIRACL distributions).
+    /// Input files (or directories, for BEIR and for the study formats
+    /// that read distribution directories).
     pub paths: Vec<PathBuf>,
     /// Dataset name; default: the input file's stem.
     pub dataset: Option<String>,
-    /// Split name recorded on questions; for a NoMIRACL directory, also which split's topics to read.
+    /// Split name recorded on questions; a study's distribution directory
+    /// may also read only that split's files ([`ReadOptions::split`]).
     pub split: Option<String>,
-    /// Language code; default: from a NoMIRACL file name (`de.dev.jsonl`),
-    /// else `zh`/`ja`/`ko` when the question is in that script, else `en`.
+    /// Language code; default: from the file name where the format has
+    /// such a convention ([`RecordFormat::language_of`]), else `zh`/`ja`/`ko`
+    /// when the question is in that script, else `en`.
     pub lang: Option<String>,
-    /// NoMIRACL subset (`relevant` | `non_relevant`); default: inferred per
-    /// query (relevant when it has positive passages).
+    /// A study's subset label for every question ([`ReadOptions::subset`]);
+    /// default: the format's own (from the record, or inferred by it).
     pub subset: Option<String>,
     /// What to do with a bad record: fail or skip.
     pub on_error: OnError,
@@ -404,8 +402,8 @@ fn source_files(opts: &IngestOptions, format: Format) -> Result<Vec<PathBuf>, In
         }
         if format == Format::Beir {
             files.extend(formats::beir::files(p)?.all());
-        } else if format == Format::Nomiracl && p.is_dir() {
-            // NoMIRACL's distribution layout: corpus.jsonl, topics/, qrels/.
+        } else if matches!(format, Format::Records(r) if r.reads_directories()) && p.is_dir() {
+            // A study's distribution directory: every file under it.
             let mut v = ragprobe_artifact::regular_files(p);
             v.sort();
             files.extend(v);
@@ -446,15 +444,17 @@ fn recipe(opts: &IngestOptions, format: Format, files: &[PathBuf]) -> Result<Rec
         }) } else { serde_json::Value::Null },
     });
     // A directory input's name can set the questions' language and dataset
-    // (NoMIRACL's `de/`), and its files' names are the same in every
+    // (a distribution's `de/`), and its files' names are the same in every
     // language: the names are keyed, or two languages with the same bytes
     // would share one cached result. (Only when there is a directory, so
     // the recipes of file inputs are unchanged.)
     let mut params = params;
-    if let Format::Records(r) = format {
+    match format {
         // A study's reader versions its own logic (the stage's version
-        // covers the built-in readers).
-        params["reader_version"] = json!(r.version());
+        // covers the built-in readers); 0 adds nothing (see
+        // [`RecordFormat::version`]).
+        Format::Records(r) if r.version() > 0 => params["reader_version"] = json!(r.version()),
+        _ => {}
     }
     let dirs: Vec<String> = opts
         .paths
@@ -603,7 +603,6 @@ pub fn ingest(store: &Store, opts: &IngestOptions) -> Result<IngestReport, Inges
     let outputs = match format {
         Format::Dpr
         | Format::Selfrag
-        | Format::Nomiracl
         | Format::Triviaqa
         | Format::Hotpotqa
         | Format::Searchqa

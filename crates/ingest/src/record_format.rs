@@ -4,8 +4,9 @@
 //! manifest).
 
 use ragprobe_artifact::{ContextRow, QuestionRow};
+use std::path::Path;
 
-use crate::error::FieldError;
+use crate::error::{FieldError, IngestError};
 use crate::fields::Obj;
 
 /// A study's input format, registered by the caller
@@ -20,11 +21,15 @@ use crate::fields::Obj;
 /// passages without `has_answer` get it from the DPR matcher on the
 /// record's answers.
 ///
-/// An implementation must: depend only on the record (the same record
-/// gives the same [`Record`]); name the field in every error
-/// ([`FieldError`], through [`Obj`]'s accessors); keep every field it does
-/// not map in [`Record::meta`] ([`Obj::rest`]), so nothing of the source is
-/// lost; never panic on a malformed record.
+/// An implementation must: depend only on the record and the
+/// [`ReadOptions`] (the same record gives the same [`Record`]); name the
+/// field in every error ([`FieldError`], through [`Obj`]'s accessors); keep
+/// every field it does not map in the row's `meta` ([`Obj::rest`]), so
+/// nothing of the source is lost; never panic on a malformed record.
+///
+/// A format whose source is a directory (a distribution of several files)
+/// says so with [`RecordFormat::reads_directories`] and reads it with
+/// [`RecordFormat::read_directory`]; every other format reads files only.
 pub trait RecordFormat: Sync {
     /// The name `--format` takes and the ingest recipe records; never one
     /// of the built-in formats' names.
@@ -33,10 +38,58 @@ pub trait RecordFormat: Sync {
     fn description(&self) -> &'static str;
     /// The version of the reader's logic: bump it when the same record
     /// would give a different [`Record`] (it enters the ingest recipe, so
-    /// cached results of the old logic are not reused).
+    /// cached results of the old logic are not reused). Version 0 adds
+    /// nothing to the recipe: a reader that moved out of the stage into
+    /// its study keeps the recipes, and so the artifact ids, it had there;
+    /// its first change makes it 1.
     fn version(&self) -> u32;
-    /// One record taken apart.
-    fn parse(&self, record: Obj) -> Result<Record, FieldError>;
+    /// One record taken apart. `options` are the run's `--split` and
+    /// `--subset`, for formats whose records do not say them.
+    fn parse(&self, record: Obj, options: &ReadOptions<'_>) -> Result<Record, FieldError>;
+    /// The language a source's name gives its questions (`de.dev.jsonl`),
+    /// if the format has such a convention; `--lang` overrides it, and
+    /// without either the stage guesses from the question's script.
+    /// Must depend on the path's name only, never on its contents.
+    fn language_of(&self, _path: &Path) -> Option<String> {
+        None
+    }
+    /// True when a directory is a source of this format (then the stage
+    /// hashes every regular file under it, sorted, as the run's sources,
+    /// and calls [`RecordFormat::read_directory`]).
+    fn reads_directories(&self) -> bool {
+        false
+    }
+    /// Every record of the directory `dir`, in a deterministic order (the
+    /// same files give the same list). A record that is bad on its own is
+    /// an `Err` item naming its file and line ([`IngestError::Record`]):
+    /// the stage fails on it or, under `--on-error skip`, counts and skips
+    /// it. A directory that cannot be read as a whole (a missing or
+    /// unreadable file, a malformed file every record depends on) is the
+    /// outer error, naming the file.
+    ///
+    /// Called only when [`RecordFormat::reads_directories`] is true; the
+    /// default refuses the directory.
+    fn read_directory(
+        &self,
+        dir: &Path,
+        _options: &ReadOptions<'_>,
+    ) -> Result<Vec<Result<Record, IngestError>>, IngestError> {
+        Err(IngestError::File {
+            file: dir.display().to_string(),
+            message: format!("is a directory; the `{}` format reads files", self.name()),
+        })
+    }
+}
+
+/// The run's options a [`RecordFormat`] may read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions<'a> {
+    /// `--split`: recorded on every question by the stage; a distribution
+    /// directory may also use it to choose which split's files to read.
+    pub split: Option<&'a str>,
+    /// `--subset`: a study's label for every question, where its records
+    /// do not carry one.
+    pub subset: Option<&'a str>,
 }
 
 /// One record taken apart, before the stage assigns its qid and language.

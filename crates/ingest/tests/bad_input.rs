@@ -137,7 +137,7 @@ fn other_formats_name_their_fields() {
     );
     assert!(e.contains("field `query` is missing"), "{e}");
     let e = err_text(
-        Format::Nomiracl,
+        Format::Records(&ragprobe_studies::nomiracl::format::NomiraclFormat),
         "n.jsonl",
         br#"{"query_id": "1", "query": "q", "positive_passages": [{"docid": "d", "title": "t"}]}"#,
     );

@@ -2,7 +2,7 @@
 //! cases.
 //!
 //! Rule (seeded, documented in the manifest):
-//! 1. the question's own fake answers come first (RGB's `fakeanswer`), when
+//! 1. the question's own fake answers come first (a dataset's `fakeanswer`), when
 //!    they pass the rejection tests below;
 //! 2. otherwise the candidates are the other questions' first gold answers in
 //!    the same dataset that have the gold answer's shape (year, date, number,

@@ -177,7 +177,7 @@ mod tests {
 
     /// `random.shuffle` as CPython 3.11 gives it: `random.seed(2333);
     /// x = list(range(10)); random.shuffle(x)`, and a shuffle after a sample
-    /// continuing the stream (RGB's `_fact` branch), computed there.
+    /// continuing the stream (a reference's sample-then-shuffle), computed there.
     #[test]
     fn shuffle_matches_cpython() {
         let mut x: Vec<usize> = (0..10).collect();

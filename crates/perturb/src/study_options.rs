@@ -24,7 +24,7 @@ pub(crate) const STAGE_PARAMS: &[&str] = &[
 ];
 
 /// A study's options of a perturb run, by name (`noise_rates`,
-/// `nomiracl_sample`, ...): set by the caller (the CLI's flags, through the
+/// `..._sample`, ...): set by the caller (the CLI's flags, through the
 /// study's own typed options), read back by the study's scenarios and
 /// samples, and recorded in the recipe under their names, so every value
 /// that shapes a case is in the ids.
@@ -83,7 +83,7 @@ impl StudyOptions {
 
 /// A sample of the questions, drawn after `--limit` and `--sample` and
 /// before any case is built: a study's protocol for which queries it
-/// evaluates (NoMIRACL's `load_data_sample`). Registered by the caller
+/// evaluates (a reference's query sampler). Registered by the caller
 /// (`ragprobe_studies`), asked for by one of the study's options.
 ///
 /// The caller guarantees: [`QuestionSample::draw`] is called once per

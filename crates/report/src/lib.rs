@@ -70,13 +70,13 @@ pub trait StudyReport: Sync {
         Vec::new()
     }
     /// The study's judgement says the response is right, where the
-    /// shared `accuracy` may not (RGB: every answer part matched).
+    /// shared `accuracy` may not (e.g. every answer part matched).
     fn correct(&self, row: &ScoreRow) -> bool {
         let _ = row;
         false
     }
     /// The study's judgement says the response abstains, where the shared
-    /// `says_unanswerable` may not (RGB: "insufficient information").
+    /// `says_unanswerable` may not (e.g. "insufficient information").
     fn abstained(&self, row: &ScoreRow) -> bool {
         let _ = row;
         false

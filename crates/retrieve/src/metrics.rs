@@ -7,7 +7,7 @@
 //! * **Unans@k** = 100 - Recall@k: the share of questions none of whose
 //!   top-k passages holds the answer (the unanswerable split of seed 000 §5.2).
 //!
-//! Questions without gold answers (e.g. NoMIRACL) cannot be judged and are
+//! Questions without gold answers (relevance-judged sets) cannot be judged and are
 //! counted separately, never in a denominator.
 
 use ragprobe_artifact::{

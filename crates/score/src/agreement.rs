@@ -35,7 +35,7 @@
 //! rows of breakdown `matcher`, group `string` (the rows as scored) and
 //! group `verdicts` (each row's `accuracy` replaced by "the verdict is
 //! correct" where it has a verdict, and `foil_only`/`foil_any` by the foil
-//! verdict where it has one; exact match and the NoMIRACL and RGB labels
+//! verdict where it has one; exact match and the studies' own labels
 //! are left as they are). Same populations, same bootstrap. With
 //! [`Matcher::Verdicts`] (`score --matcher judge`) the headline metric rows
 //! (and `--by` breakdowns) are the `verdicts` group's: the tables then

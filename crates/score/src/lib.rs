@@ -138,7 +138,7 @@ impl ScoreOptions {
 pub struct PromptInfo {
     /// The template id.
     pub id: String,
-    /// The study the template declares (`000`, `001`, `002`, `rgb`), if any.
+    /// The study the template declares (`000`, `001`, ...), if any.
     pub study: Option<String>,
     /// The template's declared role (`normal`, `soft`, ...), which picks the metric families.
     pub role: Option<String>,

@@ -14,9 +14,10 @@
 //! * score's [`MetricFamilies`]: [`METRIC_FAMILIES`], [`studies`];
 //! * report's [`StudyReport`]s (tables, charts, case-browser verdicts): [`reports`].
 //!
-//! Parts of the four older studies still sit in the stages (readers,
-//! some perturb options, their `scores` columns): ARCHITECTURE.md
-//! says which and why. FaithEval, the fifth, is all in its folder.
+//! What a study shares with the stages (the general dataset readers, the
+//! perturb stage's GenADV and foil picker, the `scores` columns of its
+//! per-row readings): ARCHITECTURE.md says which and why. FaithEval, the
+//! fifth, is all in its folder.
 
 use ragprobe_ingest::RecordFormat;
 use ragprobe_models::prompts::Catalog;

@@ -648,10 +648,10 @@ mod tests {
 
     fn row(model: &str, metric: &str, value: f64, n: i64, ci: Option<(f64, f64)>) -> MetricRow {
         MetricRow {
-            study: "imperfect".into(),
+            study: "study-a".into(),
             dataset: "nq".into(),
             model: model.into(),
-            prompt: "imperfect-unans".into(),
+            prompt: "study-a-unans".into(),
             condition: "base".into(),
             metric: metric.into(),
             value: Some(value),
@@ -686,7 +686,7 @@ mod tests {
         let charts = vec![bars(&rows, "acc", "Acc")];
         let colors = Colors::for_charts(&charts);
         let svg = charts[0].svg(&colors);
-        assert!(svg.contains("<title>m-large · imperfect-unans (nq) · Acc: 60.0 [95% CI 55.0–65.0], n = 400</title>"), "{svg}");
+        assert!(svg.contains("<title>m-large · study-a-unans (nq) · Acc: 60.0 [95% CI 55.0–65.0], n = 400</title>"), "{svg}");
         assert!(svg.contains("n = 10</title>"));
         // Two bars, one whisker: plotters draws an error bar as three lines.
         let s = &charts[0].series;

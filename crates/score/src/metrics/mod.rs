@@ -7,8 +7,8 @@
 //! Families whose study defines them under a particular prompt are computed
 //! for the responses whose template *declared* that role,
 //! never from template ids: conflict detection for `conflict`; RAD for
-//! `normal` and `unans`; stubbornness and PAR for `normal`; the RAG-Stress
-//! family for `soft`/`strict` paired with the study's `closed-book`
+//! `normal` and `unans`; stubbornness and PAR for `normal`; the
+//! source-priority family for `soft`/`strict` paired with the study's `closed-book`
 //! baseline. A template named `no-conflict-v2` runs what its role says.
 //!
 //! The families themselves live with their studies (`ragprobe-studies`,
@@ -346,10 +346,10 @@ pub fn key(study: &'static str, g: &(&str, &str, &str)) -> Key {
 /// from a run gives no rows); name in each row's `details.definition` what
 /// the numerator and denominator are.
 pub trait MetricFamilies: Sync {
-    /// The study's name (`rgb`): how runs and errors name it.
+    /// The study's name: how runs and errors name it.
     fn name(&self) -> &'static str;
     /// The study's own judgements of one response (its parsers' labels,
-    /// e.g. NoMIRACL's yes/idk/invalid, RGB's rejection), written into
+    /// e.g. a yes/idk/invalid label, a rejection check), written into
     /// `row` after the shared scores (accuracy, EM, F1, the unanswerable,
     /// conflict and foil flags). Not called for a failed request nor a
     /// multiple-choice case. Rows are scored in parallel and in any order:

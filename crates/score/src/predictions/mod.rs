@@ -42,7 +42,7 @@ pub struct PredictionColumns {
     pub on_duplicate: OnDuplicate,
     /// The role the predictions played (e.g. `normal`, `soft`), so that
     /// the metric families of that role run; None: accuracy/EM/F1 and the
-    /// condition-defined families (NoMIRACL, RGB) only.
+    /// families defined by a case's condition only.
     pub role: Option<String>,
 }
 

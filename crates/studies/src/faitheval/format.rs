@@ -4,7 +4,7 @@
 //! support) or, for the counterfactual task, `choices` {`label`, `text`},
 //! `answerKey` and `answer` (the text of the option the context supports).
 
-use ragprobe_ingest::{passage, FieldError, Obj, Record, RecordFormat};
+use ragprobe_ingest::{passage, FieldError, Obj, ReadOptions, Record, RecordFormat};
 use ragprobe_artifact::QuestionRow;
 use serde_json::Value;
 
@@ -33,7 +33,7 @@ impl RecordFormat for FaithEvalFormat {
         1
     }
 
-    fn parse(&self, mut obj: Obj) -> Result<Record, FieldError> {
+    fn parse(&self, mut obj: Obj, _: &ReadOptions<'_>) -> Result<Record, FieldError> {
         let source_id = obj.opt_id(&["qid", "id"])?;
         let question = obj.req_str("question")?;
         let context = obj.req_str("context")?;

@@ -144,7 +144,8 @@ fn worked_examples() {
 
 fn parse(task: Task, line: &str) -> Result<ragprobe_ingest::Record, ragprobe_ingest::FieldError> {
     let v: serde_json::Value = serde_json::from_str(line).unwrap();
-    format::FaithEvalFormat(task).parse(ragprobe_ingest::Obj::new(v, "").unwrap())
+    let options = ragprobe_ingest::ReadOptions::default();
+    format::FaithEvalFormat(task).parse(ragprobe_ingest::Obj::new(v, "").unwrap(), &options)
 }
 
 #[test]

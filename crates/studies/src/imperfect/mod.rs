@@ -4,9 +4,11 @@
 //! conflicting or GenADV passage (RAD), does it notice a conflict or switch
 //! to the foil (Tables 7, 8, 13).
 //!
-//! Here: its metric families ([`metrics`]). Its readers (DPR/FiD,
-//! Self-RAG), scenarios (`perturb/src/scenarios/imperfect.rs`, GenADV),
-//! prompts and tables still live in the stages (see ARCHITECTURE.md).
+//! Here: its scenarios ([`scenarios`]), prompts (`prompts/`), metric
+//! families ([`metrics`]), tables, charts ([`charts`]) and case-browser
+//! verdicts. Shared with other studies, in the stages: its datasets'
+//! readers (DPR/FiD, Self-RAG) and the GenADV writer and foil picker its
+//! scenarios call (see ARCHITECTURE.md).
 
 use ragprobe_artifact::ScoreRow;
 use ragprobe_score::metrics::{MetricFamilies, Out};

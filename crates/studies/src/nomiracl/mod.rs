@@ -1,10 +1,10 @@
 //! NoMIRACL (seed 001, Thakur et al. 2024): hallucination rate on
 //! non-relevant passage sets and error rate on relevant ones, per language.
 //!
-//! Here: its metric families ([`metrics`]). Its reader
-//! (`ingest/src/formats/qa/nomiracl.rs`), query sample and cases
-//! (`perturb/src/scenarios/nomiracl.rs`), prompt and tables still live in
-//! the stages (see ARCHITECTURE.md).
+//! Here, all of it: its reader ([`format`]), query sample ([`sample`]),
+//! cases ([`scenarios`]), prompts, response parser ([`parse`]), metric
+//! families ([`metrics`]), tables, chart ([`charts`]) and case-browser
+//! verdicts.
 
 use ragprobe_artifact::{CaseRow, Expected, ScoreRow};
 use ragprobe_matching::parse::ParseMode;
@@ -14,6 +14,7 @@ use ragprobe_score::scored::Scored;
 use ragprobe_report::tables::TableSpec;
 
 pub mod charts;
+pub mod format;
 pub mod metrics;
 pub mod parse;
 pub mod sample;
@@ -103,6 +104,10 @@ impl crate::Study for Nomiracl {
 
     fn prompt_roles(&self) -> &'static [&'static str] {
         &["nomiracl"]
+    }
+
+    fn record_formats(&self) -> &'static [&'static dyn ragprobe_ingest::RecordFormat] {
+        &[&format::NomiraclFormat]
     }
 
     fn scenarios(&self) -> &'static [ragprobe_perturb::ScenarioRef] {

@@ -2,7 +2,9 @@
 //! `id`, `query`, `answer`, `positive`, `negative`, `fakeanswer`?,
 //! `positive_wrong`?), read as `--format rgb`.
 
-use ragprobe_ingest::{passage, str_list, type_of, ContextRow, FieldError, Obj, Record, RecordFormat};
+use ragprobe_ingest::{
+    passage, str_list, type_of, ContextRow, FieldError, Obj, ReadOptions, Record, RecordFormat,
+};
 use ragprobe_artifact::QuestionRow;
 use serde_json::Value;
 
@@ -22,7 +24,7 @@ impl RecordFormat for RgbFormat {
         1
     }
 
-    fn parse(&self, obj: Obj) -> Result<Record, FieldError> {
+    fn parse(&self, obj: Obj, _: &ReadOptions<'_>) -> Result<Record, FieldError> {
         parse_rgb(obj)
     }
 }

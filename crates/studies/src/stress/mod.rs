@@ -3,10 +3,10 @@
 //! closed-book; misleading and override rates on the closed-book strata,
 //! paired contrasts with question-level bootstrap intervals.
 //!
-//! Here: its metric families ([`metrics`]). Its readers (TriviaQA-RC,
-//! HotpotQA, SearchQA, MCQ), evidence edits
-//! (`perturb/src/scenarios/stress.rs`), prompts and tables still live in the
-//! stages (see ARCHITECTURE.md).
+//! Here: its evidence edits ([`scenarios`]), prompts (`prompts/`), metric
+//! families ([`metrics`]), tables, charts ([`charts`]) and case-browser
+//! verdicts. Its datasets' readers (TriviaQA-RC, HotpotQA, SearchQA, MCQ)
+//! are ingest's shared formats (see ARCHITECTURE.md).
 
 use ragprobe_score::metrics::{MetricFamilies, Out};
 use ragprobe_score::scored::Scored;

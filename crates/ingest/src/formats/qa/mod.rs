@@ -1,6 +1,7 @@
-//! Question-with-passages formats: DPR/FiD, Self-RAG (PopQA), NoMIRACL,
-//! TriviaQA-RC, HotpotQA, SearchQA, MCQ — one file per family of readers;
-//! this file drives them (records in, `questions` and `contexts` out).
+//! Question-with-passages formats: DPR/FiD, Self-RAG (PopQA), TriviaQA-RC,
+//! HotpotQA, SearchQA, MCQ — one file per family of readers — and the
+//! studies' own [`RecordFormat`]s; this file drives them (records in,
+//! `questions` and `contexts` out).
 //! Each record gives one `questions` row and its `contexts` rows.
 
 use ragprobe_artifact::{ContextRow, Contexts, QuestionRow, Questions, Sink, Written};
@@ -11,73 +12,34 @@ use std::path::Path;
 use crate::error::{FieldError, IngestError};
 use crate::fields::{str_list, type_of, Obj};
 use crate::source::{open, JsonRecords};
-use crate::{passage_id, Format, IngestOptions, Record, Run};
+use crate::{passage_id, Format, IngestOptions, ReadOptions, Record, RecordFormat, Run};
 
 mod dpr;
-mod nomiracl;
 mod rc;
 use dpr::*;
-use nomiracl::*;
 use rc::*;
-
-/// ISO 639-1 language codes: a file name's first word is taken as its
-/// language only when it is one of these (so `dev.jsonl` is not "dev").
-const ISO_639_1: &str = "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu";
-
-/// NoMIRACL's directory names on Hugging Face (`data/english/...`).
-const NOMIRACL_NAMES: &[(&str, &str)] = &[
-    ("arabic", "ar"),
-    ("bengali", "bn"),
-    ("german", "de"),
-    ("english", "en"),
-    ("spanish", "es"),
-    ("persian", "fa"),
-    ("finnish", "fi"),
-    ("french", "fr"),
-    ("hindi", "hi"),
-    ("indonesian", "id"),
-    ("japanese", "ja"),
-    ("korean", "ko"),
-    ("russian", "ru"),
-    ("swahili", "sw"),
-    ("telugu", "te"),
-    ("thai", "th"),
-    ("yoruba", "yo"),
-    ("chinese", "zh"),
-];
-
-/// Language code from a NoMIRACL-style file or directory name
-/// (`de.dev.jsonl`, `sw-test.jsonl`, `en/`, `english/`): an ISO 639-1 code
-/// or a NoMIRACL language name; anything else (`dev.jsonl`) gives none.
-fn lang_from_file_name(path: &Path) -> Option<String> {
-    let stem = crate::dataset_stem(path).to_lowercase();
-    let first = stem.split(['.', '-', '_']).next()?;
-    if let Some((_, code)) = NOMIRACL_NAMES.iter().find(|(n, _)| *n == first) {
-        return Some(code.to_string());
-    }
-    (first.len() == 2 && ISO_639_1.split(' ').any(|c| c == first)).then(|| first.to_string())
-}
 
 pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
     let mut questions = Sink::<Questions>::new(run.store, &run.recipe)?;
     let mut contexts = Sink::<Contexts>::new(run.store, &run.recipe)?;
     for path in run.opts.paths.clone() {
         let dataset = run.dataset_for(&path);
-        let file_lang = if format == Format::Nomiracl {
-            lang_from_file_name(&path)
-        } else {
-            None
+        let file_lang = match format {
+            Format::Records(r) => r.language_of(&path),
+            _ => None,
         };
         let input = Input {
             path: &path,
             dataset: &dataset,
             file_lang: file_lang.as_deref(),
         };
-        if format == Format::Nomiracl && path.is_dir() {
-            ingest_nomiracl_dir(run, &mut questions, &mut contexts, input)?;
-            continue;
+        match format {
+            Format::Records(r) if path.is_dir() => {
+                ingest_directory(run, r, &mut questions, &mut contexts, input)?
+            }
+            Format::Records(r) => ingest_records(run, r, &mut questions, &mut contexts, input)?,
+            _ => ingest_file(run, format, &mut questions, &mut contexts, input)?,
         }
-        ingest_file(run, format, &mut questions, &mut contexts, input)?;
     }
     if questions.rows() == 0 {
         return Err(run.nothing_read("valid records"));
@@ -94,7 +56,7 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
 struct Input<'a> {
     path: &'a Path,
     dataset: &'a str,
-    /// The language its name gives (NoMIRACL's `de.dev.jsonl`), if any.
+    /// The language its name gives ([`RecordFormat::language_of`]), if any.
     file_lang: Option<&'a str>,
 }
 
@@ -111,9 +73,6 @@ fn ingest_file(
         dataset,
         file_lang,
     } = input;
-    if let Format::Records(reader) = format {
-        return ingest_records(run, reader, questions, contexts, path, dataset);
-    }
     let (reader, bar) = open(path, run.opts.progress)?;
     let file = path.display().to_string();
     let records = match format {
@@ -164,31 +123,66 @@ fn ingest_file(
     Ok(())
 }
 
-/// Ingest one file of a study's own format ([`crate::RecordFormat`]):
-/// any table file, row by row, each row one record.
+/// The run's options a study's reader may read.
+fn read_options(opts: &IngestOptions) -> ReadOptions<'_> {
+    ReadOptions {
+        split: opts.split.as_deref(),
+        subset: opts.subset.as_deref(),
+    }
+}
+
+/// Ingest one file of a study's own format ([`RecordFormat`]): any table
+/// file, row by row, each row one record.
 fn ingest_records(
     run: &mut Run,
-    reader: &'static dyn crate::RecordFormat,
+    reader: &'static dyn RecordFormat,
     questions: &mut Sink<Questions>,
     contexts: &mut Sink<Contexts>,
-    path: &Path,
-    dataset: &str,
+    input: Input<'_>,
 ) -> Result<(), IngestError> {
+    let Input {
+        path,
+        dataset,
+        file_lang,
+    } = input;
     let file = path.display().to_string();
     for r in crate::formats::table::rows(path, run.opts.progress)? {
         let Some((line, value)) = run.skipper.keep(r)? else {
             continue;
         };
         run.records += 1;
-        match Obj::new(value, "").and_then(|obj| reader.parse(obj)) {
+        let parsed = Obj::new(value, "").and_then(|obj| reader.parse(obj, &read_options(run.opts)));
+        match parsed {
             Ok(p) => {
-                emit(run, questions, contexts, dataset, None, p)?;
+                emit(run, questions, contexts, dataset, file_lang, p)?;
             }
             Err(fe) => run.skipper.handle(IngestError::Record {
                 file: file.clone(),
                 line,
                 message: fe.to_string(),
             })?,
+        }
+    }
+    Ok(())
+}
+
+/// Ingest a directory of a study's own format
+/// ([`RecordFormat::read_directory`]): write its good records, fail on or
+/// skip its bad ones.
+fn ingest_directory(
+    run: &mut Run,
+    reader: &'static dyn RecordFormat,
+    questions: &mut Sink<Questions>,
+    contexts: &mut Sink<Contexts>,
+    input: Input<'_>,
+) -> Result<(), IngestError> {
+    for record in reader.read_directory(input.path, &read_options(run.opts))? {
+        run.records += 1;
+        match record {
+            Ok(p) => {
+                emit(run, questions, contexts, input.dataset, input.file_lang, p)?;
+            }
+            Err(e) => run.skipper.handle(e)?,
         }
     }
     Ok(())
@@ -207,7 +201,6 @@ fn parse_record(
     }
     Obj::new(value, "").and_then(|obj| match format {
         Format::Dpr | Format::Selfrag => parse_dpr(obj),
-        Format::Nomiracl => parse_nomiracl(obj, opts.subset.as_deref()),
         Format::Triviaqa => parse_triviaqa(
             obj,
             opts.evidence_dir.as_deref(),
@@ -216,9 +209,8 @@ fn parse_record(
         Format::Hotpotqa => parse_hotpotqa(obj),
         Format::Searchqa => parse_searchqa(obj),
         Format::Mcq => parse_mcq(obj),
-        Format::Records(r) => r.parse(obj),
-        Format::Beir | Format::Table | Format::DprCorpus => {
-            unreachable!("not a QA-with-passages format")
+        Format::Beir | Format::Table | Format::DprCorpus | Format::Records(_) => {
+            unreachable!("not read record by record here")
         }
     })
 }
@@ -292,30 +284,5 @@ fn ctx(
 fn dedup_push(list: &mut Vec<String>, s: String) {
     if !s.trim().is_empty() && !list.contains(&s) {
         list.push(s);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lang_from_nomiracl_names() {
-        // Regression (reliability #13): `dev.jsonl` was language "dev".
-        for (path, want) in [
-            ("x/de.dev.jsonl", Some("de")),
-            ("sw-test.jsonl.gz", Some("sw")),
-            ("nomiracl.jsonl", None),
-            ("x/dev.jsonl", None),
-            ("x/test.jsonl", None),
-            ("data/english", Some("en")),
-            ("data/yo", Some("yo")),
-        ] {
-            assert_eq!(
-                lang_from_file_name(Path::new(path)).as_deref(),
-                want,
-                "{path}"
-            );
-        }
     }
 }
