@@ -140,28 +140,20 @@ fn ingest_records(
     contexts: &mut Sink<Contexts>,
     input: Input<'_>,
 ) -> Result<(), IngestError> {
-    let Input {
-        path,
-        dataset,
-        file_lang,
-    } = input;
+    let path = input.path;
     let file = path.display().to_string();
     for r in crate::formats::table::rows(path, run.opts.progress)? {
         let Some((line, value)) = run.skipper.keep(r)? else {
             continue;
         };
-        run.records += 1;
-        let parsed = Obj::new(value, "").and_then(|obj| reader.parse(obj, &read_options(run.opts)));
-        match parsed {
-            Ok(p) => {
-                emit(run, questions, contexts, dataset, file_lang, p)?;
-            }
-            Err(fe) => run.skipper.handle(IngestError::Record {
+        let parsed = Obj::new(value, "")
+            .and_then(|obj| reader.parse(obj, &read_options(run.opts)))
+            .map_err(|fe| IngestError::Record {
                 file: file.clone(),
                 line,
                 message: fe.to_string(),
-            })?,
-        }
+            });
+        emit_or_skip(run, questions, contexts, input, parsed)?;
     }
     Ok(())
 }
@@ -177,15 +169,25 @@ fn ingest_directory(
     input: Input<'_>,
 ) -> Result<(), IngestError> {
     for record in reader.read_directory(input.path, &read_options(run.opts))? {
-        run.records += 1;
-        match record {
-            Ok(p) => {
-                emit(run, questions, contexts, input.dataset, input.file_lang, p)?;
-            }
-            Err(e) => run.skipper.handle(e)?,
-        }
+        emit_or_skip(run, questions, contexts, input, record)?;
     }
     Ok(())
+}
+
+/// Count one record of a study's format and write it, or fail on or skip
+/// its error (`--on-error`).
+fn emit_or_skip(
+    run: &mut Run,
+    questions: &mut Sink<Questions>,
+    contexts: &mut Sink<Contexts>,
+    input: Input<'_>,
+    record: Result<Record, IngestError>,
+) -> Result<(), IngestError> {
+    run.records += 1;
+    match record {
+        Ok(p) => emit(run, questions, contexts, input.dataset, input.file_lang, p).map(drop),
+        Err(e) => run.skipper.handle(e),
+    }
 }
 
 /// Take one record apart with its format's parser. Raw `ctxs` kept lazy are
