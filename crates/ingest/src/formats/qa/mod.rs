@@ -34,9 +34,6 @@ pub fn run(run: &mut Run, format: Format) -> Result<Vec<Written>, IngestError> {
             file_lang: file_lang.as_deref(),
         };
         match format {
-            Format::Records(r) if path.is_dir() => {
-                ingest_directory(run, r, &mut questions, &mut contexts, input)?
-            }
             Format::Records(r) => ingest_records(run, r, &mut questions, &mut contexts, input)?,
             _ => ingest_file(run, format, &mut questions, &mut contexts, input)?,
         }
@@ -131,8 +128,9 @@ fn read_options(opts: &IngestOptions) -> ReadOptions<'_> {
     }
 }
 
-/// Ingest one file of a study's own format ([`RecordFormat`]): any table
-/// file, row by row, each row one record.
+/// Ingest one source of a study's own format ([`RecordFormat`]): a
+/// directory through [`RecordFormat::read_directory`], any other file as
+/// a table, row by row, each row one record.
 fn ingest_records(
     run: &mut Run,
     reader: &'static dyn RecordFormat,
@@ -141,6 +139,12 @@ fn ingest_records(
     input: Input<'_>,
 ) -> Result<(), IngestError> {
     let path = input.path;
+    if path.is_dir() {
+        for record in reader.read_directory(path, &read_options(run.opts))? {
+            emit_or_skip(run, questions, contexts, input, record)?;
+        }
+        return Ok(());
+    }
     let file = path.display().to_string();
     for r in crate::formats::table::rows(path, run.opts.progress)? {
         let Some((line, value)) = run.skipper.keep(r)? else {
@@ -154,22 +158,6 @@ fn ingest_records(
                 message: fe.to_string(),
             });
         emit_or_skip(run, questions, contexts, input, parsed)?;
-    }
-    Ok(())
-}
-
-/// Ingest a directory of a study's own format
-/// ([`RecordFormat::read_directory`]): write its good records, fail on or
-/// skip its bad ones.
-fn ingest_directory(
-    run: &mut Run,
-    reader: &'static dyn RecordFormat,
-    questions: &mut Sink<Questions>,
-    contexts: &mut Sink<Contexts>,
-    input: Input<'_>,
-) -> Result<(), IngestError> {
-    for record in reader.read_directory(input.path, &read_options(run.opts))? {
-        emit_or_skip(run, questions, contexts, input, record)?;
     }
     Ok(())
 }
