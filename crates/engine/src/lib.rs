@@ -1,5 +1,5 @@
-//! The embedded generator's engine: a llama-family GGUF model run on the
-//! CPU, many sequences at once.
+//! The embedded generator's engine: a GGUF decoder model (llama, qwen2)
+//! run on the CPU, many sequences at once.
 //!
 //! * **Batched.** Sequences waiting at the same time share forward passes:
 //!   the tokens of every active sequence (whole prompt chunks and single

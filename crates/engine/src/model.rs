@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::kernels::{self, Attend, Isa};
 use crate::packed::{self, Packed};
-use crate::weights::{Config, Weights};
+use crate::weights::{Config, RopeStyle, Weights};
 use crate::{EngineError, Result};
 
 /// A loaded model.
@@ -77,7 +77,9 @@ pub(crate) struct Feed<'a> {
 }
 
 impl Model {
-    /// Loads a llama-family GGUF model; `threads` = 0 uses rayon's global
+    /// Loads a GGUF model of one of the
+    /// [`SUPPORTED_ARCHITECTURES`](crate::weights::SUPPORTED_ARCHITECTURES);
+    /// `threads` = 0 uses rayon's global
     /// pool (every core).
     pub fn load(path: &Path, threads: usize) -> Result<Model> {
         let err = |m: String| EngineError::Load(format!("{}: {m}", path.display()));
@@ -90,9 +92,16 @@ impl Model {
     pub fn new(weights: Weights, threads: usize) -> Result<Model> {
         let c = &weights.config;
         let half = c.head_dim / 2;
-        // As candle and llama.cpp: θ_i = base^(-2i/d), angle = position · θ_i, in f32.
+        // As candle and llama.cpp: θ_i = base^(-2i/d), angle = position · θ_i,
+        // in f32; with Llama 3's frequency divisors, θ_i / f_i.
         let theta: Vec<f32> = (0..half)
-            .map(|i| 1f32 / c.rope_base.powf((2 * i) as f32 / c.head_dim as f32))
+            .map(|i| {
+                let t = 1f32 / c.rope_base.powf((2 * i) as f32 / c.head_dim as f32);
+                match &weights.rope_freqs {
+                    Some(f) => t / f[i],
+                    None => t,
+                }
+            })
             .collect();
         let (mut cos, mut sin) = (Vec::new(), Vec::new());
         for p in 0..c.context_length {
@@ -184,19 +193,25 @@ impl Model {
         }
     }
 
-    /// Rotates pairs `(2i, 2i+1)` of each head of `v` by position `pos`
-    /// (llama's interleaved RoPE, as GGUF stores Q and K).
+    /// Rotates each head of `v` by position `pos`: pairs `(2i, 2i+1)`
+    /// (llama's interleaved RoPE, as GGUF stores its Q and K) or
+    /// `(i, i + head_dim/2)` (NeoX, qwen2).
     fn rope(&self, v: &mut [f32], pos: usize) {
         let half = self.weights.config.head_dim / 2;
         let (cos, sin) = (
             &self.cos[pos * half..][..half],
             &self.sin[pos * half..][..half],
         );
+        let (stride, offset) = match self.weights.config.rope_style {
+            RopeStyle::Interleaved => (2, 1),
+            RopeStyle::Neox => (1, half),
+        };
         for head in v.chunks_exact_mut(half * 2) {
             for i in 0..half {
-                let (a, b) = (head[2 * i], head[2 * i + 1]);
-                head[2 * i] = a * cos[i] - b * sin[i];
-                head[2 * i + 1] = a * sin[i] + b * cos[i];
+                let (ia, ib) = (stride * i, stride * i + offset);
+                let (a, b) = (head[ia], head[ib]);
+                head[ia] = a * cos[i] - b * sin[i];
+                head[ib] = a * sin[i] + b * cos[i];
             }
         }
     }
@@ -205,6 +220,26 @@ impl Model {
     /// appending their keys and values to `caches`, and returns the greedy
     /// next token of each feed that asks for logits (in feed order).
     pub(crate) fn step(&self, caches: &mut [KvCache], feeds: &[Feed]) -> Vec<u32> {
+        let vocab = self.weights.config.vocab;
+        let logits = self.forward(caches, feeds);
+        logits.chunks_exact(vocab).map(kernels::argmax).collect()
+    }
+
+    /// The next-token logits after `tokens`, `[vocab]`, from an empty cache
+    /// in one step (for comparing the forward pass with other runtimes).
+    pub fn next_logits(&self, tokens: &[u32]) -> Vec<f32> {
+        let mut caches = [KvCache::new(&self.weights.config, tokens.len())];
+        let feeds = [Feed {
+            cache: 0,
+            tokens,
+            logits: true,
+        }];
+        self.install(|| self.forward(&mut caches, &feeds))
+    }
+
+    /// [`Model::step`]'s forward pass: the logits, `[vocab]` per feed that
+    /// asks for them, in feed order.
+    fn forward(&self, caches: &mut [KvCache], feeds: &[Feed]) -> Vec<f32> {
         let c = &self.weights.config;
         let (d, kv, ff) = (c.dim, c.kv_dim(), c.ff_dim);
         let isa = self.isa;
@@ -242,6 +277,9 @@ impl Model {
             qkv.par_chunks_mut(qkv_w)
                 .zip(&at)
                 .for_each(|(row, &(_, pos))| {
+                    if let Some(bias) = &layer.qkv_bias {
+                        add(row, bias);
+                    }
                     let (q, rest) = row.split_at_mut(d);
                     self.rope(q, pos);
                     self.rope(&mut rest[..kv], pos);
@@ -294,7 +332,7 @@ impl Model {
             }
         }
         if last.is_empty() {
-            return vec![];
+            return Vec::new();
         }
         let mut rows = vec![0f32; last.len() * d];
         for (dst, &r) in rows.chunks_exact_mut(d).zip(&last) {
@@ -308,7 +346,7 @@ impl Model {
         let mut logits = vec![0f32; last.len() * c.vocab];
         let head = (head, &self.weights.head_packed);
         self.linear(&rows, last.len(), d, head, c.vocab, &mut logits);
-        logits.chunks_exact(c.vocab).map(kernels::argmax).collect()
+        logits
     }
 }
 

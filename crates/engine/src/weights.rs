@@ -1,5 +1,6 @@
-//! A llama-family model's shape and weights, read from a GGUF file and
-//! dequantised to f32.
+//! A decoder model's shape and weights, read from a GGUF file and
+//! dequantised to f32: the architectures of [`SUPPORTED_ARCHITECTURES`],
+//! every hyperparameter from the file's metadata.
 
 use candle_core::quantized::gguf_file;
 use candle_core::Device;
@@ -8,9 +9,29 @@ use std::io::{Read, Seek};
 use crate::packed::Packed;
 use crate::{EngineError, Result};
 
+/// The `general.architecture` values the engine runs. `llama` covers
+/// Llama 1–3.x (with Llama 3's RoPE scaling as llama.cpp's converter
+/// writes it, a `rope_freqs.weight` tensor), SmolLM and Mistral-style
+/// files (llama.cpp writes Mistral 7B as `llama`); `qwen2` is Qwen2 and
+/// Qwen2.5 (biases on Q, K and V; NeoX-style RoPE).
+pub const SUPPORTED_ARCHITECTURES: &[&str] = &["llama", "qwen2"];
+
+/// How RoPE pairs a head's dimensions, as llama.cpp does per architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RopeStyle {
+    /// Pairs `(2i, 2i+1)` (llama: its converter permutes Q and K for it).
+    Interleaved,
+    /// Pairs `(i, i + head_dim/2)` (qwen2: `LLAMA_ROPE_TYPE_NEOX`).
+    Neox,
+}
+
 /// The model's shape, from the GGUF metadata (`<arch>.*` keys).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
+    /// `general.architecture`, one of [`SUPPORTED_ARCHITECTURES`].
+    pub architecture: String,
+    /// How RoPE pairs dimensions (from the architecture).
+    pub rope_style: RopeStyle,
     /// Hidden width.
     pub dim: usize,
     /// Transformer blocks.
@@ -56,6 +77,9 @@ pub struct Layer {
     pub gate_up: Vec<f32>,
     /// `[dim × ff_dim]`.
     pub down: Vec<f32>,
+    /// `[dim + 2 kv_dim]`: the Q, K and V biases (qwen2), added to the
+    /// projection's output; None when the architecture has none.
+    pub qkv_bias: Option<Vec<f32>>,
     /// The same matrices in their GGUF blocks, where decoding them gives
     /// exactly the f32 weights (for bandwidth-bound steps).
     pub packed: LayerPacked,
@@ -89,6 +113,10 @@ pub struct Weights {
     pub output: Option<Vec<f32>>,
     /// The output head (`output`, else `embed`) in GGUF blocks, if exact.
     pub head_packed: Option<Packed>,
+    /// `[head_dim / 2]` RoPE frequency divisors (`rope_freqs.weight`,
+    /// Llama 3's scaling: θ_i / f_i, as llama.cpp's `ggml_rope_ext`); None
+    /// when the file has none.
+    pub rope_freqs: Option<Vec<f32>>,
 }
 
 /// Reads `ct`'s tensors from `reader`.
@@ -139,11 +167,16 @@ fn config(ct: &gguf_file::Content) -> Result<Config> {
         Some(v) => v.to_string()?.clone(),
         None => "llama".into(),
     };
-    if arch != "llama" {
-        return Err(EngineError::Load(format!(
-            "architecture `{arch}` is not supported (llama-family GGUF models only)"
-        )));
-    }
+    let rope_style = match arch.as_str() {
+        "llama" => RopeStyle::Interleaved,
+        "qwen2" => RopeStyle::Neox,
+        _ => {
+            return Err(EngineError::Load(format!(
+                "architecture `{arch}` is not supported (supported: {})",
+                SUPPORTED_ARCHITECTURES.join(", ")
+            )))
+        }
+    };
     let get = |k: &str| {
         ct.metadata
             .get(&format!("{arch}.{k}"))
@@ -171,6 +204,8 @@ fn config(ct: &gguf_file::Content) -> Result<Config> {
         );
     }
     let c = Config {
+        architecture: arch.clone(),
+        rope_style,
         dim,
         n_layer: int("block_count")?,
         n_head,
@@ -237,12 +272,22 @@ fn check_shapes(ct: &gguf_file::Content, c: &Config) -> Result<()> {
         expect(&p("ffn_gate"), &[ff, d])?;
         expect(&p("ffn_up"), &[ff, d])?;
         expect(&p("ffn_down"), &[d, ff])?;
+        if c.rope_style == RopeStyle::Neox {
+            let b = |s: &str| format!("blk.{i}.{s}.bias");
+            expect(&b("attn_q"), &[d])?;
+            expect(&b("attn_k"), &[kv])?;
+            expect(&b("attn_v"), &[kv])?;
+        }
+    }
+    if ct.tensor_infos.contains_key("rope_freqs.weight") {
+        expect("rope_freqs.weight", &[c.head_dim / 2])?;
     }
     Ok(())
 }
 
 impl Weights {
-    /// Reads the shape and every weight of a llama-family GGUF model.
+    /// Reads the shape and every weight of a GGUF model of one of the
+    /// [`SUPPORTED_ARCHITECTURES`].
     pub fn from_gguf<R: Read + Seek>(ct: &gguf_file::Content, reader: &mut R) -> Result<Weights> {
         let c = config(ct)?;
         let mut r = Reader { ct, reader };
@@ -259,8 +304,14 @@ impl Weights {
                 ffn_norm: r.tensor(&p("ffn_norm"), d)?,
                 gate_up: r.stacked(&[(&g, ff * d), (&u, ff * d)])?,
                 down: r.tensor(&dn, d * ff)?,
+                qkv_bias: None,
                 packed: LayerPacked::default(),
             };
+            if c.rope_style == RopeStyle::Neox {
+                let b = |s: &str| format!("blk.{i}.{s}.bias");
+                let (qb, kb, vb) = (b("attn_q"), b("attn_k"), b("attn_v"));
+                layer.qkv_bias = Some(r.stacked(&[(&qb, d), (&kb, kv), (&vb, kv)])?);
+            }
             layer.packed = LayerPacked {
                 qkv: r.packed(&[&q, &k, &v], d, &layer.qkv),
                 out: r.packed(&[&o], d, &layer.out),
@@ -278,7 +329,12 @@ impl Weights {
             Some(w) => r.packed(&["output.weight"], d, w),
             None => r.packed(&["token_embd.weight"], d, &embed),
         };
+        let rope_freqs = match r.has("rope_freqs.weight") {
+            true => Some(r.tensor("rope_freqs.weight", c.head_dim / 2)?),
+            false => None,
+        };
         Ok(Weights {
+            rope_freqs,
             embed,
             norm: r.tensor("output_norm.weight", d)?,
             output,

@@ -60,6 +60,12 @@ fn crafted_metadata_is_an_error_naming_what_is_wrong() {
             vec![("llama.block_count", None)],
             "llama.block_count",
         ),
+        // An architecture the engine does not run is named, with the list.
+        (
+            "gemma",
+            vec![("general.architecture", Some(Value::String("gemma".into())))],
+            "architecture `gemma` is not supported (supported: llama, qwen2)",
+        ),
     ];
     for (name, over, want) in cases {
         let p = d.path().join(format!("{name}.gguf"));

@@ -1,4 +1,4 @@
-//! The embedded generator: a GGUF llama-family model run by
+//! The embedded generator: a GGUF model (llama, qwen2) run by
 //! [`ragprobe_engine`] (continuous batching, prefix reuse, batch-invariant
 //! kernels; weights dequantised to f32 at load).
 //!
@@ -143,7 +143,7 @@ impl LocalLlm {
         LocalLlm::load(&crate::paths::smollm2_gguf())
     }
 
-    /// Load any llama-family GGUF chat model with a gpt2-style tokenizer,
+    /// Load a GGUF chat model the engine runs, with a gpt2-style tokenizer,
     /// on every core.
     pub fn load(path: &Path) -> Result<LocalLlm> {
         LocalLlm::load_with_threads(path, 0)
