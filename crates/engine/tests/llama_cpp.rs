@@ -115,6 +115,7 @@ fn each_architecture_gives_llama_cpp_logits() {
             on.iter().zip(&off).all(|(a, b)| a.to_bits() == b.to_bits()),
             "{name}: packed and f32 paths differ"
         );
+        same_tokens_however_run(&d.path().join(format!("{name}.gguf")), &r.tokens, name);
         let twin = d.path().join(format!("{name}.twin.gguf"));
         let exact = twin.exists() && {
             same_weights(&d.path().join(format!("{name}.gguf")), &twin, name);
