@@ -30,12 +30,14 @@ fn main() {
     let (plen, gen, batch, threads) = (arg(2, 400), arg(3, 64), arg(4, 8), arg(5, 0));
     let t0 = Instant::now();
     let model = Model::load(std::path::Path::new(&args[1]), threads).expect("load");
-    let (packed, bytes) = model.packed_stats();
+    let f = model.footprint();
     eprintln!(
-        "loaded in {:.2} s ({:?}); {packed} matrices in GGUF blocks ({:.0} MB)",
+        "loaded in {:.2} s ({:?}); weights {:.0} MB held ({} parts for the block kernels), {:.0} MB mapped",
         t0.elapsed().as_secs_f64(),
         model.isa(),
-        bytes as f64 / 1e6
+        f.owned as f64 / 1e6,
+        f.block_parts,
+        f.mapped as f64 / 1e6
     );
     let prompt = |seed: u32| -> Vec<u32> {
         (0..plen as u32)

@@ -683,14 +683,36 @@ pub fn matmul(isa: Isa, x: &[f32], t: usize, k: usize, w: &[f32], n: usize, out:
     assert!(x.len() >= t * k && w.len() >= n * k && out.len() >= t * n);
     // SAFETY: bounds checked above; the ISA was detected on this CPU.
     for_row_blocks(n, ROWS_PER_TASK, out, |r, ptr| unsafe {
-        match isa {
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => x86::rows_avx512(x, t, k, w, r, ptr, n),
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => x86::rows_avx2(x, t, k, w, r, ptr, n),
-            _ => matmul_rows::<2, 2>(x, t, k, w, r, ptr, n),
-        }
+        matmul_range(isa, x, t, k, w, r, ptr, n)
     });
+}
+
+/// Rows `n0..n1` of `out = x · wᵀ` on `isa`, one thread: what
+/// [`matmul`] computes for those columns, bit for bit (each output element
+/// is the same fixed sequence of operations however the work is cut).
+///
+/// # Safety
+/// The ISA was detected on this CPU; `x` holds `t × k` values, `w` rows
+/// `n0..n1` of `k` values (row `n` at `w[n * k]`), and `out` covers
+/// `out[r * ldo + n]` for every `r < t` and `n` in `n0..n1`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn matmul_range(
+    isa: Isa,
+    x: &[f32],
+    t: usize,
+    k: usize,
+    w: &[f32],
+    r: (usize, usize),
+    out: *mut f32,
+    ldo: usize,
+) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => x86::rows_avx512(x, t, k, w, r, out, ldo),
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => x86::rows_avx2(x, t, k, w, r, out, ldo),
+        _ => matmul_rows::<2, 2>(x, t, k, w, r, out, ldo),
+    }
 }
 
 /// Runs `rows(range, out)` in parallel for the blocks of `per_task` weight

@@ -18,17 +18,20 @@
 //!   for token across batch sizes, thread counts and prefix reuse, which the
 //!   request cache and the determinism guarantees rely on.
 //!
-//! Weights are dequantised to f32 at load (candle reads the GGUF); Q4_1 and
-//! Q8_0 matrices are also kept in their GGUF blocks, which steps of a few
-//! tokens read instead (a fifth of the bytes; bit-identical results, see
-//! [`packed`]).
+//! Weights stay in their GGUF tensor types ([`quant`]; candle parses the
+//! header), memory-mapped: no f32 copy is held. Steps of a few tokens read
+//! Q4_1 and Q8_0 blocks in the dot product ([`packed`]); every other step
+//! and type decodes tiles of rows on the fly ([`matrix`]), bit-identical to
+//! the f32 kernels on the reference's dequantized weights.
 
 pub mod batch;
 pub mod encoder;
 pub mod gguf;
 pub mod kernels;
+pub mod matrix;
 pub mod model;
 pub mod packed;
+pub mod quant;
 pub mod search;
 pub mod weights;
 

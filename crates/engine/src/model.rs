@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use std::path::Path;
 
 use crate::kernels::{self, Attend, Isa};
-use crate::packed::{self, Packed};
+use crate::matrix::{Footprint, Matrix};
 use crate::weights::{Config, RopeStyle, Weights};
 use crate::{EngineError, Result};
 
@@ -83,8 +83,8 @@ impl Model {
     /// pool (every core).
     pub fn load(path: &Path, threads: usize) -> Result<Model> {
         let err = |m: String| EngineError::Load(format!("{}: {m}", path.display()));
-        let (mut file, ct) = crate::gguf::read_content(path).map_err(|e| err(e.to_string()))?;
-        let weights = Weights::from_gguf(&ct, &mut file).map_err(|e| err(e.to_string()))?;
+        let (file, ct) = crate::gguf::read_content(path).map_err(|e| err(e.to_string()))?;
+        let weights = Weights::from_gguf(&ct, &file).map_err(|e| err(e.to_string()))?;
         Model::new(weights, threads)
     }
 
@@ -130,29 +130,16 @@ impl Model {
         })
     }
 
-    /// Whether small steps may use the weights in their GGUF blocks (the
-    /// default). Outputs are the same either way; only speed differs.
+    /// Whether small steps may use the block kernels of Q4_1 and Q8_0 (the
+    /// default) rather than decoded tiles. Outputs are the same either way;
+    /// only speed differs.
     pub fn set_packed(&mut self, on: bool) {
         self.f32_only = !on;
     }
 
-    /// Matrices kept in GGUF blocks, and their bytes.
-    pub fn packed_stats(&self) -> (usize, usize) {
-        let w = &self.weights;
-        let all = w
-            .layers
-            .iter()
-            .flat_map(|l| {
-                [
-                    &l.packed.qkv,
-                    &l.packed.out,
-                    &l.packed.gate_up,
-                    &l.packed.down,
-                ]
-            })
-            .chain(std::iter::once(&w.head_packed))
-            .flatten();
-        all.fold((0, 0), |(n, b), p| (n + 1, b + p.bytes()))
+    /// Where the weights' bytes live (held, mapped, block-kernel parts).
+    pub fn footprint(&self) -> Footprint {
+        self.weights.footprint()
     }
 
     /// The model's shape.
@@ -173,24 +160,10 @@ impl Model {
         }
     }
 
-    /// `out = x · wᵀ` for `t` rows of `x`: from the GGUF blocks when the
-    /// step is small enough to be bound by reading the weights, else from
-    /// the f32 copy. Both give the same bits (see [`packed`]).
-    fn linear(
-        &self,
-        x: &[f32],
-        t: usize,
-        k: usize,
-        (w, packed): (&[f32], &Option<Packed>),
-        n: usize,
-        out: &mut [f32],
-    ) {
-        match packed {
-            Some(p) if t <= packed::MAX_ROWS && !self.f32_only => {
-                packed::matmul(self.isa, x, t, p, out)
-            }
-            _ => kernels::matmul(self.isa, x, t, k, w, n, out),
-        }
+    /// `out = x · wᵀ` for `t` rows of `x`, from the weights' blocks (see
+    /// [`crate::matrix`]: the same bits whichever path a part takes).
+    fn linear(&self, x: &[f32], t: usize, w: &Matrix, out: &mut [f32]) {
+        w.matmul(self.isa, x, t, out, !self.f32_only)
     }
 
     /// Rotates each head of `v` by position `pos`: pairs `(2i, 2i+1)`
@@ -250,12 +223,11 @@ impl Model {
             at.extend((0..f.tokens.len()).map(|i| (f.cache, start + i)));
         }
         let t = at.len();
-        let mut x: Vec<f32> = Vec::with_capacity(t * d);
-        for f in feeds {
-            for &tok in f.tokens {
-                let tok = (tok as usize).min(c.vocab - 1);
-                x.extend_from_slice(&self.weights.embed[tok * d..(tok + 1) * d]);
-            }
+        let mut x = vec![0f32; t * d];
+        let tokens = feeds.iter().flat_map(|f| f.tokens);
+        for (row, &tok) in x.chunks_exact_mut(d).zip(tokens) {
+            let tok = (tok as usize).min(c.vocab - 1);
+            self.weights.embed.decode_row(tok, row);
         }
         let attend = Attend {
             n_head: c.n_head,
@@ -273,7 +245,7 @@ impl Model {
         let mut act = vec![0f32; t * ff];
         for (l, layer) in self.weights.layers.iter().enumerate() {
             norm_rows(&x, &layer.attn_norm, c.eps, &mut h, d);
-            self.linear(&h, t, d, (&layer.qkv, &layer.packed.qkv), qkv_w, &mut qkv);
+            self.linear(&h, t, &layer.qkv, &mut qkv);
             qkv.par_chunks_mut(qkv_w)
                 .zip(&at)
                 .for_each(|(row, &(_, pos))| {
@@ -297,17 +269,10 @@ impl Model {
                     let (keys, values) = (&cache.keys[l], &cache.values[l]);
                     kernels::attend(isa, &attend, &row[..d], keys, values, pos + 1, out);
                 });
-            self.linear(&att, t, d, (&layer.out, &layer.packed.out), d, &mut proj);
+            self.linear(&att, t, &layer.out, &mut proj);
             add(&mut x, &proj);
             norm_rows(&x, &layer.ffn_norm, c.eps, &mut h, d);
-            self.linear(
-                &h,
-                t,
-                d,
-                (&layer.gate_up, &layer.packed.gate_up),
-                2 * ff,
-                &mut gu,
-            );
+            self.linear(&h, t, &layer.gate_up, &mut gu);
             act.par_chunks_mut(ff)
                 .zip(gu.par_chunks(2 * ff))
                 .for_each(|(a, row)| {
@@ -316,7 +281,7 @@ impl Model {
                         *a = g / (1.0 + (-g).exp()) * u;
                     }
                 });
-            self.linear(&act, t, ff, (&layer.down, &layer.packed.down), d, &mut proj);
+            self.linear(&act, t, &layer.down, &mut proj);
             add(&mut x, &proj);
         }
         for f in feeds {
@@ -338,14 +303,9 @@ impl Model {
         for (dst, &r) in rows.chunks_exact_mut(d).zip(&last) {
             kernels::rms_norm(&x[r * d..(r + 1) * d], &self.weights.norm, c.eps, dst);
         }
-        let head = self
-            .weights
-            .output
-            .as_deref()
-            .unwrap_or(&self.weights.embed);
+        let head = self.weights.output.as_ref().unwrap_or(&self.weights.embed);
         let mut logits = vec![0f32; last.len() * c.vocab];
-        let head = (head, &self.weights.head_packed);
-        self.linear(&rows, last.len(), d, head, c.vocab, &mut logits);
+        self.linear(&rows, last.len(), head, &mut logits);
         logits
     }
 }

@@ -4,17 +4,13 @@
 //! where f32 is 128.
 //!
 //! **Same numbers.** A block is decoded in registers with exactly the
-//! operations candle uses to dequantise it at load (`q as f32 * d + m` for
-//! Q4_1, `q as f32 * d` for Q8_0: one IEEE multiply, then one add), so every
-//! weight equals its f32 copy bit for bit, which [`Packed::from_gguf`]
-//! checks for the whole tensor before it is used. The products are then
+//! operations as the reference dequantizer ([`crate::quant`]: `d * q + m`
+//! for Q4_1, `q * d` for Q8_0: one IEEE multiply, then one add), so every
+//! weight equals its decoded f32 value bit for bit (tested below against
+//! [`Dtype::decode`](crate::quant::Dtype::decode)). The products are then
 //! accumulated in the same 16 lanes, in the same order and with the same
 //! final reduction as [`kernels::matmul`](crate::kernels::matmul): a packed
 //! step gives bit-identical outputs to an f32 step, whichever ISA runs it.
-
-use std::io::{Read, Seek, SeekFrom};
-
-use candle_core::quantized::{gguf_file, GgmlDType};
 
 use crate::kernels::{Isa, LANES};
 
@@ -60,73 +56,37 @@ fn f16(lo: u8, hi: u8) -> f32 {
 }
 
 impl Packed {
-    /// Reads tensors `names` (stacked in that order, each `k` wide) in their
-    /// GGUF blocks; `None` when one is in another format, or when decoding
-    /// does not give exactly `dequantised` (the f32 copy the model holds).
-    pub fn from_gguf<R: Read + Seek>(
-        ct: &gguf_file::Content,
-        reader: &mut R,
-        names: &[&str],
-        k: usize,
-        dequantised: &[f32],
-    ) -> Option<Packed> {
-        if !k.is_multiple_of(BLOCK) {
+    /// Splits raw GGUF blocks of `format` (whole rows of `k`) into the
+    /// scales, minimums and values the kernels read; `None` when `k` is not
+    /// whole blocks or `raw` not whole rows.
+    pub fn from_blocks(format: Format, k: usize, raw: &[u8]) -> Option<Packed> {
+        let size = match format {
+            Format::Q4_1 => 20,
+            Format::Q8_0 => 34,
+        };
+        let per_row = k / BLOCK * size;
+        if !k.is_multiple_of(BLOCK) || k == 0 || !raw.len().is_multiple_of(per_row) {
             return None;
         }
-        let mut format = None;
+        let blocks = raw.len() / size;
         let mut p = Packed {
-            format: Format::Q8_0,
+            format,
             k,
-            rows: 0,
-            d: Vec::new(),
+            rows: raw.len() / per_row,
+            d: Vec::with_capacity(blocks),
             m: Vec::new(),
-            qs: Vec::new(),
+            qs: Vec::with_capacity(blocks * if format == Format::Q4_1 { 16 } else { 32 }),
         };
-        for name in names {
-            let info = ct.tensor_infos.get(*name)?;
-            let f = match info.ggml_dtype {
-                GgmlDType::Q4_1 => Format::Q4_1,
-                GgmlDType::Q8_0 => Format::Q8_0,
-                _ => return None,
-            };
-            if *format.get_or_insert(f) != f {
-                return None;
-            }
-            let n = info.shape.elem_count();
-            if !n.is_multiple_of(k) {
-                return None;
-            }
-            let (size, blocks) = (if f == Format::Q4_1 { 20 } else { 34 }, n / BLOCK);
-            let mut raw = vec![0u8; size * blocks];
-            reader
-                .seek(SeekFrom::Start(ct.tensor_data_offset + info.offset))
-                .ok()?;
-            reader.read_exact(&mut raw).ok()?;
-            for b in raw.chunks_exact(size) {
-                p.d.push(f16(b[0], b[1]));
-                if f == Format::Q4_1 {
-                    p.m.push(f16(b[2], b[3]));
-                    p.qs.extend_from_slice(&b[4..20]);
-                } else {
-                    p.qs.extend_from_slice(&b[2..34]);
-                }
-            }
-            p.rows += n / k;
-        }
-        p.format = format?;
-        let mut row = vec![0f32; k];
-        for (r, want) in dequantised.chunks_exact(k).enumerate() {
-            p.decode_row(r, &mut row);
-            if r >= p.rows
-                || row
-                    .iter()
-                    .zip(want)
-                    .any(|(a, b)| a.to_bits() != b.to_bits())
-            {
-                return None;
+        for b in raw.chunks_exact(size) {
+            p.d.push(f16(b[0], b[1]));
+            if format == Format::Q4_1 {
+                p.m.push(f16(b[2], b[3]));
+                p.qs.extend_from_slice(&b[4..20]);
+            } else {
+                p.qs.extend_from_slice(&b[2..34]);
             }
         }
-        (dequantised.len() == p.rows * k).then_some(p)
+        Some(p)
     }
 
     /// Row `r` as f32, exactly as the kernels see it.
@@ -397,23 +357,27 @@ unsafe fn rows<const TT: usize>(
     }
 }
 
-/// `out[t × rows] = x[t × k] · wᵀ` for `1 <= t <= MAX_ROWS`, in parallel
-/// over blocks of weight rows; bit-identical to
-/// [`kernels::matmul`](crate::kernels::matmul) over the dequantised weights.
-pub fn matmul(isa: Isa, x: &[f32], t: usize, p: &Packed, out: &mut [f32]) {
+/// Columns `col..col + p.rows` of `out[t × ldo] = x[t × k] · wᵀ` for
+/// `1 <= t <= MAX_ROWS`, in parallel over blocks of weight rows;
+/// bit-identical to [`kernels::matmul`](crate::kernels::matmul) over the
+/// decoded weights.
+pub fn matmul(isa: Isa, x: &[f32], t: usize, p: &Packed, out: &mut [f32], col: usize, ldo: usize) {
     let (k, n) = (p.k, p.rows);
-    assert!((1..=MAX_ROWS).contains(&t) && x.len() >= t * k && out.len() >= t * n);
-    // SAFETY: bounds checked above; the ISA was detected on this CPU.
+    assert!((1..=MAX_ROWS).contains(&t) && x.len() >= t * k);
+    assert!(col + n <= ldo && out.len() >= (t - 1) * ldo + col + n);
+    // SAFETY: bounds checked above; the ISA was detected on this CPU; each
+    // task writes columns `col + r` of its own rows `r`.
     crate::kernels::for_row_blocks(n, ROWS_PER_TASK, out, |r, ptr| unsafe {
+        let ptr = ptr.add(col);
         match t {
-            1 => rows::<1>(isa, x, p, r, ptr, n),
-            2 => rows::<2>(isa, x, p, r, ptr, n),
-            3 => rows::<3>(isa, x, p, r, ptr, n),
-            4 => rows::<4>(isa, x, p, r, ptr, n),
-            5 => rows::<5>(isa, x, p, r, ptr, n),
-            6 => rows::<6>(isa, x, p, r, ptr, n),
-            7 => rows::<7>(isa, x, p, r, ptr, n),
-            _ => rows::<8>(isa, x, p, r, ptr, n),
+            1 => rows::<1>(isa, x, p, r, ptr, ldo),
+            2 => rows::<2>(isa, x, p, r, ptr, ldo),
+            3 => rows::<3>(isa, x, p, r, ptr, ldo),
+            4 => rows::<4>(isa, x, p, r, ptr, ldo),
+            5 => rows::<5>(isa, x, p, r, ptr, ldo),
+            6 => rows::<6>(isa, x, p, r, ptr, ldo),
+            7 => rows::<7>(isa, x, p, r, ptr, ldo),
+            _ => rows::<8>(isa, x, p, r, ptr, ldo),
         }
     });
 }
@@ -477,7 +441,7 @@ mod tests {
                     let mut want = vec![0f32; t * rows];
                     kernels::matmul(isa, &x, t, k, &w, rows, &mut want);
                     let mut got = vec![0f32; t * rows];
-                    matmul(isa, &x, t, &p, &mut got);
+                    matmul(isa, &x, t, &p, &mut got, 0, rows);
                     let same = want
                         .iter()
                         .zip(&got)

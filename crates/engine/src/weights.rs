@@ -1,12 +1,14 @@
-//! A decoder model's shape and weights, read from a GGUF file and
-//! dequantised to f32: the architectures of [`SUPPORTED_ARCHITECTURES`],
-//! every hyperparameter from the file's metadata.
+//! A decoder model's shape and weights, read from a GGUF file and kept in
+//! its tensor types ([`crate::quant::SUPPORTED_TYPES`], memory-mapped): the
+//! architectures of [`SUPPORTED_ARCHITECTURES`], every hyperparameter from
+//! the file's metadata.
 
 use candle_core::quantized::gguf_file;
-use candle_core::Device;
-use std::io::{Read, Seek};
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::Arc;
 
-use crate::packed::Packed;
+use crate::matrix::{Bytes, Footprint, Matrix, Part};
+use crate::quant::{supported_type_names, Dtype};
 use crate::{EngineError, Result};
 
 /// The `general.architecture` values the engine runs. `llama` covers
@@ -68,34 +70,18 @@ pub struct Layer {
     /// Attention RMS norm weights.
     pub attn_norm: Vec<f32>,
     /// `[(dim + 2 kv_dim) × dim]`: Q rows, then K, then V.
-    pub qkv: Vec<f32>,
+    pub qkv: Matrix,
     /// `[dim × dim]`.
-    pub out: Vec<f32>,
+    pub out: Matrix,
     /// Feed-forward RMS norm weights.
     pub ffn_norm: Vec<f32>,
     /// `[2 ff_dim × dim]`: gate rows, then up.
-    pub gate_up: Vec<f32>,
+    pub gate_up: Matrix,
     /// `[dim × ff_dim]`.
-    pub down: Vec<f32>,
+    pub down: Matrix,
     /// `[dim + 2 kv_dim]`: the Q, K and V biases (qwen2), added to the
     /// projection's output; None when the architecture has none.
     pub qkv_bias: Option<Vec<f32>>,
-    /// The same matrices in their GGUF blocks, where decoding them gives
-    /// exactly the f32 weights (for bandwidth-bound steps).
-    pub packed: LayerPacked,
-}
-
-/// A layer's matrices in GGUF blocks (`None`: another format; f32 only).
-#[derive(Debug, Default)]
-pub struct LayerPacked {
-    /// Q, K and V stacked.
-    pub qkv: Option<Packed>,
-    /// The attention output projection.
-    pub out: Option<Packed>,
-    /// Gate and up stacked.
-    pub gate_up: Option<Packed>,
-    /// The down projection.
-    pub down: Option<Packed>,
 }
 
 /// All weights.
@@ -104,61 +90,122 @@ pub struct Weights {
     /// The shape.
     pub config: Config,
     /// `[vocab × dim]` token embeddings.
-    pub embed: Vec<f32>,
+    pub embed: Matrix,
     /// The blocks.
     pub layers: Vec<Layer>,
     /// Final RMS norm weights.
     pub norm: Vec<f32>,
     /// `[vocab × dim]` output projection; None when tied to `embed`.
-    pub output: Option<Vec<f32>>,
-    /// The output head (`output`, else `embed`) in GGUF blocks, if exact.
-    pub head_packed: Option<Packed>,
+    pub output: Option<Matrix>,
     /// `[head_dim / 2]` RoPE frequency divisors (`rope_freqs.weight`,
     /// Llama 3's scaling: θ_i / f_i, as llama.cpp's `ggml_rope_ext`); None
     /// when the file has none.
     pub rope_freqs: Option<Vec<f32>>,
 }
 
-/// Reads `ct`'s tensors from `reader`.
-struct Reader<'a, R> {
-    ct: &'a gguf_file::Content,
-    reader: &'a mut R,
+impl Weights {
+    /// Where the weights' bytes live, over every matrix.
+    pub fn footprint(&self) -> Footprint {
+        let mut f = self.embed.footprint();
+        if let Some(o) = &self.output {
+            f += o.footprint();
+        }
+        for l in &self.layers {
+            for m in [&l.qkv, &l.out, &l.gate_up, &l.down] {
+                f += m.footprint();
+            }
+        }
+        f
+    }
 }
 
-impl<R: Read + Seek> Reader<'_, R> {
+/// Reads `ct`'s tensors from the mapped file (the block kernels' formats
+/// through `file`, so their bytes are not also held mapped).
+struct Reader<'a> {
+    ct: &'a gguf_file::Content,
+    file: &'a std::fs::File,
+    map: Arc<memmap2::Mmap>,
+}
+
+impl Reader<'_> {
     fn has(&self, name: &str) -> bool {
         self.ct.tensor_infos.contains_key(name)
     }
 
-    fn tensor(&mut self, name: &str, len: usize) -> Result<Vec<f32>> {
-        let q = self
+    /// Tensor `name`'s type and byte range, checked against the file.
+    fn locate(&self, name: &str, k: usize) -> Result<(Dtype, usize, usize)> {
+        let info = self
             .ct
-            .tensor(self.reader, name, &Device::Cpu)
-            .map_err(|e| EngineError::Load(format!("tensor `{name}`: {e}")))?;
-        let v = q
-            .dequantize(&Device::Cpu)?
-            .flatten_all()?
-            .to_vec1::<f32>()?;
-        if v.len() != len {
+            .tensor_infos
+            .get(name)
+            .ok_or_else(|| EngineError::Load(format!("tensor `{name}` is missing")))?;
+        let dtype = Dtype::from_ggml(info.ggml_dtype).ok_or_else(|| {
+            EngineError::Load(format!(
+                "tensor `{name}` is {:?}, a type the engine does not read (supported: {})",
+                info.ggml_dtype,
+                supported_type_names()
+            ))
+        })?;
+        let n = info.shape.elem_count();
+        let len = match (dtype.bytes_for(k), dtype.bytes_for(n)) {
+            (Some(_), Some(len)) if k > 0 && n.is_multiple_of(k) => len,
+            _ => {
+                return Err(EngineError::Load(format!(
+                    "tensor `{name}`: rows of {k} values are not whole {} blocks of {}",
+                    dtype.name(),
+                    dtype.block().0
+                )))
+            }
+        };
+        let start = (self.ct.tensor_data_offset + info.offset) as usize;
+        if start
+            .checked_add(len)
+            .is_none_or(|end| end > self.map.len())
+        {
             return Err(EngineError::Load(format!(
-                "tensor `{name}` has {} values, the model's shape needs {len}",
-                v.len()
+                "tensor `{name}`'s data ends beyond the file's {} bytes",
+                self.map.len()
             )));
         }
+        Ok((dtype, start, len))
+    }
+
+    /// Tensor `name` decoded to f32 (norms, biases: `len` values).
+    fn vector(&self, name: &str, len: usize) -> Result<Vec<f32>> {
+        let (dtype, start, bytes) = self.locate(name, len)?;
+        let mut v = vec![0f32; len];
+        dtype.decode(&self.map[start..start + bytes], &mut v);
         Ok(v)
     }
 
-    /// Tensors `names` stacked, in GGUF blocks, when that is exact.
-    fn packed(&mut self, names: &[&str], k: usize, dequantised: &[f32]) -> Option<Packed> {
-        Packed::from_gguf(self.ct, self.reader, names, k, dequantised)
-    }
-
-    fn stacked(&mut self, names: &[(&str, usize)]) -> Result<Vec<f32>> {
-        let mut all = Vec::with_capacity(names.iter().map(|(_, n)| n).sum());
-        for (name, len) in names {
-            all.extend(self.tensor(name, *len)?);
+    /// Tensors `names` stacked as one matrix of rows `k` wide, each in
+    /// its own type.
+    fn matrix(&self, names: &[&str], k: usize) -> Result<Matrix> {
+        let mut parts = Vec::with_capacity(names.len());
+        for name in names {
+            let (dtype, start, len) = self.locate(name, k)?;
+            let bytes = match dtype {
+                // Split into the block kernels' arrays: read, not mapped.
+                Dtype::Q4_1 | Dtype::Q8_0 => {
+                    let mut raw = vec![0u8; len];
+                    let mut f = self.file;
+                    f.seek(SeekFrom::Start(start as u64))
+                        .and_then(|_| f.read_exact(&mut raw))
+                        .map_err(|e| EngineError::Load(format!("tensor `{name}`: {e}")))?;
+                    Bytes::Owned(raw)
+                }
+                _ => Bytes::Mapped {
+                    map: self.map.clone(),
+                    start,
+                    len,
+                },
+            };
+            let part = Part::new(dtype, k, bytes).ok_or_else(|| {
+                EngineError::Load(format!("tensor `{name}`: not whole rows of {k}"))
+            })?;
+            parts.push(part);
         }
-        Ok(all)
+        Ok(Matrix::new(k, parts))
     }
 }
 
@@ -287,58 +334,62 @@ fn check_shapes(ct: &gguf_file::Content, c: &Config) -> Result<()> {
 
 impl Weights {
     /// Reads the shape and every weight of a GGUF model of one of the
-    /// [`SUPPORTED_ARCHITECTURES`].
-    pub fn from_gguf<R: Read + Seek>(ct: &gguf_file::Content, reader: &mut R) -> Result<Weights> {
+    /// [`SUPPORTED_ARCHITECTURES`] from `file`, whose header is `ct`: the
+    /// matrices stay in their blocks, most of them in the memory-mapped
+    /// file (see [`crate::matrix`]).
+    ///
+    /// The mapping assumes the file is not modified while the model is
+    /// loaded (as llama.cpp's loader does).
+    pub fn from_gguf(ct: &gguf_file::Content, file: &std::fs::File) -> Result<Weights> {
         let c = config(ct)?;
-        let mut r = Reader { ct, reader };
+        // SAFETY: the file is opened read-only and not written while mapped
+        // (documented above); every range read is checked against its length.
+        let map = unsafe { memmap2::Mmap::map(file) }
+            .map_err(|e| EngineError::Load(format!("cannot map the file: {e}")))?;
+        let r = Reader {
+            ct,
+            file,
+            map: Arc::new(map),
+        };
         let (d, kv, ff) = (c.dim, c.kv_dim(), c.ff_dim);
         let mut layers = Vec::with_capacity(c.n_layer);
         for i in 0..c.n_layer {
             let p = |s: &str| format!("blk.{i}.{s}.weight");
             let (q, k, v) = (p("attn_q"), p("attn_k"), p("attn_v"));
             let (o, g, u, dn) = (p("attn_output"), p("ffn_gate"), p("ffn_up"), p("ffn_down"));
-            let mut layer = Layer {
-                attn_norm: r.tensor(&p("attn_norm"), d)?,
-                qkv: r.stacked(&[(&q, d * d), (&k, kv * d), (&v, kv * d)])?,
-                out: r.tensor(&o, d * d)?,
-                ffn_norm: r.tensor(&p("ffn_norm"), d)?,
-                gate_up: r.stacked(&[(&g, ff * d), (&u, ff * d)])?,
-                down: r.tensor(&dn, d * ff)?,
-                qkv_bias: None,
-                packed: LayerPacked::default(),
+            let qkv_bias = match c.rope_style {
+                RopeStyle::Neox => {
+                    let b = |s: &str| format!("blk.{i}.{s}.bias");
+                    let mut all = r.vector(&b("attn_q"), d)?;
+                    all.extend(r.vector(&b("attn_k"), kv)?);
+                    all.extend(r.vector(&b("attn_v"), kv)?);
+                    Some(all)
+                }
+                RopeStyle::Interleaved => None,
             };
-            if c.rope_style == RopeStyle::Neox {
-                let b = |s: &str| format!("blk.{i}.{s}.bias");
-                let (qb, kb, vb) = (b("attn_q"), b("attn_k"), b("attn_v"));
-                layer.qkv_bias = Some(r.stacked(&[(&qb, d), (&kb, kv), (&vb, kv)])?);
-            }
-            layer.packed = LayerPacked {
-                qkv: r.packed(&[&q, &k, &v], d, &layer.qkv),
-                out: r.packed(&[&o], d, &layer.out),
-                gate_up: r.packed(&[&g, &u], d, &layer.gate_up),
-                down: r.packed(&[&dn], ff, &layer.down),
-            };
-            layers.push(layer);
+            layers.push(Layer {
+                attn_norm: r.vector(&p("attn_norm"), d)?,
+                qkv: r.matrix(&[&q, &k, &v], d)?,
+                out: r.matrix(&[&o], d)?,
+                ffn_norm: r.vector(&p("ffn_norm"), d)?,
+                gate_up: r.matrix(&[&g, &u], d)?,
+                down: r.matrix(&[&dn], ff)?,
+                qkv_bias,
+            });
         }
         let output = match r.has("output.weight") {
-            true => Some(r.tensor("output.weight", c.vocab * d)?),
+            true => Some(r.matrix(&["output.weight"], d)?),
             false => None,
         };
-        let embed = r.tensor("token_embd.weight", c.vocab * d)?;
-        let head_packed = match &output {
-            Some(w) => r.packed(&["output.weight"], d, w),
-            None => r.packed(&["token_embd.weight"], d, &embed),
-        };
         let rope_freqs = match r.has("rope_freqs.weight") {
-            true => Some(r.tensor("rope_freqs.weight", c.head_dim / 2)?),
+            true => Some(r.vector("rope_freqs.weight", c.head_dim / 2)?),
             false => None,
         };
         Ok(Weights {
             rope_freqs,
-            embed,
-            norm: r.tensor("output_norm.weight", d)?,
+            embed: r.matrix(&["token_embd.weight"], d)?,
+            norm: r.vector("output_norm.weight", d)?,
             output,
-            head_packed,
             layers,
             config: c,
         })

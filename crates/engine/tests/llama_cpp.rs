@@ -2,18 +2,21 @@
 //! llama.cpp's: tiny random-weight models written with the `gguf` package
 //! (`tests/reference/tiny_models.py`: llama, llama with Llama 3's
 //! `rope_freqs`, qwen2 with Q/K/V biases and a tied head; F32, F16, BF16,
-//! Q8_0, Q4_0, Q4_1 by gguf's quantizers, the Q4_K_M mix of Q4_K and Q6_K
-//! by llama.cpp's), and llama.cpp's next-token logits at every position of
+//! Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 by gguf's quantizers, the Q4_K_M and Q5_K_M
+//! mixes (Q4_K, Q5_K, Q6_K) and Q6_K by llama.cpp's), and llama.cpp's
+//! next-token logits at every position of
 //! a 24-token sequence (llama-cpp-python). A quantized file is compared
 //! with llama.cpp on its F32 twin (its tensors dequantized by gguf's
 //! reference dequantizers): the engine computes in f32 on weights it
-//! dequantizes itself, so agreement to f32 rounding also says its
-//! dequantization is the reference's.
+//! decodes itself from the blocks it holds (no f32 copy), so agreement to
+//! f32 rounding, and the bit-for-bit weight check, say its decoding is
+//! the reference's.
 //!
 //! The python is `RAGPROBE_LLAMA_SERVER` (scripts/llama-server.sh's venv,
 //! which also holds `gguf`); without it the test says it was skipped,
 //! unless `RAGPROBE_REQUIRE_LLAMA=1` (as in `make test`).
 
+use ragprobe_engine::matrix::Matrix;
 use ragprobe_engine::model::Model;
 use ragprobe_engine::{BatchOptions, Next, Request, Sink};
 use std::path::Path;
@@ -82,10 +85,27 @@ fn each_architecture_gives_llama_cpp_logits() {
         "llama-f32-256",
         "llama-q4_k_m",
         "qwen2-q4_k_m",
+        "llama-q5_0",
+        "llama-q5_1",
+        "llama-q5_k_m",
+        "qwen2-q6_k",
     ] {
         let mut model = Model::load(&d.path().join(format!("{name}.gguf")), 2).unwrap();
         let text = std::fs::read_to_string(d.path().join(format!("{name}.json"))).unwrap();
         let r = reference(&text);
+        // The engine holds every matrix in the type the file stores it.
+        let file_types: std::collections::BTreeSet<String> =
+            serde_json::from_str::<serde_json::Value>(&text).unwrap()["types"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_string())
+                .collect();
+        let held = held_types(&d.path().join(format!("{name}.gguf")));
+        assert!(
+            held.iter().all(|t| file_types.contains(t)),
+            "{name}: held {held:?}, file {file_types:?}"
+        );
         let mut worst = 0f32;
         for (p, want) in r.logits.iter().enumerate() {
             let got = model.next_logits(&r.tokens[..=p]);
@@ -107,7 +127,7 @@ fn each_architecture_gives_llama_cpp_logits() {
             );
         }
         // The packed blocks and the f32 copy give the same bits.
-        let packed = model.packed_stats().0;
+        let packed = model.footprint().block_parts;
         let on = model.next_logits(&r.tokens[..3]);
         model.set_packed(false);
         let off = model.next_logits(&r.tokens[..3]);
@@ -122,7 +142,7 @@ fn each_architecture_gives_llama_cpp_logits() {
             true
         };
         checked.push(format!(
-            "{name}: {} positions, worst {worst:.2e}, {packed} packed matrices{}",
+            "{name}: {} positions, worst {worst:.2e}, matrices {held:?}, {packed} for the block kernels{}",
             r.logits.len(),
             if exact {
                 ", dequantized bit for bit as gguf's reference"
@@ -138,8 +158,8 @@ fn each_architecture_gives_llama_cpp_logits() {
 /// of its twin (the same tensors dequantized by gguf's reference code).
 fn same_weights(file: &Path, twin: &Path, name: &str) {
     let load = |p: &Path| {
-        let (mut f, ct) = ragprobe_engine::gguf::read_content(p).unwrap();
-        ragprobe_engine::weights::Weights::from_gguf(&ct, &mut f).unwrap()
+        let (f, ct) = ragprobe_engine::gguf::read_content(p).unwrap();
+        ragprobe_engine::weights::Weights::from_gguf(&ct, &f).unwrap()
     };
     let (a, b) = (load(file), load(twin));
     let same = |x: &[f32], y: &[f32], what: &str| {
@@ -150,18 +170,42 @@ fn same_weights(file: &Path, twin: &Path, name: &str) {
             .position(|(p, q)| p.to_bits() != q.to_bits());
         assert!(bad.is_none(), "{name}: {what} differs at {bad:?}");
     };
-    same(&a.embed, &b.embed, "token_embd");
-    same(
-        a.output.as_deref().unwrap_or(&[]),
-        b.output.as_deref().unwrap_or(&[]),
-        "output",
-    );
+    let all = |m: Option<&Matrix>| m.map(Matrix::to_f32).unwrap_or_default();
+    same(&a.embed.to_f32(), &b.embed.to_f32(), "token_embd");
+    same(&all(a.output.as_ref()), &all(b.output.as_ref()), "output");
     for (i, (x, y)) in a.layers.iter().zip(&b.layers).enumerate() {
-        same(&x.qkv, &y.qkv, &format!("blk.{i} qkv"));
-        same(&x.out, &y.out, &format!("blk.{i} attn_output"));
-        same(&x.gate_up, &y.gate_up, &format!("blk.{i} gate/up"));
-        same(&x.down, &y.down, &format!("blk.{i} ffn_down"));
+        same(&x.qkv.to_f32(), &y.qkv.to_f32(), &format!("blk.{i} qkv"));
+        same(
+            &x.out.to_f32(),
+            &y.out.to_f32(),
+            &format!("blk.{i} attn_output"),
+        );
+        same(
+            &x.gate_up.to_f32(),
+            &y.gate_up.to_f32(),
+            &format!("blk.{i} gate/up"),
+        );
+        same(
+            &x.down.to_f32(),
+            &y.down.to_f32(),
+            &format!("blk.{i} ffn_down"),
+        );
     }
+}
+
+/// The tensor types the engine holds the file's matrices in.
+fn held_types(file: &Path) -> std::collections::BTreeSet<String> {
+    let (f, ct) = ragprobe_engine::gguf::read_content(file).unwrap();
+    let w = ragprobe_engine::weights::Weights::from_gguf(&ct, &f).unwrap();
+    let mut all: Vec<&Matrix> = vec![&w.embed];
+    all.extend(w.output.as_ref());
+    for l in &w.layers {
+        all.extend([&l.qkv, &l.out, &l.gate_up, &l.down]);
+    }
+    all.iter()
+        .flat_map(|m| m.dtypes())
+        .map(|t| t.name().to_string())
+        .collect()
 }
 
 /// Collects each request's tokens.

@@ -33,7 +33,7 @@ def byte_tokens():
 
 # name -> (architecture, dim, heads, kv heads, ff, rope base, options);
 # `type`: the matrices' GGUF type (written with gguf's quantizers, or by
-# llama.cpp's own quantizer for the K-quant mix `Q4_K_M`). A quantized
+# llama.cpp's own quantizer for the K-quants, LLAMA_CPP_FTYPES). A quantized
 # model's reference logits are llama.cpp's on its F32 twin (every tensor
 # dequantized with gguf's reference dequantizers), since the engine
 # computes in f32 on exactly dequantized weights.
@@ -50,6 +50,18 @@ MODELS = {
     "llama-f32-256": ("llama", 256, 4, 2, 512, 10000.0, {}),
     "llama-q4_k_m": ("llama", 256, 4, 2, 512, 10000.0, {"type": "Q4_K_M"}),
     "qwen2-q4_k_m": ("qwen2", 256, 4, 2, 512, 1000000.0, {"bias": True, "type": "Q4_K_M"}),
+    "llama-q5_0": ("llama", 64, 4, 2, 96, 10000.0, {"type": "Q5_0"}),
+    "llama-q5_1": ("llama", 64, 4, 2, 96, 10000.0, {"type": "Q5_1"}),
+    "llama-q5_k_m": ("llama", 256, 4, 2, 512, 10000.0, {"type": "Q5_K_M"}),
+    "qwen2-q6_k": ("qwen2", 256, 4, 2, 512, 1000000.0, {"bias": True, "tied": True, "type": "Q6_K"}),
+}
+
+# The types made by llama.cpp's quantizer (`llama_model_quantize`) from the
+# F32 file rather than by gguf's quantizers.
+LLAMA_CPP_FTYPES = {
+    "Q4_K_M": "LLAMA_FTYPE_MOSTLY_Q4_K_M",
+    "Q5_K_M": "LLAMA_FTYPE_MOSTLY_Q5_K_M",
+    "Q6_K": "LLAMA_FTYPE_MOSTLY_Q6_K",
 }
 
 
@@ -151,9 +163,10 @@ def main(out):
         shape = (arch, dim, heads, kv_heads, ff, base)
         weights = tensors(dim, heads, kv_heads, ff, opts, vocab, seed)
         qtype = opts.get("type")
-        if qtype == "Q4_K_M":
+        if qtype in LLAMA_CPP_FTYPES:
             write(f"{out}/{name}.f32.gguf", *shape, weights)
-            quantize_with_llama_cpp(f"{out}/{name}.f32.gguf", path, llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M)
+            ftype = getattr(llama_cpp, LLAMA_CPP_FTYPES[qtype])
+            quantize_with_llama_cpp(f"{out}/{name}.f32.gguf", path, ftype)
         else:
             write(path, *shape, weights, qtype)
         twin = path

@@ -160,7 +160,7 @@ impl LocalLlm {
             path: path.to_path_buf(),
             message: m,
         };
-        let (mut file, ct) =
+        let (file, ct) =
             ragprobe_engine::gguf::read_content(path).map_err(|e| err(e.to_string()))?;
         let (tokenizer, tokens) = tokenizer_from_gguf(&ct, path)?;
         let get_u32 = |k: &str| ct.metadata.get(k).and_then(|v| v.to_u32().ok());
@@ -182,7 +182,7 @@ impl LocalLlm {
                 .unwrap_or_default()
         };
         let (bos_token, eos_token) = (tok_str(bos), tok_str(eos));
-        let weights = ragprobe_engine::weights::Weights::from_gguf(&ct, &mut file)
+        let weights = ragprobe_engine::weights::Weights::from_gguf(&ct, &file)
             .map_err(|e| err(e.to_string()))?;
         let model = Model::new(weights, threads).map_err(|e| err(e.to_string()))?;
         let name = path
