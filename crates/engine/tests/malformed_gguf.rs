@@ -126,3 +126,45 @@ fn a_damaged_header_is_an_error_not_an_allocation() {
         );
     }
 }
+
+/// A tensor in a type the engine does not decode is named with its type
+/// and the list of types it reads (not a panic inside a kernel).
+#[test]
+fn a_tensor_type_the_engine_does_not_read_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let b = write(&d.path().join("good.gguf"), &[]);
+    // The tensor info: name, n_dims (u32), dims (u64 each), type (u32).
+    let name = b"blk.0.attn_q.weight";
+    let at = b
+        .windows(name.len())
+        .position(|w| w == name)
+        .expect("the tensor's info")
+        + name.len();
+    let n_dims = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    let ty = at + 4 + 8 * n_dims;
+    assert_eq!(
+        u32::from_le_bytes(b[ty..ty + 4].try_into().unwrap()),
+        0,
+        "F32"
+    );
+    let with_type = |t: u32, file: &str| {
+        let mut b = b.clone();
+        b[ty..ty + 4].copy_from_slice(&t.to_le_bytes());
+        let p = d.path().join(file);
+        std::fs::write(&p, b).unwrap();
+        load_error(&p)
+    };
+    let e = with_type(9, "q8_1.gguf"); // GGML_TYPE_Q8_1
+    assert!(
+        e.contains("blk.0.attn_q.weight")
+            && e.contains("Q8_1")
+            && e.contains("supported: F32, F16, BF16, Q4_0"),
+        "{e}"
+    );
+    // A type the engine reads, but rows (8 wide) that are not whole blocks.
+    let e = with_type(8, "q8_0.gguf"); // GGML_TYPE_Q8_0
+    assert!(
+        e.contains("rows of 8 values are not whole Q8_0 blocks of 32"),
+        "{e}"
+    );
+}
