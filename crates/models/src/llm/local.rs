@@ -1,12 +1,12 @@
 //! The embedded generator: a GGUF model (llama, qwen2) run by
 //! [`ragprobe_engine`] (continuous batching, prefix reuse, batch-invariant
-//! kernels; weights dequantised to f32 at load).
+//! kernels; weights kept in their GGUF blocks).
 //!
 //! * Tokenizer: assembled from the GGUF metadata (`tokenizer.ggml.*`):
-//!   byte-level BPE with the file's vocabulary and merges, digits split
-//!   individually before byte-level pre-tokenisation (the `smollm`
-//!   pre-tokenizer of llama.cpp), control and user-defined tokens (types 3
-//!   and 4) as special tokens.
+//!   byte-level BPE with the file's vocabulary and merges, pre-tokenised as
+//!   llama.cpp does for the file's `tokenizer.ggml.pre` (smollm, qwen2,
+//!   llama-bpe, gpt-2, default and their aliases; others are refused),
+//!   control and user-defined tokens (types 3 and 4) as special tokens.
 //! * Chat template: the file's `tokenizer.chat_template` (Jinja), rendered
 //!   with minijinja, so the model's own default system prompt is kept.
 //! * Decoding: greedy (argmax), so the same request gives the same output,
@@ -22,8 +22,9 @@ use std::path::{Path, PathBuf};
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::BPE;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
-use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
+use tokenizers::SplitDelimiterBehavior::Isolated;
 use tokenizers::{AddedToken, DecoderWrapper, PreTokenizerWrapper, Tokenizer};
 
 use super::{apply_stop, ChatMessage, GenSettings, Generation};
@@ -105,16 +106,27 @@ fn tokenizer_from_gguf(ct: &gguf_file::Content, path: &Path) -> Result<(Tokenize
                 .map(|(a, b)| (a.to_string(), b.to_string()))
         })
         .collect();
+    let pre_name = match ct.metadata.get("tokenizer.ggml.pre") {
+        Some(v) => v.to_string().cloned().map_err(|e| ModelError::Load {
+            path: path.into(),
+            message: format!("tokenizer.ggml.pre: {e}"),
+        })?,
+        None => "default".to_string(),
+    };
+    let pre = PreTokenizer::from_gguf(&pre_name).ok_or_else(|| ModelError::Load {
+        path: path.into(),
+        message: format!(
+            "pre-tokenizer `{pre_name}` (tokenizer.ggml.pre) is not supported (supported: {})",
+            PreTokenizer::NAMES.join(", ")
+        ),
+    })?;
     let bpe = BPE::builder()
         .vocab_and_merges(vocab, merges)
+        .ignore_merges(pre.ignore_merges())
         .build()
         .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
     let mut tok = Tokenizer::new(bpe);
-    let pre = Sequence::new(vec![
-        PreTokenizerWrapper::Digits(Digits::new(true)),
-        PreTokenizerWrapper::ByteLevel(ByteLevel::new(false, true, true)),
-    ]);
-    tok.with_pre_tokenizer(Some(PreTokenizerWrapper::Sequence(pre)));
+    tok.with_pre_tokenizer(Some(pre.build()?));
     tok.with_decoder(Some(DecoderWrapper::ByteLevel(ByteLevelDecoder::default())));
     let special: Vec<AddedToken> = tokens
         .iter()
@@ -125,6 +137,105 @@ fn tokenizer_from_gguf(ct: &gguf_file::Content, path: &Path) -> Result<(Tokenize
     tok.add_special_tokens(special)
         .map_err(|e| ModelError::Tokenizer(format!("special tokens: {e}")))?;
     Ok((tok, tokens))
+}
+
+/// GPT-2's split (`ByteLevel`'s own regex); llama.cpp omits the last `\s+`
+/// but keeps unmatched text as its own piece, which is the same split.
+const GPT2_SPLIT: &str =
+    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+/// Qwen2's split (llama.cpp's rewrite of the tokenizer.json regex without
+/// the `(?i:)` group, which matches the same contractions).
+const QWEN2_SPLIT: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Llama 3's split: as Qwen2's, with numbers in runs of up to three digits.
+const LLAMA3_SPLIT: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// The byte-level BPE pre-tokenizers of llama.cpp (`llm_tokenizer_bpe` in
+/// `src/llama-vocab.cpp`), chosen by `tokenizer.ggml.pre`: a sequence of
+/// regex splits, each splitting the pieces of the one before with matches
+/// and the text between them kept as pieces (`Isolated`), then the bytes
+/// mapped to GPT-2's alphabet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PreTokenizer {
+    /// `default` (and a file without the key): llama.cpp's default list.
+    Default,
+    /// `gpt-2` and the models llama.cpp splits like it (phi-2, mpt, olmo,
+    /// jais).
+    Gpt2,
+    /// `smollm` (and starcoder, refact, command-r, codeshell): each digit
+    /// alone, then GPT-2's split.
+    Smollm,
+    /// `qwen2` (and deepseek-r1-qwen, stablelm2).
+    Qwen2,
+    /// `llama-bpe` / `llama3` / `llama-v3`: Llama 3's split, and a word
+    /// that is itself in the vocabulary is one token (`ignore_merges`).
+    Llama3,
+}
+
+impl PreTokenizer {
+    /// Every `tokenizer.ggml.pre` value read.
+    const NAMES: &'static [&'static str] = &[
+        "default",
+        "gpt-2",
+        "phi-2",
+        "mpt",
+        "olmo",
+        "jais",
+        "smollm",
+        "starcoder",
+        "refact",
+        "command-r",
+        "codeshell",
+        "qwen2",
+        "deepseek-r1-qwen",
+        "stablelm2",
+        "llama-bpe",
+        "llama3",
+        "llama-v3",
+    ];
+
+    fn from_gguf(name: &str) -> Option<PreTokenizer> {
+        Some(match name {
+            "default" => PreTokenizer::Default,
+            "gpt-2" | "phi-2" | "mpt" | "olmo" | "jais" => PreTokenizer::Gpt2,
+            "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" => PreTokenizer::Smollm,
+            "qwen2" | "deepseek-r1-qwen" | "stablelm2" => PreTokenizer::Qwen2,
+            "llama-bpe" | "llama3" | "llama-v3" => PreTokenizer::Llama3,
+            _ => return None,
+        })
+    }
+
+    /// llama.cpp's `regex_exprs` for this pre-tokenizer, in order.
+    fn splits(self) -> &'static [&'static str] {
+        match self {
+            PreTokenizer::Default => &[
+                r"[\p{P}\$\+<=>\^~\|]+",
+                GPT2_SPLIT,
+                r"\p{N}+",
+                r"[0-9][0-9][0-9]",
+            ],
+            PreTokenizer::Gpt2 => &[GPT2_SPLIT],
+            PreTokenizer::Smollm => &[r"\p{N}", GPT2_SPLIT],
+            PreTokenizer::Qwen2 => &[QWEN2_SPLIT],
+            PreTokenizer::Llama3 => &[LLAMA3_SPLIT],
+        }
+    }
+
+    fn ignore_merges(self) -> bool {
+        self == PreTokenizer::Llama3
+    }
+
+    fn build(self) -> Result<PreTokenizerWrapper> {
+        let mut steps = Vec::new();
+        for re in self.splits() {
+            let split = Split::new(SplitPattern::Regex(re.to_string()), Isolated, false)
+                .map_err(|e| ModelError::Tokenizer(format!("pre-tokenizer regex: {e}")))?;
+            steps.push(PreTokenizerWrapper::Split(split));
+        }
+        steps.push(PreTokenizerWrapper::ByteLevel(ByteLevel::new(
+            false, true, false,
+        )));
+        Ok(PreTokenizerWrapper::Sequence(Sequence::new(steps)))
+    }
 }
 
 /// The tokenizer of a GGUF file, from its metadata alone (no weights load).
