@@ -109,7 +109,7 @@ def write(path, arch, dim, heads, kv_heads, ff, base, weights, qtype=None):
     tokens = byte_tokens() + ["ĠĠ"]
     vocab = len(tokens)
     w = gguf.GGUFWriter(path, arch)
-    w.add_context_length(256)
+    w.add_context_length(2048)
     w.add_embedding_length(dim)
     w.add_block_count(2)
     w.add_feed_forward_length(ff)
