@@ -238,6 +238,47 @@ impl PreTokenizer {
     }
 }
 
+/// Renders a model's Jinja chat template (`tokenizer.chat_template`) as
+/// Hugging Face's `apply_chat_template` does (`transformers`
+/// `_compile_jinja_template`): blocks trimmed (`trim_blocks`,
+/// `lstrip_blocks`), `raise_exception` available, `messages`,
+/// `add_generation_prompt = true`, `bos_token` and `eos_token` in the
+/// context. `strftime_now` is left undefined on purpose, so templates that
+/// date their system prompt (Llama 3.x) take their fixed fallback date and
+/// the prompt, and with it the request's hash, does not change by the day.
+/// Tested against jinja2 with those settings (`tests/chat_template.rs`).
+pub fn render_chat_template(
+    template: &str,
+    messages: &[ChatMessage],
+    bos_token: &str,
+    eos_token: &str,
+) -> Result<String> {
+    let mut env = minijinja::Environment::new();
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.add_function(
+        "raise_exception",
+        |msg: String| -> std::result::Result<String, minijinja::Error> {
+            Err(minijinja::Error::new(
+                minijinja::ErrorKind::InvalidOperation,
+                msg,
+            ))
+        },
+    );
+    env.add_template("chat", template)
+        .map_err(|e| ModelError::Tokenizer(format!("chat template: {e}")))?;
+    let tmpl = env
+        .get_template("chat")
+        .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+    tmpl.render(minijinja::context! {
+        messages => messages,
+        add_generation_prompt => true,
+        bos_token => bos_token,
+        eos_token => eos_token,
+    })
+    .map_err(|e| ModelError::Tokenizer(format!("chat template: {e}")))
+}
+
 /// The tokenizer of a GGUF file, from its metadata alone (no weights load).
 pub fn gguf_tokenizer(path: &Path) -> Result<Tokenizer> {
     let err = |m: String| ModelError::Load {
@@ -337,7 +378,8 @@ impl LocalLlm {
     }
 
     /// Render messages with the model's chat template (falls back to ChatML
-    /// when the file has none), ending with the assistant turn's opening.
+    /// when the file has none), ending with the assistant turn's opening;
+    /// see [`render_chat_template`].
     pub fn render_chat(&self, messages: &[ChatMessage]) -> Result<String> {
         if self.chat_template.is_empty() {
             let mut s = String::new();
@@ -350,28 +392,12 @@ impl LocalLlm {
             s.push_str("<|im_start|>assistant\n");
             return Ok(s);
         }
-        let mut env = minijinja::Environment::new();
-        env.add_function(
-            "raise_exception",
-            |msg: String| -> std::result::Result<String, minijinja::Error> {
-                Err(minijinja::Error::new(
-                    minijinja::ErrorKind::InvalidOperation,
-                    msg,
-                ))
-            },
-        );
-        env.add_template("chat", &self.chat_template)
-            .map_err(|e| ModelError::Tokenizer(format!("chat template: {e}")))?;
-        let tmpl = env
-            .get_template("chat")
-            .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
-        tmpl.render(minijinja::context! {
-            messages => messages,
-            add_generation_prompt => true,
-            bos_token => self.bos_token,
-            eos_token => self.eos_token,
-        })
-        .map_err(|e| ModelError::Tokenizer(format!("chat template: {e}")))
+        render_chat_template(
+            &self.chat_template,
+            messages,
+            &self.bos_token,
+            &self.eos_token,
+        )
     }
 
     /// Token ids of `text` (special tokens in the text are recognised).
