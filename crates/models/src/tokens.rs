@@ -8,13 +8,13 @@
 use std::path::Path;
 use tokenizers::Tokenizer;
 
-use crate::llm::local::{gguf_tokenizer, LocalLlm};
+use crate::llm::local::{gguf_tokenizer, LocalLlm, TextTokenizer};
 use crate::llm::ChatMessage;
 use crate::{ModelError, Result};
 
 /// The tokenizer of a `tokenizer.json` (Hugging Face models ship one) or of
 /// a `.gguf` file (from its metadata alone, no weights loaded).
-pub fn load_tokenizer(path: &Path) -> Result<Tokenizer> {
+pub fn load_tokenizer(path: &Path) -> Result<TextTokenizer> {
     if !path.is_file() {
         return Err(ModelError::Missing {
             path: path.to_path_buf(),
@@ -23,10 +23,11 @@ pub fn load_tokenizer(path: &Path) -> Result<Tokenizer> {
     if path.extension().is_some_and(|e| e == "gguf") {
         return gguf_tokenizer(path);
     }
-    Tokenizer::from_file(path).map_err(|e| ModelError::Load {
+    let t = Tokenizer::from_file(path).map_err(|e| ModelError::Load {
         path: path.to_path_buf(),
         message: format!("not a tokenizer.json: {e}"),
-    })
+    })?;
+    Ok(TextTokenizer::Hf(Box::new(t)))
 }
 
 /// Counts the prompt tokens of a request's messages.
@@ -34,7 +35,7 @@ pub enum TokenCounter {
     /// The embedded model: its chat template rendered, then tokenized.
     Embedded(Box<LocalLlm>),
     /// A tokenizer over the messages' text (no chat template).
-    Tokenizer(Box<Tokenizer>),
+    Tokenizer(Box<TextTokenizer>),
     /// A token per 4 characters of the messages' text, rounded up.
     Approx,
 }
@@ -78,12 +79,9 @@ impl TokenCounter {
     pub fn count(&self, messages: &[ChatMessage]) -> Result<u64> {
         match self {
             TokenCounter::Embedded(m) => Ok(m.encode(&m.render_chat(messages)?)?.len() as u64),
-            TokenCounter::Tokenizer(t) => messages.iter().try_fold(0u64, |n, m| {
-                let enc = t
-                    .encode(m.content.as_str(), false)
-                    .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
-                Ok(n + enc.get_ids().len() as u64)
-            }),
+            TokenCounter::Tokenizer(t) => messages
+                .iter()
+                .try_fold(0u64, |n, m| Ok(n + t.encode(&m.content)?.len() as u64)),
             TokenCounter::Approx => Ok(messages
                 .iter()
                 .map(|m| m.content.chars().count().div_ceil(4) as u64)

@@ -10,6 +10,7 @@
 use std::path::Path;
 use tokenizers::Tokenizer;
 
+use crate::llm::local::TextTokenizer;
 use crate::{ModelError, Result};
 
 /// Cuts passages to at most `max` tokens.
@@ -41,7 +42,17 @@ impl PassageTruncator {
         let sha256 = crate::paths::file_sha256(path).map_err(|_| ModelError::Missing {
             path: path.to_path_buf(),
         })?;
-        let tokenizer = crate::tokens::load_tokenizer(path)?;
+        let tokenizer = match crate::tokens::load_tokenizer(path)? {
+            TextTokenizer::Hf(t) => *t,
+            // Cutting needs each token's place in the text, which only
+            // `tokenizers` reports.
+            TextTokenizer::Spm(_) => {
+                return Err(ModelError::Load {
+                    path: path.to_path_buf(),
+                    message: "a SentencePiece vocabulary (tokenizer.ggml.model = llama) cannot cut passages: give the model's tokenizer.json".into(),
+                })
+            }
+        };
         Ok(PassageTruncator {
             tokenizer,
             max,

@@ -17,8 +17,10 @@ use ragprobe_models::paths;
 use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn each_pre_tokenizer_gives_llama_cpp_ids() {
+/// Runs `tests/reference/<script>` (SmolLM2's GGUF and a scratch folder as
+/// arguments) and parses what it prints; `None` when llama.cpp or the model
+/// is not here and `make test`'s `RAGPROBE_REQUIRE_LLAMA=1` is not set.
+fn reference(script: &str) -> Option<(serde_json::Value, tempfile::TempDir)> {
     let required = std::env::var("RAGPROBE_REQUIRE_LLAMA").as_deref() == Ok("1");
     let python = std::env::var_os("RAGPROBE_LLAMA_SERVER").filter(|p| !p.is_empty());
     let source = paths::smollm2_gguf();
@@ -29,10 +31,12 @@ fn each_pre_tokenizer_gives_llama_cpp_ids() {
             source.display()
         );
         eprintln!("SKIPPED: no llama.cpp or no SmolLM2 (`make test` provides both)");
-        return;
+        return None;
     };
     let d = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/llama_tokens.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/reference")
+        .join(script);
     let out = Command::new(&python)
         .arg(&script)
         .arg(&source)
@@ -44,25 +48,41 @@ fn each_pre_tokenizer_gives_llama_cpp_ids() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let texts: Vec<&str> = v["texts"]
+    Some((serde_json::from_slice(&out.stdout).unwrap(), d))
+}
+
+/// The `texts` of a reference's output.
+fn texts(v: &serde_json::Value) -> Vec<&str> {
+    v["texts"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t.as_str().unwrap())
-        .collect();
+        .collect()
+}
+
+/// A JSON array of ids.
+fn ids(v: &serde_json::Value) -> Vec<u32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as u32)
+        .collect()
+}
+
+#[test]
+fn each_pre_tokenizer_gives_llama_cpp_ids() {
+    let Some((v, d)) = reference("llama_tokens.py") else {
+        return;
+    };
+    let texts = texts(&v);
     let mut seen = Vec::new();
     for (pre, want) in v["ids"].as_object().unwrap() {
         let tok = gguf_tokenizer(&d.path().join(format!("{pre}.gguf"))).unwrap();
         let mut all = Vec::new();
         for (text, want) in texts.iter().zip(want.as_array().unwrap()) {
-            let want: Vec<u32> = want
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_u64().unwrap() as u32)
-                .collect();
-            let got = tok.encode(*text, false).unwrap().get_ids().to_vec();
+            let want = ids(want);
+            let got = tok.encode(text).unwrap();
             assert_eq!(got, want, "{pre}: {text:?}");
             all.push(got);
         }
@@ -82,6 +102,46 @@ fn each_pre_tokenizer_gives_llama_cpp_ids() {
 }
 
 /// A pre-tokenizer llama.cpp has but ragprobe does not read is named.
+/// A SentencePiece vocabulary (`tokenizer.ggml.model = llama`), with and
+/// without the space prefix: `tests/reference/spm_tokens.py` makes one from
+/// SmolLM2's pieces with scores (ties included), byte-fallback tokens,
+/// control and user-defined tokens, and prints llama.cpp's ids and
+/// `llama_detokenize` text for the sample.
+#[test]
+fn sentencepiece_gives_llama_cpp_ids_and_text() {
+    let Some((v, d)) = reference("spm_tokens.py") else {
+        return;
+    };
+    let texts = texts(&v);
+    let mut seen = Vec::new();
+    for (name, want) in v["ids"].as_object().unwrap() {
+        let tok = gguf_tokenizer(&d.path().join(format!("{name}.gguf"))).unwrap();
+        let decoded = v["decoded"][name].as_array().unwrap();
+        let mut all = Vec::new();
+        for ((text, want), text_back) in texts.iter().zip(want.as_array().unwrap()).zip(decoded) {
+            let want = ids(want);
+            let got = tok.encode(text).unwrap();
+            assert_eq!(got, want, "{name}: {text:?}");
+            assert_eq!(
+                tok.decode(&got).unwrap(),
+                text_back.as_str().unwrap(),
+                "{name}: decoding {text:?}"
+            );
+            all.push(got);
+        }
+        seen.push(all);
+    }
+    assert_eq!(seen.len(), 2);
+    assert_ne!(
+        seen[0], seen[1],
+        "the space prefix changes nothing in the sample"
+    );
+    eprintln!(
+        "SentencePiece, 2 vocabularies x {} texts: llama.cpp's ids and text",
+        texts.len()
+    );
+}
+
 #[test]
 fn an_unknown_pre_tokenizer_is_named() {
     let d = tempfile::tempdir().unwrap();

@@ -3,10 +3,12 @@
 //! kernels; weights kept in their GGUF blocks).
 //!
 //! * Tokenizer: assembled from the GGUF metadata (`tokenizer.ggml.*`):
-//!   byte-level BPE with the file's vocabulary and merges, pre-tokenised as
-//!   llama.cpp does for the file's `tokenizer.ggml.pre` (smollm, qwen2,
-//!   llama-bpe, gpt-2, default and their aliases; others are refused),
-//!   control and user-defined tokens (types 3 and 4) as special tokens.
+//!   for `gpt2` files, byte-level BPE with the file's vocabulary and merges,
+//!   pre-tokenised as llama.cpp does for the file's `tokenizer.ggml.pre`
+//!   (smollm, qwen2, llama-bpe, gpt-2, default and their aliases; others
+//!   are refused), control and user-defined tokens (types 3 and 4) as
+//!   special tokens; for `llama` files, SentencePiece by scores
+//!   ([`super::spm`]), as llama.cpp tokenizes them.
 //! * Chat template: the file's `tokenizer.chat_template` (Jinja), rendered
 //!   with minijinja, so the model's own default system prompt is kept.
 //! * Decoding: greedy (argmax), so the same request gives the same output,
@@ -27,6 +29,7 @@ use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
 use tokenizers::SplitDelimiterBehavior::Isolated;
 use tokenizers::{AddedToken, DecoderWrapper, PreTokenizerWrapper, Tokenizer};
 
+use super::spm::SpmTokenizer;
 use super::{apply_stop, ChatMessage, GenSettings, Generation};
 use crate::{ModelError, Result};
 
@@ -34,7 +37,7 @@ use crate::{ModelError, Result};
 pub struct LocalLlm {
     model: Model,
     prefix_entries: usize,
-    tokenizer: Tokenizer,
+    tokenizer: TextTokenizer,
     eos_ids: Vec<u32>,
     chat_template: String,
     bos_token: String,
@@ -70,23 +73,60 @@ fn strings(v: &gguf_file::Value, path: &Path, key: &str) -> Result<Vec<String>> 
         .collect()
 }
 
-/// Build a `tokenizers` tokenizer from GGUF `tokenizer.ggml.*` metadata
-/// (gpt2-style byte-level BPE).
-fn tokenizer_from_gguf(ct: &gguf_file::Content, path: &Path) -> Result<(Tokenizer, Vec<String>)> {
+/// A tokenizer: byte-level BPE or a `tokenizer.json` through `tokenizers`,
+/// or a GGUF file's SentencePiece vocabulary.
+#[derive(Debug)]
+pub enum TextTokenizer {
+    /// A `tokenizers` tokenizer (a GGUF file's byte-level BPE, or a
+    /// `tokenizer.json`).
+    Hf(Box<Tokenizer>),
+    /// A GGUF file's SentencePiece vocabulary.
+    Spm(SpmTokenizer),
+}
+
+impl TextTokenizer {
+    /// The ids of `text`, special tokens in it recognised, nothing added.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        match self {
+            TextTokenizer::Hf(t) => Ok(t
+                .encode(text, false)
+                .map_err(|e| ModelError::Tokenizer(e.to_string()))?
+                .get_ids()
+                .to_vec()),
+            TextTokenizer::Spm(t) => t.encode(text),
+        }
+    }
+
+    /// The text of `ids`, special tokens left out.
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        match self {
+            TextTokenizer::Hf(t) => t
+                .decode(ids, true)
+                .map_err(|e| ModelError::Tokenizer(e.to_string())),
+            TextTokenizer::Spm(t) => Ok(t.decode(ids)),
+        }
+    }
+}
+
+/// The tokenizer of GGUF `tokenizer.ggml.*` metadata: `gpt2` (byte-level
+/// BPE) or `llama` (SentencePiece); with the token texts by id.
+fn tokenizer_from_gguf(
+    ct: &gguf_file::Content,
+    path: &Path,
+) -> Result<(TextTokenizer, Vec<String>)> {
+    let load_err = |message: String| ModelError::Load {
+        path: path.into(),
+        message,
+    };
     let model = meta(ct, "tokenizer.ggml.model", path)?
         .to_string()
-        .map_err(|e| ModelError::Load {
-            path: path.into(),
-            message: e.to_string(),
-        })?;
-    if model != "gpt2" {
-        return Err(ModelError::Load {
-            path: path.into(),
-            message: format!("tokenizer model `{model}` is not supported (only gpt2-style BPE)"),
-        });
+        .map_err(|e| load_err(format!("tokenizer.ggml.model: {e}")))?;
+    if model != "gpt2" && model != "llama" {
+        return Err(load_err(format!(
+            "tokenizer model `{model}` (tokenizer.ggml.model) is not supported (supported: gpt2, llama)"
+        )));
     }
     let tokens = strings(meta(ct, "tokenizer.ggml.tokens", path)?, path, "tokens")?;
-    let merges = strings(meta(ct, "tokenizer.ggml.merges", path)?, path, "merges")?;
     let types: Vec<i32> = match ct.metadata.get("tokenizer.ggml.token_type") {
         Some(v) => v
             .to_vec()
@@ -94,6 +134,25 @@ fn tokenizer_from_gguf(ct: &gguf_file::Content, path: &Path) -> Result<(Tokenize
             .unwrap_or_default(),
         None => vec![],
     };
+    if model == "llama" {
+        let scores: Vec<f32> = meta(ct, "tokenizer.ggml.scores", path)?
+            .to_vec()
+            .map_err(|e| load_err(format!("tokenizer.ggml.scores: {e}")))?
+            .iter()
+            .map(|x| x.to_f32())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| load_err(format!("tokenizer.ggml.scores: {e}")))?;
+        let prefix = match ct.metadata.get("tokenizer.ggml.add_space_prefix") {
+            Some(v) => v
+                .to_bool()
+                .map_err(|e| load_err(format!("tokenizer.ggml.add_space_prefix: {e}")))?,
+            None => true,
+        };
+        let spm = SpmTokenizer::new(tokens.clone(), scores, types, prefix)
+            .map_err(|e| load_err(e.to_string()))?;
+        return Ok((TextTokenizer::Spm(spm), tokens));
+    }
+    let merges = strings(meta(ct, "tokenizer.ggml.merges", path)?, path, "merges")?;
     let vocab: tokenizers::models::bpe::Vocab = tokens
         .iter()
         .enumerate()
@@ -136,7 +195,7 @@ fn tokenizer_from_gguf(ct: &gguf_file::Content, path: &Path) -> Result<(Tokenize
         .collect();
     tok.add_special_tokens(special)
         .map_err(|e| ModelError::Tokenizer(format!("special tokens: {e}")))?;
-    Ok((tok, tokens))
+    Ok((TextTokenizer::Hf(Box::new(tok)), tokens))
 }
 
 /// GPT-2's split (`ByteLevel`'s own regex); llama.cpp omits the last `\s+`
@@ -280,7 +339,7 @@ pub fn render_chat_template(
 }
 
 /// The tokenizer of a GGUF file, from its metadata alone (no weights load).
-pub fn gguf_tokenizer(path: &Path) -> Result<Tokenizer> {
+pub fn gguf_tokenizer(path: &Path) -> Result<TextTokenizer> {
     let err = |m: String| ModelError::Load {
         path: path.to_path_buf(),
         message: m,
@@ -402,12 +461,7 @@ impl LocalLlm {
 
     /// Token ids of `text` (special tokens in the text are recognised).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        Ok(self
-            .tokenizer
-            .encode(text, false)
-            .map_err(|e| ModelError::Tokenizer(e.to_string()))?
-            .get_ids()
-            .to_vec())
+        self.tokenizer.encode(text)
     }
 
     /// Measure prompt processing and generation separately: prefill the
@@ -593,7 +647,7 @@ impl Sink for Decoder<'_, '_> {
             return Next::Stop;
         }
         st.tokens.push(token);
-        match self.llm.tokenizer.decode(&st.tokens, true) {
+        match self.llm.tokenizer.decode(&st.tokens) {
             Ok(t) => st.text = t,
             Err(_) => return Next::Continue,
         }

@@ -13,6 +13,7 @@ pub mod journal;
 pub mod local;
 pub mod openai;
 pub mod session;
+pub mod spm;
 
 use serde::{Deserialize, Serialize};
 
