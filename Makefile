@@ -91,7 +91,7 @@ bench-report:
 bench-sharing:
 	bash scripts/bench-sharing.sh
 
-## bench-embedded: the embedded engine against llama.cpp (same GGUF, prompts, threads)
+## bench-embedded: the embedded engine against llama.cpp (same GGUF, prompts, threads; SmolLM2 Q4_1 and a 0.5B-shape Qwen2 Q4_K_M), outputs checked before any ratio
 bench-embedded:
 	bash scripts/bench-embedded.sh
 

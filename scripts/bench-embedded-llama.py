@@ -12,11 +12,14 @@ sequence so both engines generate the same number of tokens:
     llama_decode per step carrying every sequence's token): over the wall
     time from the first prompt chunk to the last token, and over the decode
     phase alone (once every prompt is in).
-Prints one JSON object, including the first tokens of each batch sequence so
-the script can check both engines run the same model.
+Prints one JSON object, with every token of the single-stream and batched
+runs (so the script can check that batching changed no output and that both
+engines run the same model) and the process's peak resident memory, with
+the resident memory before the model was loaded (the interpreter's share).
 """
 import ctypes
 import json
+import resource
 import sys
 import time
 
@@ -41,6 +44,17 @@ threads, gen, batch = int(threads), int(gen), int(batch)
 prompts = [json.loads(l) for l in open(tokens_file) if l.strip()]
 CHUNK = 512
 
+def rss_now():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+rss_before_model = rss_now()
+# llama.cpp's loading log (hundreds of lines) off; errors still raise below.
+_quiet = L.llama_log_callback(lambda level, text, user: None)
+L.llama_log_set(_quiet, ctypes.c_void_p(0))
 L.llama_backend_init()
 model = load_model(path.encode(), L.llama_model_default_params())
 if not model:
@@ -123,14 +137,18 @@ for p in prompts:
 
 # Single-stream generation.
 gtoks = gsecs = 0.0
+single = []
 for p in prompts[:batch]:
     ctx = context(1, ctx_size([p], 1))
     tok = prefill(ctx, p, 0)
+    out = [tok]
     t0 = time.perf_counter()
     for j in range(gen - 1):
         decode(ctx, [(tok, len(p) + j, 0, True)])
         tok = argmax(ctx, 0)
+        out.append(tok)
     gsecs += time.perf_counter() - t0
+    single.append(out)
     gtoks += gen - 1
     L.llama_free(ctx)
 
@@ -160,5 +178,8 @@ print(json.dumps({
     "gen_tps": gtoks / gsecs,
     "batch_tps": batch * gen / bsecs,
     "batch_decode_tps": batch * (gen - 1) / dsecs,
-    "first_tokens": [o[:16] for o in outs],
+    "single_outputs": single,
+    "batch_outputs": outs,
+    "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    "rss_before_model_bytes": rss_before_model,
 }))

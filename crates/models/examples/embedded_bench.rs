@@ -11,9 +11,12 @@
 //! * generated tokens/s, one sequence at a time (time after the first token);
 //! * aggregate generated tokens/s with `BATCH` requests at once, over the
 //!   wall time from submission to the last token (prompts included), with
-//!   prefix reuse off (as llama.cpp runs) and on (ragprobe's default).
+//!   prefix reuse off (as llama.cpp runs) and on (ragprobe's default);
+//! * the process's peak resident memory (`VmHWM`) and the file's size.
 //!
-//! Prints one JSON object on stdout.
+//! Prints one JSON object on stdout, with every generated token of the
+//! single-stream and batched runs, so the script can check that batching
+//! changed no output before it prints a ratio.
 
 use std::io::{BufRead, Write};
 use std::time::Instant;
@@ -22,13 +25,13 @@ use ragprobe_engine::{BatchOptions, Next, Request, Sink};
 use ragprobe_models::llm::local::LocalLlm;
 use ragprobe_models::llm::ChatMessage;
 
-/// Counts generated tokens, keeps each request's first 16 and notes when
+/// Counts generated tokens, keeps each request's tokens and notes when
 /// the first one came.
 struct Clock {
     start: Instant,
     first: Option<f64>,
     tokens: usize,
-    heads: Vec<Vec<u32>>,
+    outs: Vec<Vec<u32>>,
     /// Requests that have their first token.
     started: usize,
     /// When the last request got its first token (every prompt is in),
@@ -41,15 +44,13 @@ impl Sink for Clock {
     fn token(&mut self, request: usize, token: u32) -> Next {
         self.first.get_or_insert(self.start.elapsed().as_secs_f64());
         self.tokens += 1;
-        if self.heads[request].is_empty() {
+        if self.outs[request].is_empty() {
             self.started += 1;
-            if self.started == self.heads.len() {
+            if self.started == self.outs.len() {
                 self.all_in = Some((self.start.elapsed().as_secs_f64(), self.tokens));
             }
         }
-        if self.heads[request].len() < 16 {
-            self.heads[request].push(token);
-        }
+        self.outs[request].push(token);
         Next::Continue
     }
     fn done(&mut self, _: usize) -> Result<(), ()> {
@@ -65,8 +66,8 @@ struct Run {
     total: f64,
     /// Tokens generated.
     tokens: usize,
-    /// Each request's first 16 tokens.
-    heads: Vec<Vec<u32>>,
+    /// Each request's generated tokens.
+    outs: Vec<Vec<u32>>,
     /// Generated tokens/s once every prompt is in (the decode phase).
     decode_tps: f64,
 }
@@ -89,7 +90,7 @@ fn run(llm: &LocalLlm, prompts: &[Vec<u32>], gen: usize, batch: usize, reuse: us
         start: Instant::now(),
         first: None,
         tokens: 0,
-        heads: vec![Vec::new(); prompts.len()],
+        outs: vec![Vec::new(); prompts.len()],
         started: 0,
         all_in: None,
     };
@@ -103,8 +104,21 @@ fn run(llm: &LocalLlm, prompts: &[Vec<u32>], gen: usize, batch: usize, reuse: us
         first: clock.first.unwrap_or_default(),
         total,
         tokens: clock.tokens,
-        heads: clock.heads,
+        outs: clock.outs,
     }
+}
+
+/// The process's peak resident set (`VmHWM` of /proc/self/status), or 0
+/// where the kernel does not say.
+fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb * 1024)
+        })
+        .unwrap_or(0)
 }
 
 fn main() {
@@ -158,10 +172,12 @@ fn main() {
     }
     // Single-stream generation on the first BATCH prompts.
     let (mut gtoks, mut gsecs) = (0usize, 0f64);
+    let mut single = Vec::new();
     for p in &prompts[..batch] {
-        let r = run(&llm, std::slice::from_ref(p), gen, 1, 0);
+        let mut r = run(&llm, std::slice::from_ref(p), gen, 1, 0);
         gtoks += r.tokens - 1;
         gsecs += r.total - r.first;
+        single.push(std::mem::take(&mut r.outs[0]));
     }
     // BATCH concurrent requests.
     let plain = run(&llm, &prompts[..batch], gen, batch, 0);
@@ -183,7 +199,11 @@ fn main() {
             "batch_tps": plain.tokens as f64 / plain.total,
             "batch_decode_tps": plain.decode_tps,
             "batch_tps_prefix_reuse": reuse.tokens as f64 / reuse.total,
-            "first_tokens": plain.heads,
+            "single_outputs": single,
+            "batch_outputs": plain.outs,
+            "batch_prefix_reuse_outputs": reuse.outs,
+            "peak_rss_bytes": peak_rss_bytes(),
+            "file_bytes": std::fs::metadata(&args[1]).map(|m| m.len()).unwrap_or(0),
         })
     );
 }
