@@ -6,7 +6,7 @@
 //! stack). A product `x · wᵀ` takes one of two paths per part, both giving
 //! the bits [`kernels::matmul`] gives on the decoded f32 weights:
 //!
-//! * **Block kernels** (Q4_1, Q8_0; steps of at most
+//! * **Block kernels** (Q4_0, Q4_1, Q5_0, Q8_0, Q4_K; steps of at most
 //!   [`packed::MAX_ROWS`] tokens, bound by reading the weights): the
 //!   blocks are decoded in registers inside the dot product ([`packed`]).
 //! * **Decoded tiles** (every type, any step): each parallel task decodes
@@ -15,14 +15,14 @@
 //!   them, so a prompt chunk reads each block once and no f32 copy of the
 //!   model is ever held.
 //!
-//! Tensors other than Q4_1/Q8_0 stay in the memory-mapped file; the block
-//! kernels' formats are split once into scales and values at load.
+//! Tensors of the other types stay in the memory-mapped file; the block
+//! kernels' types are split once into scales and values at load.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use crate::kernels::{self, Isa};
-use crate::packed::{self, Format, Packed};
+use crate::packed::{self, Packed};
 use crate::quant::Dtype;
 
 /// Weight rows each parallel task decodes and multiplies at once.
@@ -57,8 +57,8 @@ impl std::ops::Deref for Bytes {
 /// How a part's blocks are held.
 #[derive(Debug, Clone)]
 enum Store {
-    /// Split for the block kernels (Q4_1, Q8_0).
-    Blocks(Packed),
+    /// Split for the block kernels, from blocks of `dtype`.
+    Blocks(Dtype, Packed),
     /// As in the file.
     Raw {
         /// The tensor type.
@@ -77,33 +77,35 @@ pub struct Part {
 
 impl Part {
     /// `bytes` (whole rows of `k` weights of `dtype`) as a part; `None`
-    /// when they are not whole rows. Q4_1 and Q8_0 are split for the block
-    /// kernels (`bytes` can then be dropped).
+    /// when they are not whole rows. The types the block kernels read
+    /// ([`Packed::format_for`]) are split for them (`bytes` can then be
+    /// dropped).
     pub fn new(dtype: Dtype, k: usize, bytes: Bytes) -> Option<Part> {
         let per_row = dtype.bytes_for(k)?;
         if k == 0 || !bytes.len().is_multiple_of(per_row) {
             return None;
         }
         let rows = bytes.len() / per_row;
-        let format = match dtype {
-            Dtype::Q4_1 => Some(Format::Q4_1),
-            Dtype::Q8_0 => Some(Format::Q8_0),
-            _ => None,
-        };
-        let store = match format {
-            Some(f) => Store::Blocks(Packed::from_blocks(f, k, &bytes)?),
+        let store = match Packed::format_for(dtype) {
+            Some(_) => Store::Blocks(dtype, Packed::from_blocks(dtype, k, &bytes)?),
             None => Store::Raw { dtype, bytes },
         };
         Some(Part { rows, store })
     }
 
+    /// A part of blocks already split for the block kernels
+    /// ([`Packed::from_reader`]), from a tensor of `dtype`.
+    pub fn packed(dtype: Dtype, p: Packed) -> Part {
+        Part {
+            rows: p.rows,
+            store: Store::Blocks(dtype, p),
+        }
+    }
+
     /// The part's tensor type.
     pub fn dtype(&self) -> Dtype {
         match &self.store {
-            Store::Blocks(p) => match p.format {
-                Format::Q4_1 => Dtype::Q4_1,
-                Format::Q8_0 => Dtype::Q8_0,
-            },
+            Store::Blocks(dtype, _) => *dtype,
             Store::Raw { dtype, .. } => *dtype,
         }
     }
@@ -111,7 +113,7 @@ impl Part {
     /// Row `r` decoded into `out` (`k` values), on `isa`.
     fn decode_row(&self, isa: Isa, k: usize, r: usize, out: &mut [f32]) {
         match &self.store {
-            Store::Blocks(p) => p.decode_row(r, out),
+            Store::Blocks(_, p) => p.decode_row(r, out),
             Store::Raw { dtype, bytes } => {
                 let per_row = dtype.bytes_for(k).expect("checked in Part::new");
                 dtype.decode_on(isa, &bytes[r * per_row..(r + 1) * per_row], out);
@@ -122,7 +124,7 @@ impl Part {
     /// Bytes held in memory (split blocks) and mapped from the file.
     fn bytes(&self) -> (usize, usize) {
         match &self.store {
-            Store::Blocks(p) => (p.bytes(), 0),
+            Store::Blocks(_, p) => (p.bytes(), 0),
             Store::Raw {
                 bytes: b @ Bytes::Mapped { .. },
                 ..
@@ -218,7 +220,7 @@ impl Matrix {
             f += Footprint {
                 owned,
                 mapped,
-                block_parts: matches!(p.store, Store::Blocks(_)) as usize,
+                block_parts: matches!(p.store, Store::Blocks(..)) as usize,
             };
         }
         f
@@ -234,7 +236,7 @@ impl Matrix {
         let mut col = 0;
         for part in &self.parts {
             match &part.store {
-                Store::Blocks(p) if blocks && (1..=packed::MAX_ROWS).contains(&t) => {
+                Store::Blocks(_, p) if blocks && (1..=packed::MAX_ROWS).contains(&t) => {
                     packed::matmul(isa, x, t, p, out, col, n)
                 }
                 _ => kernels::for_row_blocks(part.rows, TILE_ROWS, out, |(r0, r1), ptr| {
@@ -350,17 +352,23 @@ mod tests {
 
     #[test]
     fn the_block_kernels_split_decodes_as_the_reference() {
-        for (dtype, format) in [(Dtype::Q4_1, Format::Q4_1), (Dtype::Q8_0, Format::Q8_0)] {
-            let raw = blocks(dtype, 3, 64, 9);
-            let p = Packed::from_blocks(format, 64, &raw).unwrap();
-            let mut want = vec![0f32; 3 * 64];
+        let k = 512;
+        let read = crate::quant::SUPPORTED_TYPES
+            .iter()
+            .filter(|t| Packed::format_for(**t).is_some());
+        let names: Vec<&str> = read.clone().map(|t| t.name()).collect();
+        assert_eq!(names, ["Q4_0", "Q4_1", "Q5_0", "Q8_0", "Q4_K"]);
+        for &dtype in read {
+            let raw = blocks(dtype, 3, k, 9);
+            let p = Packed::from_blocks(dtype, k, &raw).unwrap();
+            let mut want = vec![0f32; 3 * k];
             dtype.decode(&raw, &mut want);
-            let mut got = vec![0f32; 64];
+            let mut got = vec![0f32; k];
             for r in 0..3 {
                 p.decode_row(r, &mut got);
                 let same = got
                     .iter()
-                    .zip(&want[r * 64..])
+                    .zip(&want[r * k..])
                     .all(|(a, b)| a.to_bits() == b.to_bits());
                 assert!(same, "{dtype:?} row {r}");
             }

@@ -1,20 +1,33 @@
-//! Weight matrices kept in their GGUF blocks (Q4_1, Q8_0) for the steps
-//! that are bound by memory bandwidth: decoding a handful of tokens reads
-//! every weight once per step, and a Q4_1 block is 20 bytes for 32 weights
-//! where f32 is 128.
+//! Weight matrices kept in 32-weight blocks for the steps that are bound
+//! by memory bandwidth: decoding a handful of tokens reads every weight
+//! once per step, and a 4-bit block is 24 bytes for 32 weights where f32
+//! is 128.
 //!
-//! **Same numbers.** A block is decoded in registers with exactly the
-//! operations as the reference dequantizer ([`crate::quant`]: `d * q + m`
-//! for Q4_1, `q * d` for Q8_0: one IEEE multiply, then one add), so every
-//! weight equals its decoded f32 value bit for bit (tested below against
-//! [`Dtype::decode`](crate::quant::Dtype::decode)). The products are then
+//! Three layouts ([`Format`]) hold five GGUF types, each weight written as
+//! one IEEE multiply (then, for Q4_1, one add) of exactly the values the
+//! reference dequantizer ([`crate::quant`]) multiplies:
+//!
+//! | GGUF type | layout | weight | bytes / 32 (file) |
+//! |---|---|---|---|
+//! | Q8_0 | Q8_0 | `q · d` | 36 (34) |
+//! | Q5_0 | Q5_0 | `(q − 16) · d`, q of 5 bits | 24 (22) |
+//! | Q4_0 | Q5_0 | `(q − 8) · d` as `((q + 8) − 16) · d` | 24 (18) |
+//! | Q4_1 | Q4_1 | `q · d + m` | 24 (20) |
+//! | Q4_K | Q4_1 | `q · (d·sc) − dmin·m` as `q · d′ + m′`, `d′ = d·sc`, `m′ = −(dmin·m)` | 24 (18) |
+//!
+//! (`a − b` and `a + (−b)` are the same IEEE operation, and the products
+//! `d·sc`, `dmin·m` are taken once at load as the reference takes them.)
+//!
+//! **Same numbers.** So every weight equals its decoded f32 value bit for
+//! bit (tested against [`Dtype::decode`](crate::quant::Dtype::decode)). The products are then
 //! accumulated in the same 16 lanes, in the same order and with the same
 //! final reduction as [`kernels::matmul`](crate::kernels::matmul): a packed
 //! step gives bit-identical outputs to an f32 step, whichever ISA runs it.
 
 use crate::kernels::{Isa, LANES};
+use crate::quant::Dtype;
 
-/// Weights per GGUF block (Q4_1 and Q8_0).
+/// Weights per block.
 const BLOCK: usize = 32;
 
 /// Steps of at most this many tokens use packed weights (more rows make
@@ -29,6 +42,8 @@ const ROWS_PER_TASK: usize = 64;
 pub enum Format {
     /// 4-bit values with a scale and a minimum per block.
     Q4_1,
+    /// 5-bit values less 16, with a scale per block.
+    Q5_0,
     /// 8-bit signed values with a scale per block.
     Q8_0,
 }
@@ -44,10 +59,13 @@ pub struct Packed {
     pub rows: usize,
     /// Each block's scale (f16 widened to f32, exactly).
     d: Vec<f32>,
-    /// Each block's minimum (Q4_1; empty for Q8_0).
+    /// Each block's minimum (Q4_1; empty otherwise).
     m: Vec<f32>,
-    /// Q4_1: 16 bytes a block (low nibbles = weights 0..16, high = 16..32);
-    /// Q8_0: 32 signed bytes a block.
+    /// Each block's fifth bits, bit `j` for weight `j` (Q5_0; empty
+    /// otherwise).
+    qh: Vec<u32>,
+    /// Q4_1, Q5_0: 16 bytes a block (low nibbles = weights 0..16, high =
+    /// 16..32); Q8_0: 32 signed bytes a block.
     qs: Vec<u8>,
 }
 
@@ -56,37 +74,129 @@ fn f16(lo: u8, hi: u8) -> f32 {
 }
 
 impl Packed {
-    /// Splits raw GGUF blocks of `format` (whole rows of `k`) into the
-    /// scales, minimums and values the kernels read; `None` when `k` is not
-    /// whole blocks or `raw` not whole rows.
-    pub fn from_blocks(format: Format, k: usize, raw: &[u8]) -> Option<Packed> {
-        let size = match format {
-            Format::Q4_1 => 20,
-            Format::Q8_0 => 34,
+    /// The layout a GGUF type is held in, if the block kernels read it.
+    pub fn format_for(dtype: Dtype) -> Option<Format> {
+        match dtype {
+            Dtype::Q4_1 | Dtype::Q4_K => Some(Format::Q4_1),
+            Dtype::Q4_0 | Dtype::Q5_0 => Some(Format::Q5_0),
+            Dtype::Q8_0 => Some(Format::Q8_0),
+            _ => None,
+        }
+    }
+
+    /// Splits raw GGUF blocks of `dtype` (whole rows of `k`) into the
+    /// scales, minimums and values the kernels read (module docs); `None`
+    /// when the type has no layout here, `k` is not whole blocks or `raw`
+    /// not whole rows.
+    pub fn from_blocks(dtype: Dtype, k: usize, raw: &[u8]) -> Option<Packed> {
+        let mut p = Packed::empty(dtype, k, raw.len())?;
+        p.push_rows(dtype, raw);
+        Some(p)
+    }
+
+    /// As [`from_blocks`](Self::from_blocks), reading the `len` bytes from
+    /// `src` a few rows at a time, so the raw tensor is never held whole
+    /// beside its split form. `Ok(None)`: as `from_blocks`.
+    pub fn from_reader(
+        dtype: Dtype,
+        k: usize,
+        len: usize,
+        src: &mut impl std::io::Read,
+    ) -> std::io::Result<Option<Packed>> {
+        let Some(mut p) = Packed::empty(dtype, k, len) else {
+            return Ok(None);
         };
-        let per_row = k / BLOCK * size;
-        if !k.is_multiple_of(BLOCK) || k == 0 || !raw.len().is_multiple_of(per_row) {
+        let per_row = dtype.bytes_for(k).expect("checked by empty");
+        let mut buf = vec![0u8; per_row * (1usize << 20).div_ceil(per_row)];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(buf.len());
+            src.read_exact(&mut buf[..n])?;
+            p.push_rows(dtype, &buf[..n]);
+            left -= n;
+        }
+        Ok(Some(p))
+    }
+
+    /// Room for `len` bytes of `dtype` blocks, rows of `k`; `None` when the
+    /// type has no layout here or `len` is not whole rows.
+    fn empty(dtype: Dtype, k: usize, len: usize) -> Option<Packed> {
+        let format = Packed::format_for(dtype)?;
+        let per_row = dtype.bytes_for(k)?;
+        if !k.is_multiple_of(BLOCK) || k == 0 || !len.is_multiple_of(per_row) {
             return None;
         }
-        let blocks = raw.len() / size;
-        let mut p = Packed {
+        let (weights, size) = dtype.block();
+        let blocks = len / size * (weights / BLOCK);
+        let cap = |on: bool| if on { blocks } else { 0 };
+        Some(Packed {
             format,
             k,
-            rows: raw.len() / per_row,
+            rows: len / per_row,
             d: Vec::with_capacity(blocks),
-            m: Vec::new(),
-            qs: Vec::with_capacity(blocks * if format == Format::Q4_1 { 16 } else { 32 }),
-        };
+            m: Vec::with_capacity(cap(format == Format::Q4_1)),
+            qh: Vec::with_capacity(cap(format == Format::Q5_0)),
+            qs: Vec::with_capacity(blocks * if format == Format::Q8_0 { 32 } else { 16 }),
+        })
+    }
+
+    /// Appends whole rows of raw `dtype` blocks (`self`'s type).
+    fn push_rows(&mut self, dtype: Dtype, raw: &[u8]) {
+        let (_, size) = dtype.block();
+        let p = self;
         for b in raw.chunks_exact(size) {
-            p.d.push(f16(b[0], b[1]));
-            if format == Format::Q4_1 {
-                p.m.push(f16(b[2], b[3]));
-                p.qs.extend_from_slice(&b[4..20]);
-            } else {
-                p.qs.extend_from_slice(&b[2..34]);
+            match dtype {
+                Dtype::Q8_0 => {
+                    p.d.push(f16(b[0], b[1]));
+                    p.qs.extend_from_slice(&b[2..34]);
+                }
+                Dtype::Q4_1 => {
+                    p.d.push(f16(b[0], b[1]));
+                    p.m.push(f16(b[2], b[3]));
+                    p.qs.extend_from_slice(&b[4..20]);
+                }
+                Dtype::Q5_0 => {
+                    p.d.push(f16(b[0], b[1]));
+                    p.qh.push(u32::from_le_bytes([b[2], b[3], b[4], b[5]]));
+                    p.qs.extend_from_slice(&b[6..22]);
+                }
+                Dtype::Q4_0 => {
+                    // q − 8 = (q + 8) − 16: q + 8 in 8..24, its fifth bit to qh.
+                    p.d.push(f16(b[0], b[1]));
+                    let mut qh = 0u32;
+                    for j in 0..16 {
+                        let (lo, hi) = ((b[2 + j] & 0x0F) + 8, (b[2 + j] >> 4) + 8);
+                        qh |= ((lo >> 4) as u32) << j | ((hi >> 4) as u32) << (j + 16);
+                        p.qs.push((lo & 0x0F) | (hi & 0x0F) << 4);
+                    }
+                    p.qh.push(qh);
+                }
+                Dtype::Q4_K => {
+                    // Eight sub-blocks of 32: scale d·sc, minimum −(dmin·m);
+                    // sub-block 2i = low nibbles of bytes 32i..32i+32, 2i+1
+                    // their high nibbles.
+                    let (d, dmin) = (f16(b[0], b[1]), f16(b[2], b[3]));
+                    let scales: &[u8; 12] = b[4..16].try_into().expect("12 bytes");
+                    let (sc, mn) = crate::quant::scales_mins(scales);
+                    for i in 0..8 {
+                        p.d.push(d * sc[i] as f32);
+                        p.m.push(-(dmin * mn[i] as f32));
+                        let src = &b[16 + 32 * (i / 2)..16 + 32 * (i / 2) + 32];
+                        let nib = |l: usize| {
+                            if i % 2 == 0 {
+                                src[l] & 0x0F
+                            } else {
+                                src[l] >> 4
+                            }
+                        };
+                        for j in 0..16 {
+                            p.qs.push(nib(j) | nib(j + 16) << 4);
+                        }
+                    }
+                }
+                _ => unreachable!("a type without a layout here"),
             }
         }
-        Some(p)
     }
 
     /// Row `r` as f32, exactly as the kernels see it.
@@ -99,7 +209,7 @@ impl Packed {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.qs.len() + 4 * (self.d.len() + self.m.len())
+        self.qs.len() + 4 * (self.d.len() + self.m.len() + self.qh.len())
     }
 
     /// Builds a Q4_1 matrix from raw parts (tests and benchmarks):
@@ -112,6 +222,7 @@ impl Packed {
             rows: d.len() * BLOCK / k,
             d,
             m,
+            qh: Vec::new(),
             qs,
         }
     }
@@ -125,12 +236,29 @@ impl Packed {
             rows: d.len() * BLOCK / k,
             d,
             m: Vec::new(),
+            qh: Vec::new(),
             qs: qs.into_iter().map(|v| v as u8).collect(),
+        }
+    }
+
+    /// Builds a Q5_0 matrix from raw parts: per block a scale, the fifth
+    /// bits and 16 bytes of nibbles.
+    pub fn q5_0(k: usize, d: Vec<f32>, qh: Vec<u32>, qs: Vec<u8>) -> Packed {
+        assert!(k.is_multiple_of(BLOCK) && d.len() == qh.len() && qs.len() == 16 * d.len());
+        Packed {
+            format: Format::Q5_0,
+            k,
+            rows: d.len() * BLOCK / k,
+            d,
+            m: Vec::new(),
+            qh,
+            qs,
         }
     }
 }
 
-/// Block `blk` as 32 f32 weights (candle's dequantisation, operation for operation).
+/// Block `blk` as 32 f32 weights (the reference's dequantisation,
+/// operation for operation).
 #[inline(always)]
 fn decode_block(p: &Packed, blk: usize, out: &mut [f32]) {
     let d = p.d[blk];
@@ -141,6 +269,16 @@ fn decode_block(p: &Packed, blk: usize, out: &mut [f32]) {
             for j in 0..16 {
                 out[j] = (qs[j] & 0x0F) as f32 * d + m;
                 out[j + 16] = (qs[j] >> 4) as f32 * d + m;
+            }
+        }
+        Format::Q5_0 => {
+            let qh = p.qh[blk];
+            let qs = &p.qs[blk * 16..blk * 16 + 16];
+            for j in 0..16 {
+                let lo = (qs[j] & 0x0F) as i32 | (((qh >> j) & 1) << 4) as i32;
+                let hi = (qs[j] >> 4) as i32 | (((qh >> (j + 16)) & 1) << 4) as i32;
+                out[j] = (lo - 16) as f32 * d;
+                out[j + 16] = (hi - 16) as f32 * d;
             }
         }
         Format::Q8_0 => {
@@ -214,6 +352,25 @@ mod x86 {
                     _mm512_add_ps(_mm512_mul_ps(hi, d), m),
                 )
             }
+            Format::Q5_0 => {
+                let q = _mm512_cvtepu8_epi32(_mm_loadu_si128(
+                    p.qs.as_ptr().add(blk * 16) as *const __m128i
+                ));
+                let qh = _mm512_set1_epi32(*p.qh.get_unchecked(blk) as i32);
+                let idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                let one = _mm512_set1_epi32(1);
+                let bit = |sh: __m512i| {
+                    _mm512_slli_epi32(_mm512_and_si512(_mm512_srlv_epi32(qh, sh), one), 4)
+                };
+                let sixteen = _mm512_set1_epi32(16);
+                let lo = _mm512_or_si512(_mm512_and_si512(q, _mm512_set1_epi32(0x0F)), bit(idx));
+                let hi =
+                    _mm512_or_si512(_mm512_srli_epi32(q, 4), bit(_mm512_add_epi32(idx, sixteen)));
+                (
+                    _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(lo, sixteen)), d),
+                    _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(hi, sixteen)), d),
+                )
+            }
             Format::Q8_0 => {
                 let base = p.qs.as_ptr().add(blk * BLOCK);
                 let lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
@@ -281,6 +438,24 @@ mod x86 {
                     _mm256_srli_epi32(q, 4)
                 };
                 _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(q), d), m)
+            }
+            Format::Q5_0 => {
+                let src = p.qs.as_ptr().add(blk * 16 + off % 16);
+                let q = _mm256_cvtepu8_epi32(_mm_loadl_epi64(src as *const __m128i));
+                let q = if off < 16 {
+                    _mm256_and_si256(q, _mm256_set1_epi32(0x0F))
+                } else {
+                    _mm256_srli_epi32(q, 4)
+                };
+                let qh = _mm256_set1_epi32(*p.qh.get_unchecked(blk) as i32);
+                let o = off as i32;
+                let idx = _mm256_setr_epi32(o, o + 1, o + 2, o + 3, o + 4, o + 5, o + 6, o + 7);
+                let bit = _mm256_slli_epi32(
+                    _mm256_and_si256(_mm256_srlv_epi32(qh, idx), _mm256_set1_epi32(1)),
+                    4,
+                );
+                let q = _mm256_sub_epi32(_mm256_or_si256(q, bit), _mm256_set1_epi32(16));
+                _mm256_mul_ps(_mm256_cvtepi32_ps(q), d)
             }
             Format::Q8_0 => {
                 let src = p.qs.as_ptr().add(blk * BLOCK + off);
@@ -423,7 +598,12 @@ mod tests {
         let m: Vec<f32> = (0..blocks).map(|_| g.f16ish()).collect();
         let q4: Vec<u8> = (0..blocks * 16).map(|_| g.next() as u8).collect();
         let q8: Vec<i8> = (0..blocks * BLOCK).map(|_| g.next() as i8).collect();
-        vec![Packed::q4_1(k, d.clone(), m, q4), Packed::q8_0(k, d, q8)]
+        let qh: Vec<u32> = (0..blocks).map(|_| g.next() ^ (g.next() << 16)).collect();
+        vec![
+            Packed::q4_1(k, d.clone(), m, q4.clone()),
+            Packed::q5_0(k, d.clone(), qh, q4),
+            Packed::q8_0(k, d, q8),
+        ]
     }
 
     #[test]
@@ -452,6 +632,40 @@ mod tests {
         }
     }
 
+    /// Read a few rows at a time, a tensor of several buffers splits as
+    /// when given whole.
+    #[test]
+    fn reading_in_pieces_splits_as_the_whole() {
+        let mut g = Lcg(5);
+        for dtype in [Dtype::Q8_0, Dtype::Q5_0, Dtype::Q4_K] {
+            let k = 256;
+            let per_row = dtype.bytes_for(k).unwrap();
+            let rows = (3 << 20) / per_row + 7;
+            let mut raw: Vec<u8> = (0..rows * per_row).map(|_| g.next() as u8).collect();
+            // Finite f16 scales (bytes 0..4 of every block are f16 for these types).
+            let (_, size) = dtype.block();
+            for b in raw.chunks_exact_mut(size) {
+                b[1] &= 0x3B;
+                b[3] &= 0x3B;
+            }
+            let whole = Packed::from_blocks(dtype, k, &raw).unwrap();
+            let read = Packed::from_reader(dtype, k, raw.len(), &mut raw.as_slice())
+                .unwrap()
+                .unwrap();
+            assert_eq!(read.rows, rows);
+            assert!(read.qs == whole.qs && read.qh == whole.qh, "{dtype:?}");
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert!(bits(&read.d) == bits(&whole.d) && bits(&read.m) == bits(&whole.m));
+        }
+        let short = Packed::from_reader(Dtype::Q8_0, 32, 68, &mut [0u8; 40].as_slice());
+        assert!(short.is_err(), "a file that ends early is an error");
+        assert!(
+            Packed::from_reader(Dtype::Q6_K, 256, 210, &mut [0u8; 210].as_slice())
+                .unwrap()
+                .is_none()
+        );
+    }
+
     #[test]
     fn decoding_follows_the_gguf_layouts() {
         // Q4_1: low nibbles are weights 0..16, high nibbles 16..32.
@@ -469,5 +683,14 @@ mod tests {
         let p = Packed::q8_0(32, vec![0.25], q8);
         p.decode_row(0, &mut row);
         assert_eq!((row[3], row[0]), (-1.0, 0.0));
+        // Q5_0: bit j of qh is weight j's fifth bit; weights are q - 16.
+        let mut qs = vec![0u8; 16];
+        qs[0] = 0x52;
+        let p = Packed::q5_0(32, vec![0.5], vec![1 | 1 << 17], qs);
+        p.decode_row(0, &mut row);
+        assert_eq!(
+            (row[0], row[16], row[1], row[17]),
+            ((18.0 - 16.0) * 0.5, (5.0 - 16.0) * 0.5, -8.0, 0.0)
+        );
     }
 }

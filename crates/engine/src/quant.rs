@@ -329,7 +329,7 @@ fn q8_0(s: &[u8; 34], o: &mut [f32; 32]) {
 
 /// `Q4_K.get_scale_min`: the eight 6-bit scales and minimums of a K block.
 #[inline(always)]
-fn scales_mins(s: &[u8; 12]) -> ([u8; 8], [u8; 8]) {
+pub(crate) fn scales_mins(s: &[u8; 12]) -> ([u8; 8], [u8; 8]) {
     let (mut sc, mut mn) = ([0u8; 8], [0u8; 8]);
     for i in 0..4 {
         sc[i] = s[i] & 0x3F;

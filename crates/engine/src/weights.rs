@@ -4,10 +4,11 @@
 //! the file's metadata.
 
 use candle_core::quantized::gguf_file;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::sync::Arc;
 
 use crate::matrix::{Bytes, Footprint, Matrix, Part};
+use crate::packed::Packed;
 use crate::quant::{supported_type_names, Dtype};
 use crate::{EngineError, Result};
 
@@ -184,25 +185,26 @@ impl Reader<'_> {
         let mut parts = Vec::with_capacity(names.len());
         for name in names {
             let (dtype, start, len) = self.locate(name, k)?;
-            let bytes = match dtype {
-                // Split into the block kernels' arrays: read, not mapped.
-                Dtype::Q4_1 | Dtype::Q8_0 => {
-                    let mut raw = vec![0u8; len];
-                    let mut f = self.file;
-                    f.seek(SeekFrom::Start(start as u64))
-                        .and_then(|_| f.read_exact(&mut raw))
-                        .map_err(|e| EngineError::Load(format!("tensor `{name}`: {e}")))?;
-                    Bytes::Owned(raw)
-                }
-                _ => Bytes::Mapped {
+            let not_rows = || EngineError::Load(format!("tensor `{name}`: not whole rows of {k}"));
+            let part = if Packed::format_for(dtype).is_some() {
+                // Split into the block kernels' arrays: read a few rows at a
+                // time, not mapped (mapped pages would stay resident beside
+                // the copy, as would the whole raw tensor).
+                let mut f = self.file;
+                f.seek(SeekFrom::Start(start as u64))
+                    .map_err(|e| EngineError::Load(format!("tensor `{name}`: {e}")))?;
+                let p = Packed::from_reader(dtype, k, len, &mut f)
+                    .map_err(|e| EngineError::Load(format!("tensor `{name}`: {e}")))?
+                    .ok_or_else(not_rows)?;
+                Part::packed(dtype, p)
+            } else {
+                let bytes = Bytes::Mapped {
                     map: self.map.clone(),
                     start,
                     len,
-                },
+                };
+                Part::new(dtype, k, bytes).ok_or_else(not_rows)?
             };
-            let part = Part::new(dtype, k, bytes).ok_or_else(|| {
-                EngineError::Load(format!("tensor `{name}`: not whole rows of {k}"))
-            })?;
             parts.push(part);
         }
         Ok(Matrix::new(k, parts))
