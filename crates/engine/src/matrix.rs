@@ -6,7 +6,7 @@
 //! stack). A product `x · wᵀ` takes one of two paths per part, both giving
 //! the bits [`kernels::matmul`] gives on the decoded f32 weights:
 //!
-//! * **Block kernels** (Q4_0, Q4_1, Q5_0, Q8_0, Q4_K; steps of at most
+//! * **Block kernels** (Q4_0, Q4_1, Q5_0, Q8_0, Q4_K, Q6_K; steps of at most
 //!   [`packed::MAX_ROWS`] tokens, bound by reading the weights): the
 //!   blocks are decoded in registers inside the dot product ([`packed`]).
 //! * **Decoded tiles** (every type, any step): each parallel task decodes
@@ -357,7 +357,7 @@ mod tests {
             .iter()
             .filter(|t| Packed::format_for(**t).is_some());
         let names: Vec<&str> = read.clone().map(|t| t.name()).collect();
-        assert_eq!(names, ["Q4_0", "Q4_1", "Q5_0", "Q8_0", "Q4_K"]);
+        assert_eq!(names, ["Q4_0", "Q4_1", "Q5_0", "Q8_0", "Q4_K", "Q6_K"]);
         for &dtype in read {
             let raw = blocks(dtype, 3, k, 9);
             let p = Packed::from_blocks(dtype, k, &raw).unwrap();

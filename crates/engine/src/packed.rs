@@ -14,6 +14,7 @@
 //! | Q4_0 | Q5_0 | `(q − 8) · d` as `((q + 8) − 16) · d` | 24 (18) |
 //! | Q4_1 | Q4_1 | `q · d + m` | 24 (20) |
 //! | Q4_K | Q4_1 | `q · (d·sc) − dmin·m` as `q · d′ + m′`, `d′ = d·sc`, `m′ = −(dmin·m)` | 24 (18) |
+//! | Q6_K | Q8_16 | `(q − 32) · (d·sc)`, a scale per 16 weights | 40 (26.25) |
 //!
 //! (`a − b` and `a + (−b)` are the same IEEE operation, and the products
 //! `d·sc`, `dmin·m` are taken once at load as the reference takes them.)
@@ -46,6 +47,8 @@ pub enum Format {
     Q5_0,
     /// 8-bit signed values with a scale per block.
     Q8_0,
+    /// 8-bit signed values with a scale per 16 weights (two per block).
+    Q8_16,
 }
 
 /// A `rows × k` matrix in GGUF blocks, row-major (each row `k / 32` blocks).
@@ -80,6 +83,7 @@ impl Packed {
             Dtype::Q4_1 | Dtype::Q4_K => Some(Format::Q4_1),
             Dtype::Q4_0 | Dtype::Q5_0 => Some(Format::Q5_0),
             Dtype::Q8_0 => Some(Format::Q8_0),
+            Dtype::Q6_K => Some(Format::Q8_16),
             _ => None,
         }
     }
@@ -133,10 +137,16 @@ impl Packed {
             format,
             k,
             rows: len / per_row,
-            d: Vec::with_capacity(blocks),
+            d: Vec::with_capacity(blocks * if format == Format::Q8_16 { 2 } else { 1 }),
             m: Vec::with_capacity(cap(format == Format::Q4_1)),
             qh: Vec::with_capacity(cap(format == Format::Q5_0)),
-            qs: Vec::with_capacity(blocks * if format == Format::Q8_0 { 32 } else { 16 }),
+            qs: Vec::with_capacity(
+                blocks
+                    * match format {
+                        Format::Q8_0 | Format::Q8_16 => 32,
+                        _ => 16,
+                    },
+            ),
         })
     }
 
@@ -192,6 +202,18 @@ impl Packed {
                         for j in 0..16 {
                             p.qs.push(nib(j) | nib(j + 16) << 4);
                         }
+                    }
+                }
+                Dtype::Q6_K => {
+                    // As the reference: scale d·sc per 16 weights, q − 32.
+                    let mut w = [0f32; 16];
+                    let mut q = [0i8; 256];
+                    let block: &[u8; 210] = b.try_into().expect("210 bytes");
+                    crate::quant::q6_k_parts(block, &mut w, &mut q);
+                    for i in 0..8 {
+                        p.d.push(w[2 * i]);
+                        p.d.push(w[2 * i + 1]);
+                        p.qs.extend(q[32 * i..32 * i + 32].iter().map(|&v| v as u8));
                     }
                 }
                 _ => unreachable!("a type without a layout here"),
@@ -285,6 +307,12 @@ fn decode_block(p: &Packed, blk: usize, out: &mut [f32]) {
             let qs = &p.qs[blk * BLOCK..blk * BLOCK + BLOCK];
             for j in 0..BLOCK {
                 out[j] = (qs[j] as i8) as f32 * d;
+            }
+        }
+        Format::Q8_16 => {
+            let qs = &p.qs[blk * BLOCK..blk * BLOCK + BLOCK];
+            for j in 0..BLOCK {
+                out[j] = (qs[j] as i8) as f32 * p.d[2 * blk + j / 16];
             }
         }
     }
@@ -381,6 +409,18 @@ mod x86 {
                 )));
                 (_mm512_mul_ps(lo, d), _mm512_mul_ps(hi, d))
             }
+            Format::Q8_16 => {
+                let base = p.qs.as_ptr().add(blk * BLOCK);
+                let lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+                    base as *const __m128i,
+                )));
+                let hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+                    base.add(16) as *const __m128i
+                )));
+                let d0 = _mm512_set1_ps(*p.d.get_unchecked(2 * blk));
+                let d1 = _mm512_set1_ps(*p.d.get_unchecked(2 * blk + 1));
+                (_mm512_mul_ps(lo, d0), _mm512_mul_ps(hi, d1))
+            }
         }
     }
 
@@ -460,6 +500,12 @@ mod x86 {
             Format::Q8_0 => {
                 let src = p.qs.as_ptr().add(blk * BLOCK + off);
                 let q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(src as *const __m128i));
+                _mm256_mul_ps(_mm256_cvtepi32_ps(q), d)
+            }
+            Format::Q8_16 => {
+                let src = p.qs.as_ptr().add(blk * BLOCK + off);
+                let q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(src as *const __m128i));
+                let d = _mm256_set1_ps(*p.d.get_unchecked(2 * blk + off / 16));
                 _mm256_mul_ps(_mm256_cvtepi32_ps(q), d)
             }
         }
@@ -637,7 +683,7 @@ mod tests {
     #[test]
     fn reading_in_pieces_splits_as_the_whole() {
         let mut g = Lcg(5);
-        for dtype in [Dtype::Q8_0, Dtype::Q5_0, Dtype::Q4_K] {
+        for dtype in [Dtype::Q8_0, Dtype::Q5_0, Dtype::Q4_K, Dtype::Q6_K] {
             let k = 256;
             let per_row = dtype.bytes_for(k).unwrap();
             let rows = (3 << 20) / per_row + 7;
@@ -659,8 +705,9 @@ mod tests {
         }
         let short = Packed::from_reader(Dtype::Q8_0, 32, 68, &mut [0u8; 40].as_slice());
         assert!(short.is_err(), "a file that ends early is an error");
+        // A type without a layout here.
         assert!(
-            Packed::from_reader(Dtype::Q6_K, 256, 210, &mut [0u8; 210].as_slice())
+            Packed::from_reader(Dtype::Q5_K, 256, 176, &mut [0u8; 176].as_slice())
                 .unwrap()
                 .is_none()
         );

@@ -385,24 +385,35 @@ fn q5_k(s: &[u8; 176], o: &mut [f32; 256]) {
 /// with one `i8` scale per 16 weights.
 #[inline(always)]
 fn q6_k(s: &[u8; 210], o: &mut [f32; 256]) {
+    let mut dsc = [0f32; 16];
+    let mut q = [0i8; 256];
+    q6_k_parts(s, &mut dsc, &mut q);
+    for i in 0..256 {
+        o[i] = dsc[i / 16] * q[i] as f32;
+    }
+}
+
+/// A Q6_K block's factors: `dsc[0..16]` the scales `d · sc` of its 16
+/// groups of 16 weights, `q` each weight's 6-bit value less 32 (the weight
+/// is `dsc[i / 16] · q[i]`, [`q6_k`]).
+#[inline(always)]
+pub(crate) fn q6_k_parts(s: &[u8; 210], dsc: &mut [f32; 16], q: &mut [i8; 256]) {
     let sc: &[u8; 16] = sub(s, 192);
     let d = f16(s[208], s[209]);
-    let mut dsc = [0f32; 16];
     for (v, &c) in dsc.iter_mut().zip(sc) {
         *v = d * (c as i8) as f32;
     }
     // In 32-weight groups `g` of each half, so each loop runs on fixed
-    // offsets with one scale per 16 (the same values as weight by weight).
+    // offsets.
     for h in 0..2 {
         let hb: &[u8; 32] = sub(s, 128 + 32 * h);
         for g in 0..4 {
             let l: &[u8; 32] = sub(s, 64 * h + 32 * (g % 2));
             let at = 128 * h + 32 * g;
-            let out: &mut [f32; 32] = (&mut o[at..at + 32]).try_into().expect("32 weights");
             for i in 0..32 {
                 let low = if g < 2 { l[i] & 0x0F } else { l[i] >> 4 };
                 let high = (hb[i] >> (2 * g)) & 3;
-                out[i] = dsc[(at + i) / 16] * ((low | (high << 4)) as i32 - 32) as f32;
+                q[at + i] = ((low | (high << 4)) as i32 - 32) as i8;
             }
         }
     }
