@@ -3,7 +3,7 @@
 //! once per step, and a 4-bit block is 24 bytes for 32 weights where f32
 //! is 128.
 //!
-//! Three layouts ([`Format`]) hold five GGUF types, each weight written as
+//! Four layouts ([`Format`]) hold six GGUF types, each weight written as
 //! one IEEE multiply (then, for Q4_1, one add) of exactly the values the
 //! reference dequantizer ([`crate::quant`]) multiplies:
 //!
@@ -19,7 +19,7 @@
 //! (`a − b` and `a + (−b)` are the same IEEE operation, and the products
 //! `d·sc`, `dmin·m` are taken once at load as the reference takes them.)
 //!
-//! **Same numbers.** So every weight equals its decoded f32 value bit for
+//! **Same numbers.** Every weight equals its decoded f32 value bit for
 //! bit (tested against [`Dtype::decode`](crate::quant::Dtype::decode)). The products are then
 //! accumulated in the same 16 lanes, in the same order and with the same
 //! final reduction as [`kernels::matmul`](crate::kernels::matmul): a packed
@@ -60,7 +60,8 @@ pub struct Packed {
     pub k: usize,
     /// Number of rows.
     pub rows: usize,
-    /// Each block's scale (f16 widened to f32, exactly).
+    /// Each block's scale as f32: the file's f16 widened exactly, or (Q4_K)
+    /// `d·sc`; Q8_16 holds two a block, one per 16 weights.
     d: Vec<f32>,
     /// Each block's minimum (Q4_1; empty otherwise).
     m: Vec<f32>,
