@@ -14,6 +14,7 @@ import json
 import sys
 
 import gguf
+import vocab_gguf
 from llama_cpp import Llama
 
 PRES = ["smollm", "qwen2", "llama-bpe", "gpt-2", "default"]
@@ -47,26 +48,17 @@ def main(src, out):
     result = {"texts": TEXTS, "ids": {}}
     for pre in PRES:
         path = f"{out}/{pre}.gguf"
-        w = gguf.GGUFWriter(path, "llama")
-        w.add_context_length(256)
-        w.add_embedding_length(64)
-        w.add_block_count(1)
-        w.add_feed_forward_length(128)
-        w.add_head_count(4)
-        w.add_head_count_kv(4)
-        w.add_layer_norm_rms_eps(1e-5)
-        w.add_tokenizer_model("gpt2")
-        w.add_tokenizer_pre(pre)
-        w.add_token_list(tokens)
-        w.add_token_types(types)
-        w.add_token_merges(merges)
-        w.add_bos_token_id(1)
-        w.add_eos_token_id(2)
-        w.add_add_bos_token(False)
-        w.write_header_to_file()
-        w.write_kv_data_to_file()
-        w.write_tensors_to_file()
-        w.close()
+        def add_tokenizer(w):
+            w.add_tokenizer_model("gpt2")
+            w.add_tokenizer_pre(pre)
+            w.add_token_list(tokens)
+            w.add_token_types(types)
+            w.add_token_merges(merges)
+            w.add_bos_token_id(1)
+            w.add_eos_token_id(2)
+            w.add_add_bos_token(False)
+
+        vocab_gguf.write(path, add_tokenizer)
         llm = Llama(model_path=path, vocab_only=True, verbose=False)
         result["ids"][pre] = [
             llm.tokenize(t.encode("utf-8"), add_bos=False, special=True) for t in TEXTS

@@ -22,6 +22,7 @@ import json
 import sys
 
 import gguf
+import vocab_gguf
 import llama_cpp
 from llama_cpp import Llama
 
@@ -87,27 +88,18 @@ def main(src, out):
     result = {"texts": TEXTS, "ids": {}}
     for name, prefix in [("spm-prefix", True), ("spm-noprefix", False)]:
         path = f"{out}/{name}.gguf"
-        w = gguf.GGUFWriter(path, "llama")
-        w.add_context_length(256)
-        w.add_embedding_length(64)
-        w.add_block_count(1)
-        w.add_feed_forward_length(128)
-        w.add_head_count(4)
-        w.add_head_count_kv(4)
-        w.add_layer_norm_rms_eps(1e-5)
-        w.add_tokenizer_model("llama")
-        w.add_token_list(pieces)
-        w.add_token_types(kinds)
-        w.add_token_scores(scores)
-        w.add_bos_token_id(1)
-        w.add_eos_token_id(2)
-        w.add_unk_token_id(0)
-        w.add_add_bos_token(False)
-        w.add_add_space_prefix(prefix)
-        w.write_header_to_file()
-        w.write_kv_data_to_file()
-        w.write_tensors_to_file()
-        w.close()
+        def add_tokenizer(w):
+            w.add_tokenizer_model("llama")
+            w.add_token_list(pieces)
+            w.add_token_types(kinds)
+            w.add_token_scores(scores)
+            w.add_bos_token_id(1)
+            w.add_eos_token_id(2)
+            w.add_unk_token_id(0)
+            w.add_add_bos_token(False)
+            w.add_add_space_prefix(prefix)
+
+        vocab_gguf.write(path, add_tokenizer)
         llm = Llama(model_path=path, vocab_only=True, verbose=False)
         result["ids"][name] = [
             llm.tokenize(t.encode("utf-8"), add_bos=False, special=True) for t in TEXTS
