@@ -479,19 +479,13 @@ fn gelu_in_place(xs: &mut [f32]) {
 /// third of the encoder's time.
 #[inline(always)]
 fn erf(a: f32) -> f32 {
-    let x = if a > 4.0 {
-        4.0
-    } else if a < -4.0 {
-        -4.0
-    } else {
-        a
-    };
+    let x = a.clamp(-4.0, 4.0);
     let x2 = x * x;
     let mut p = x2 * -2.726_142_3e-10 + 2.770_681_4e-8;
     p = x2 * p + -2.101_024e-6;
     p = x2 * p + -5.692_506_4e-5;
     p = x2 * p + -7.349_906_3e-4;
-    p = x2 * p + -2.954_600e-3;
+    p = x2 * p + -2.954_6e-3;
     p = x2 * p + -1.609_603_3e-2;
     let p = x * p;
     let mut q = x2 * -1.456_607_2e-5 + -2.133_740_6e-4;
