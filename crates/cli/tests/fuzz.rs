@@ -821,8 +821,8 @@ fn fuzz_ivf_files(rng: &mut Rng) -> Tally {
 /// A tiny llama GGUF; its header mutated (bytes, or an integer value set
 /// to an extreme); loading is an error naming the file or a model.
 fn fuzz_gguf(rng: &mut Rng) -> Tally {
-    use candle_core::quantized::gguf_file::Value;
     use ragprobe_engine::gguf::write_tiny_llama;
+    use ragprobe_engine::gguf::Value;
     use ragprobe_engine::model::Model;
     let work = tempfile::tempdir().unwrap();
     let keys = [

@@ -1,21 +1,22 @@
-//! Reading a GGUF file's header safely.
+//! Reading (and, for tests, writing) a GGUF file's header.
 //!
-//! candle's `gguf_file::Content::read` trusts the file: a declared string or
-//! array length becomes an allocation of that size (a crafted file aborts
-//! the process on a multi-terabyte `vec!`), and `general.alignment = 0`
-//! divides by zero. [`read_content`] first walks the header itself, checking
-//! every declared length against the bytes the file still holds, every
-//! tensor's data against the file's end, and the alignment, and only then
-//! hands the file to candle. Hand-rolled rather than a crate: it is the
-//! bounds check of the one parser we use, and must follow its layout.
+//! [`read_content`] parses the header in one bounded pass: every declared
+//! length is checked against the bytes the file still holds before
+//! anything is allocated (a crafted file cannot ask for a multi-terabyte
+//! `vec!`), every known tensor's data against the file's end, and
+//! `general.alignment` against zero and non-powers of two. Hand-rolled
+//! rather than a crate: the header is ~150 lines of format, and the crates
+//! that parse it (candle's `gguf_file`) trust the file and bring a tensor
+//! library with them.
 //!
 //! Layout (GGUF v1–v3, little-endian): magic `GGUF`, version u32, tensor
 //! count and key-value count (u32 in v1, u64 after), the key-value pairs
 //! (key string, type u32, value), the tensor infos (name string, n_dims
-//! u32, dims u64 each, type u32, offset u64), then the aligned data.
+//! u32, dims u64 each (u32 in v1), type u32, offset u64), then the data,
+//! aligned to `general.alignment` (default 32).
 
-use candle_core::quantized::gguf_file;
-use std::io::{Read, Seek, SeekFrom};
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use crate::{EngineError, Result};
@@ -24,26 +25,200 @@ use crate::{EngineError, Result};
 const MAX_DIMS: u32 = 4;
 /// Default `general.alignment`.
 const DEFAULT_ALIGNMENT: u64 = 32;
+/// Deepest nesting of arrays read (GGUF files use one level).
+const MAX_DEPTH: u32 = 4;
 
-/// Opens `path` and reads its GGUF header after checking it (see the
-/// module docs); errors are one line saying what is wrong (the caller names
-/// the file).
-pub fn read_content(path: &Path) -> Result<(std::fs::File, gguf_file::Content)> {
+/// A metadata value, as the file stores it (no conversion between types).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// Type 0.
+    U8(u8),
+    /// Type 1.
+    I8(i8),
+    /// Type 2.
+    U16(u16),
+    /// Type 3.
+    I16(i16),
+    /// Type 4.
+    U32(u32),
+    /// Type 5.
+    I32(i32),
+    /// Type 10.
+    U64(u64),
+    /// Type 11.
+    I64(i64),
+    /// Type 6.
+    F32(f32),
+    /// Type 12.
+    F64(f64),
+    /// Type 7: one byte, 0 or 1.
+    Bool(bool),
+    /// Type 8: length-prefixed UTF-8 (invalid bytes replaced, trailing NULs dropped).
+    String(String),
+    /// Type 9: an element type, a count, the elements.
+    Array(Vec<Value>),
+}
+
+impl Value {
+    /// The value's GGUF type id.
+    fn type_id(&self) -> u32 {
+        match self {
+            Value::U8(_) => 0,
+            Value::I8(_) => 1,
+            Value::U16(_) => 2,
+            Value::I16(_) => 3,
+            Value::U32(_) => 4,
+            Value::I32(_) => 5,
+            Value::F32(_) => 6,
+            Value::Bool(_) => 7,
+            Value::String(_) => 8,
+            Value::Array(_) => 9,
+            Value::U64(_) => 10,
+            Value::I64(_) => 11,
+            Value::F64(_) => 12,
+        }
+    }
+
+    fn mismatch(&self, want: &str) -> EngineError {
+        let mut shown = format!("{self:?}");
+        if shown.len() > 60 {
+            let cut = (0..=60)
+                .rev()
+                .find(|i| shown.is_char_boundary(*i))
+                .unwrap_or(0);
+            shown.truncate(cut);
+            shown.push('…');
+        }
+        EngineError::Load(format!("expected {want}, found {shown}"))
+    }
+
+    /// The string, when the value is one.
+    pub fn as_str(&self) -> Result<&str> {
+        match self {
+            Value::String(s) => Ok(s),
+            v => Err(v.mismatch("a string")),
+        }
+    }
+
+    /// The elements, when the value is an array.
+    pub fn as_array(&self) -> Result<&[Value]> {
+        match self {
+            Value::Array(a) => Ok(a),
+            v => Err(v.mismatch("an array")),
+        }
+    }
+
+    /// The number, when the value is a u32 (no conversion).
+    pub fn to_u32(&self) -> Result<u32> {
+        match self {
+            Value::U32(x) => Ok(*x),
+            v => Err(v.mismatch("a u32")),
+        }
+    }
+
+    /// The number, when the value is an i32 (no conversion).
+    pub fn to_i32(&self) -> Result<i32> {
+        match self {
+            Value::I32(x) => Ok(*x),
+            v => Err(v.mismatch("an i32")),
+        }
+    }
+
+    /// The number, when the value is an f32 (no conversion).
+    pub fn to_f32(&self) -> Result<f32> {
+        match self {
+            Value::F32(x) => Ok(*x),
+            v => Err(v.mismatch("an f32")),
+        }
+    }
+
+    /// The flag, when the value is a bool.
+    pub fn to_bool(&self) -> Result<bool> {
+        match self {
+            Value::Bool(x) => Ok(*x),
+            v => Err(v.mismatch("a bool")),
+        }
+    }
+
+    fn write(&self, w: &mut impl Write) -> std::io::Result<()> {
+        match self {
+            Value::U8(x) => w.write_all(&[*x]),
+            Value::I8(x) => w.write_all(&x.to_le_bytes()),
+            Value::U16(x) => w.write_all(&x.to_le_bytes()),
+            Value::I16(x) => w.write_all(&x.to_le_bytes()),
+            Value::U32(x) => w.write_all(&x.to_le_bytes()),
+            Value::I32(x) => w.write_all(&x.to_le_bytes()),
+            Value::U64(x) => w.write_all(&x.to_le_bytes()),
+            Value::I64(x) => w.write_all(&x.to_le_bytes()),
+            Value::F32(x) => w.write_all(&x.to_le_bytes()),
+            Value::F64(x) => w.write_all(&x.to_le_bytes()),
+            Value::Bool(x) => w.write_all(&[*x as u8]),
+            Value::String(s) => write_string(w, s),
+            Value::Array(a) => {
+                // An empty array's element type is not known; GGUF tools write u32.
+                let et = a.first().map_or(4, Value::type_id);
+                w.write_all(&et.to_le_bytes())?;
+                w.write_all(&(a.len() as u64).to_le_bytes())?;
+                a.iter().try_for_each(|x| x.write(w))
+            }
+        }
+    }
+}
+
+fn write_string(w: &mut impl Write, s: &str) -> std::io::Result<()> {
+    w.write_all(&(s.len() as u64).to_le_bytes())?;
+    w.write_all(s.as_bytes())
+}
+
+/// One tensor's entry in the header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorInfo {
+    /// Dimensions, outermost first (rows, then columns: the reverse of the
+    /// file's order, which lists the contiguous dimension first).
+    pub dims: Vec<u64>,
+    /// The GGML type id (0 F32, 1 F16, 8 Q8_0, 12 Q4_K, …).
+    pub ggml_type: u32,
+    /// Offset of the data from [`Content::tensor_data_offset`].
+    pub offset: u64,
+}
+
+impl TensorInfo {
+    /// The number of values (the product of the dimensions; it cannot
+    /// overflow: [`read_content`] refuses files where it would).
+    pub fn elem_count(&self) -> usize {
+        self.dims.iter().product::<u64>() as usize
+    }
+}
+
+/// A GGUF file's header.
+#[derive(Debug, Clone)]
+pub struct Content {
+    /// The format version (1 to 3).
+    pub version: u32,
+    /// Metadata by key (a repeated key: the last value).
+    pub metadata: HashMap<String, Value>,
+    /// Tensor entries by name.
+    pub tensor_infos: HashMap<String, TensorInfo>,
+    /// Where the tensor data begins, in bytes from the start of the file.
+    pub tensor_data_offset: u64,
+}
+
+/// Opens `path` and reads its GGUF header (see the module docs); errors are
+/// one line saying what is wrong (the caller names the file).
+pub fn read_content(path: &Path) -> Result<(std::fs::File, Content)> {
     let err = EngineError::Load;
     let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
     let len = file.metadata().map_err(|e| err(e.to_string()))?.len();
-    {
+    let ct = {
         let mut r = Bounded {
-            inner: std::io::BufReader::new(&mut file),
+            inner: std::io::BufReader::with_capacity(1 << 16, &mut file),
             pos: 0,
             len,
         };
-        check_header(&mut r).map_err(|m| err(format!("not a valid GGUF file: {m}")))?;
-    }
+        read_header(&mut r).map_err(|m| err(format!("not a valid GGUF file: {m}")))?
+    };
     file.seek(SeekFrom::Start(0))
         .map_err(|e| err(e.to_string()))?;
-    let ct =
-        gguf_file::Content::read(&mut file).map_err(|e| err(format!("not a GGUF file: {e}")))?;
     Ok((file, ct))
 }
 
@@ -78,21 +253,6 @@ impl<R: Read> Bounded<R> {
         Ok(u64::from_le_bytes(self.bytes()?))
     }
 
-    /// Skips `n` bytes that the file must hold.
-    fn skip(&mut self, n: u64, what: &str) -> Check<()> {
-        if n > self.left() {
-            return Err(format!(
-                "{what} declares {n} bytes at byte {}, but only {} remain",
-                self.pos,
-                self.left()
-            ));
-        }
-        std::io::copy(&mut (&mut self.inner).take(n), &mut std::io::sink())
-            .map_err(|e| e.to_string())?;
-        self.pos += n;
-        Ok(())
-    }
-
     /// A string's length (u32 in v1, u64 after), checked against the file.
     fn string_len(&mut self, v1: bool, what: &str) -> Check<u64> {
         let n = if v1 { self.u32()? as u64 } else { self.u64()? };
@@ -113,6 +273,10 @@ impl<R: Read> Bounded<R> {
             .read_exact(&mut b)
             .map_err(|_| format!("{what}: cut short"))?;
         self.pos += n;
+        // As llama.cpp's and candle's readers: some writers leave a NUL at the end.
+        while b.last() == Some(&0) {
+            b.pop();
+        }
         Ok(String::from_utf8_lossy(&b).into_owned())
     }
 
@@ -121,77 +285,54 @@ impl<R: Read> Bounded<R> {
     }
 }
 
-/// Bytes of one fixed-size value of GGUF type `t`; `None` for strings and
-/// arrays.
-fn fixed_size(t: u32) -> Check<Option<u64>> {
+/// Reads one value of GGUF type `t` (`key` names it in errors).
+fn value<R: Read>(r: &mut Bounded<R>, t: u32, v1: bool, key: &str, depth: u32) -> Check<Value> {
     Ok(match t {
-        0 | 1 | 7 => Some(1),
-        2 | 3 => Some(2),
-        4..=6 => Some(4),
-        10..=12 => Some(8),
-        8 | 9 => None,
-        other => return Err(format!("unknown metadata value type {other}")),
-    })
-}
-
-/// Skips one value of type `t`; returns it as an integer when it is one
-/// (for `general.alignment`).
-fn value<R: Read>(
-    r: &mut Bounded<R>,
-    t: u32,
-    v1: bool,
-    key: &str,
-    depth: u32,
-) -> Check<Option<i128>> {
-    match t {
-        0 => Ok(Some(r.bytes::<1>()?[0] as i128)),
-        1 => Ok(Some(r.bytes::<1>()?[0] as i8 as i128)),
-        2 => Ok(Some(u16::from_le_bytes(r.bytes()?) as i128)),
-        3 => Ok(Some(i16::from_le_bytes(r.bytes()?) as i128)),
-        4 => Ok(Some(r.u32()? as i128)),
-        5 => Ok(Some(r.u32()? as i32 as i128)),
-        10 => Ok(Some(r.u64()? as i128)),
-        11 => Ok(Some(r.u64()? as i64 as i128)),
-        8 => {
-            let n = r.string_len(v1, key)?;
-            r.skip(n, key)?;
-            Ok(None)
-        }
+        0 => Value::U8(r.bytes::<1>()?[0]),
+        1 => Value::I8(r.bytes::<1>()?[0] as i8),
+        2 => Value::U16(u16::from_le_bytes(r.bytes()?)),
+        3 => Value::I16(i16::from_le_bytes(r.bytes()?)),
+        4 => Value::U32(r.u32()?),
+        5 => Value::I32(r.u32()? as i32),
+        6 => Value::F32(f32::from_le_bytes(r.bytes()?)),
+        7 => match r.bytes::<1>()?[0] {
+            0 => Value::Bool(false),
+            1 => Value::Bool(true),
+            b => return Err(format!("`{key}`: a bool of byte {b}")),
+        },
+        8 => Value::String(r.string(v1, key)?),
         9 => {
-            if depth > 4 {
+            if depth >= MAX_DEPTH {
                 return Err(format!("`{key}`: arrays nested too deep"));
             }
             let et = r.u32()?;
             let n = r.count(v1)?;
-            match fixed_size(et)? {
-                Some(size) => {
-                    let bytes = n
-                        .checked_mul(size)
-                        .ok_or_else(|| format!("`{key}`: {n} elements"))?;
-                    r.skip(bytes, &format!("`{key}`"))?;
-                }
-                None => {
-                    // Each string or array takes at least 8 bytes.
-                    if n > r.left() / 8 + 1 {
-                        return Err(format!(
-                            "`{key}`: an array of {n} elements at byte {}, but only {} bytes remain",
-                            r.pos,
-                            r.left()
-                        ));
-                    }
-                    for _ in 0..n {
-                        value(r, et, v1, key, depth + 1)?;
-                    }
-                }
+            // Each element takes at least one byte (a string or array at least 8).
+            let least = match et {
+                0 | 1 | 7 => 1,
+                2 | 3 => 2,
+                4..=6 => 4,
+                8..=12 => 8,
+                other => return Err(format!("`{key}`: unknown element type {other}")),
+            };
+            if n > r.left() / least {
+                return Err(format!(
+                    "`{key}`: an array of {n} elements at byte {}, but only {} bytes remain",
+                    r.pos,
+                    r.left()
+                ));
             }
-            Ok(None)
+            let mut a = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                a.push(value(r, et, v1, key, depth + 1)?);
+            }
+            Value::Array(a)
         }
-        other => {
-            let size = fixed_size(other)?.unwrap_or(0);
-            r.skip(size, key)?;
-            Ok(None)
-        }
-    }
+        10 => Value::U64(r.u64()?),
+        11 => Value::I64(r.u64()? as i64),
+        12 => Value::F64(f64::from_le_bytes(r.bytes()?)),
+        other => return Err(format!("`{key}`: unknown metadata value type {other}")),
+    })
 }
 
 /// (bytes per block, values per block) of a GGML tensor type, when known.
@@ -215,7 +356,7 @@ fn block(t: u32) -> Option<(u64, u64)> {
     })
 }
 
-fn check_header<R: Read>(r: &mut Bounded<R>) -> Check<()> {
+fn read_header<R: Read>(r: &mut Bounded<R>) -> Check<Content> {
     if &r.bytes::<4>()? != b"GGUF" {
         return Err("no GGUF magic".into());
     }
@@ -233,27 +374,34 @@ fn check_header<R: Read>(r: &mut Bounded<R>) -> Check<()> {
             r.len
         ));
     }
-    let mut alignment = DEFAULT_ALIGNMENT;
+    let mut metadata = HashMap::with_capacity(kvs as usize);
     for _ in 0..kvs {
         let key = r.string(v1, "a metadata key")?;
         let t = r.u32()?;
         let v = value(r, t, v1, &key, 0)?;
-        // As candle reads it: a non-negative 8/16/32-bit integer, else the default.
-        if key == "general.alignment" && t <= 5 {
-            match v {
-                Some(a) if a < 0 => {}
-                Some(a) if a > 0 && (a as u64).is_power_of_two() && a <= 1 << 20 => {
-                    alignment = a as u64
-                }
-                _ => {
-                    return Err(format!(
-                        "`general.alignment` is {v:?}: it must be a power of two"
-                    ))
-                }
-            }
-        }
+        metadata.insert(key, v);
     }
-    let mut infos = Vec::new();
+    // As llama.cpp: a non-negative integer of up to 32 bits, else the default.
+    let alignment = match metadata.get("general.alignment") {
+        Some(Value::U8(a)) => Some(*a as i64),
+        Some(Value::I8(a)) => Some(*a as i64),
+        Some(Value::U16(a)) => Some(*a as i64),
+        Some(Value::I16(a)) => Some(*a as i64),
+        Some(Value::U32(a)) => Some(*a as i64),
+        Some(Value::I32(a)) => Some(*a as i64),
+        _ => None,
+    };
+    let alignment = match alignment {
+        None => DEFAULT_ALIGNMENT,
+        Some(a) if a < 0 => DEFAULT_ALIGNMENT,
+        Some(a) if a > 0 && (a as u64).is_power_of_two() && a <= 1 << 20 => a as u64,
+        Some(a) => {
+            return Err(format!(
+                "`general.alignment` is {a}: it must be a power of two"
+            ))
+        }
+    };
+    let mut tensor_infos = HashMap::with_capacity(tensors as usize);
     for _ in 0..tensors {
         let name = r.string(v1, "a tensor name")?;
         let n_dims = r.u32()?;
@@ -262,40 +410,55 @@ fn check_header<R: Read>(r: &mut Bounded<R>) -> Check<()> {
                 "tensor `{name}` has {n_dims} dimensions (at most {MAX_DIMS})"
             ));
         }
-        let mut values = 1u64;
+        let mut dims = Vec::with_capacity(n_dims as usize);
         for _ in 0..n_dims {
-            let d = if v1 { r.u32()? as u64 } else { r.u64()? };
-            values = values
-                .checked_mul(d)
-                .ok_or_else(|| format!("tensor `{name}`: its dimensions overflow"))?;
+            dims.push(if v1 { r.u32()? as u64 } else { r.u64()? });
         }
-        let t = r.u32()?;
+        dims.iter()
+            .try_fold(1u64, |n, d| n.checked_mul(*d))
+            .filter(|n| usize::try_from(*n).is_ok())
+            .ok_or_else(|| format!("tensor `{name}`: its dimensions overflow"))?;
+        dims.reverse();
+        let ggml_type = r.u32()?;
         let offset = r.u64()?;
-        infos.push((name, values, t, offset));
+        tensor_infos.insert(
+            name,
+            TensorInfo {
+                dims,
+                ggml_type,
+                offset,
+            },
+        );
     }
-    let data = r.pos.div_ceil(alignment) * alignment;
-    for (name, values, t, offset) in infos {
-        let Some((bytes, per)) = block(t) else {
+    let tensor_data_offset = r.pos.div_ceil(alignment) * alignment;
+    for (name, info) in &tensor_infos {
+        let Some((bytes, per)) = block(info.ggml_type) else {
             continue;
         };
+        let values = info.elem_count() as u64;
         let size = values.div_ceil(per).checked_mul(bytes);
-        let end = size.and_then(|s| data.checked_add(offset)?.checked_add(s));
+        let end = size.and_then(|s| tensor_data_offset.checked_add(info.offset)?.checked_add(s));
         match end {
             Some(end) if end <= r.len => {}
             _ => {
                 return Err(format!(
-                    "tensor `{name}` ({values} values of type {t} at offset {offset}) ends past the file's {} bytes",
-                    r.len
+                    "tensor `{name}` ({values} values of type {} at offset {}) ends past the file's {} bytes",
+                    info.ggml_type, info.offset, r.len
                 ))
             }
         }
     }
-    Ok(())
+    Ok(Content {
+        version,
+        metadata,
+        tensor_infos,
+        tensor_data_offset,
+    })
 }
 
 /// An integer metadata value `key` (any integer type), named in errors.
-pub fn metadata_usize(ct: &gguf_file::Content, key: &str) -> Result<Option<usize>> {
-    use gguf_file::Value as V;
+pub fn metadata_usize(ct: &Content, key: &str) -> Result<Option<usize>> {
+    use Value as V;
     let Some(v) = ct.metadata.get(key) else {
         return Ok(None);
     };
@@ -322,15 +485,63 @@ pub fn metadata_usize(ct: &gguf_file::Content, key: &str) -> Result<Option<usize
     }
 }
 
+/// One tensor to [`write`]: its dimensions (outermost first, as
+/// [`TensorInfo::dims`]), GGML type id and encoded bytes.
+pub struct TensorData<'a> {
+    /// Dimensions, outermost first.
+    pub dims: Vec<u64>,
+    /// The GGML type id.
+    pub ggml_type: u32,
+    /// The encoded values (`dims`' product of them, in `ggml_type`'s blocks).
+    pub bytes: &'a [u8],
+}
+
+/// Writes a GGUF v3 file: `metadata` in order, then `tensors`, each aligned
+/// to 32 bytes (the default alignment). For tests and tools that make
+/// small model files; the bytes are checked by nothing but the reader.
+pub fn write(
+    w: &mut impl Write,
+    metadata: &[(&str, &Value)],
+    tensors: &[(&str, TensorData<'_>)],
+) -> std::io::Result<()> {
+    let align = DEFAULT_ALIGNMENT as usize;
+    let pad = |n: usize| (align - n % align) % align;
+    let mut head = Vec::new();
+    head.extend_from_slice(b"GGUF");
+    head.extend_from_slice(&3u32.to_le_bytes());
+    head.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
+    head.extend_from_slice(&(metadata.len() as u64).to_le_bytes());
+    for (key, v) in metadata {
+        write_string(&mut head, key)?;
+        head.extend_from_slice(&v.type_id().to_le_bytes());
+        v.write(&mut head)?;
+    }
+    let mut offset = 0usize;
+    for (name, t) in tensors {
+        write_string(&mut head, name)?;
+        head.extend_from_slice(&(t.dims.len() as u32).to_le_bytes());
+        for d in t.dims.iter().rev() {
+            head.extend_from_slice(&d.to_le_bytes());
+        }
+        head.extend_from_slice(&t.ggml_type.to_le_bytes());
+        head.extend_from_slice(&(offset as u64).to_le_bytes());
+        offset += t.bytes.len() + pad(t.bytes.len());
+    }
+    head.resize(head.len() + pad(head.len()), 0);
+    w.write_all(&head)?;
+    for (_, t) in tensors {
+        w.write_all(t.bytes)?;
+        w.write_all(&vec![0u8; pad(t.bytes.len())])?;
+    }
+    Ok(())
+}
+
 /// Writes a tiny llama-architecture model to `path`, for tests that need a
 /// real GGUF file: width 8, 2 heads, 1 block, feed-forward 16, a 6-token
 /// vocabulary, F32 weights of a fixed pattern. Each `(key, value)` of
 /// `over` replaces that metadata entry (`None` removes it), so a test can
 /// write the malformed files a loader must refuse.
-pub fn write_tiny_llama(path: &Path, over: &[(&str, Option<gguf_file::Value>)]) -> Result<()> {
-    use candle_core::quantized::{GgmlDType, QTensor};
-    use candle_core::{DType, Device, Tensor};
-    use gguf_file::Value;
+pub fn write_tiny_llama(path: &Path, over: &[(&str, Option<Value>)]) -> Result<()> {
     const DIM: usize = 8;
     const FF: usize = 16;
     const VOCAB: usize = 6;
@@ -354,34 +565,131 @@ pub fn write_tiny_llama(path: &Path, over: &[(&str, Option<gguf_file::Value>)]) 
             meta.push((k.to_string(), v.clone()));
         }
     }
-    let matrix = |rows: usize, cols: usize| -> Result<QTensor> {
+    let f32_bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let matrix = |rows: usize, cols: usize| {
         let values: Vec<f32> = (0..rows * cols)
             .map(|i| ((i % 7) as f32 - 3.0) / 10.0)
             .collect();
-        let t = Tensor::from_vec(values, (rows, cols), &Device::Cpu)?;
-        Ok(QTensor::quantize(&t, GgmlDType::F32)?)
+        (vec![rows as u64, cols as u64], f32_bytes(&values))
     };
-    let ones = |n: usize| -> Result<QTensor> {
-        let t = Tensor::ones(n, DType::F32, &Device::Cpu)?;
-        Ok(QTensor::quantize(&t, GgmlDType::F32)?)
-    };
-    let tensors: Vec<(&str, QTensor)> = vec![
-        ("token_embd.weight", matrix(VOCAB, DIM)?),
-        ("output_norm.weight", ones(DIM)?),
-        ("blk.0.attn_norm.weight", ones(DIM)?),
-        ("blk.0.ffn_norm.weight", ones(DIM)?),
-        ("blk.0.attn_q.weight", matrix(DIM, DIM)?),
-        ("blk.0.attn_k.weight", matrix(DIM, DIM)?),
-        ("blk.0.attn_v.weight", matrix(DIM, DIM)?),
-        ("blk.0.attn_output.weight", matrix(DIM, DIM)?),
-        ("blk.0.ffn_gate.weight", matrix(FF, DIM)?),
-        ("blk.0.ffn_up.weight", matrix(FF, DIM)?),
-        ("blk.0.ffn_down.weight", matrix(DIM, FF)?),
+    let ones = |n: usize| (vec![n as u64], f32_bytes(&vec![1.0; n]));
+    let tensors: Vec<(&str, (Vec<u64>, Vec<u8>))> = vec![
+        ("token_embd.weight", matrix(VOCAB, DIM)),
+        ("output_norm.weight", ones(DIM)),
+        ("blk.0.attn_norm.weight", ones(DIM)),
+        ("blk.0.ffn_norm.weight", ones(DIM)),
+        ("blk.0.attn_q.weight", matrix(DIM, DIM)),
+        ("blk.0.attn_k.weight", matrix(DIM, DIM)),
+        ("blk.0.attn_v.weight", matrix(DIM, DIM)),
+        ("blk.0.attn_output.weight", matrix(DIM, DIM)),
+        ("blk.0.ffn_gate.weight", matrix(FF, DIM)),
+        ("blk.0.ffn_up.weight", matrix(FF, DIM)),
+        ("blk.0.ffn_down.weight", matrix(DIM, FF)),
     ];
     let m: Vec<(&str, &Value)> = meta.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    let t: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, v)| (*k, v)).collect();
+    let t: Vec<(&str, TensorData<'_>)> = tensors
+        .iter()
+        .map(|(k, (dims, bytes))| {
+            let data = TensorData {
+                dims: dims.clone(),
+                ggml_type: 0,
+                bytes,
+            };
+            (*k, data)
+        })
+        .collect();
     let err = |e: std::io::Error| EngineError::Load(format!("{}: {e}", path.display()));
-    let mut f = std::fs::File::create(path).map_err(err)?;
-    gguf_file::write(&mut f, &m, &t)?;
-    f.sync_all().map_err(err)
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(err)?);
+    write(&mut f, &m, &t).map_err(err)?;
+    f.into_inner()
+        .map_err(|e| err(e.into_error()))?
+        .sync_all()
+        .map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value type and a v3 tensor table survive a write and a read.
+    #[test]
+    fn write_then_read_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.gguf");
+        let values = [
+            Value::U8(7),
+            Value::I8(-7),
+            Value::U16(700),
+            Value::I16(-700),
+            Value::U32(70_000),
+            Value::I32(-70_000),
+            Value::U64(1 << 40),
+            Value::I64(-(1 << 40)),
+            Value::F32(0.5),
+            Value::F64(-0.25),
+            Value::Bool(true),
+            Value::String("naïve".into()),
+            Value::Array(vec![Value::String("a".into()), Value::String("".into())]),
+            Value::Array(vec![Value::Array(vec![Value::I16(1), Value::I16(2)])]),
+        ];
+        let keys: Vec<String> = (0..values.len()).map(|i| format!("k{i}")).collect();
+        let meta: Vec<(&str, &Value)> = keys.iter().map(|k| k.as_str()).zip(&values).collect();
+        let data: Vec<u8> = (0..24u8).collect();
+        let tensors = [
+            (
+                "a",
+                TensorData {
+                    dims: vec![2, 3],
+                    ggml_type: 0,
+                    bytes: &data,
+                },
+            ),
+            (
+                "b",
+                TensorData {
+                    dims: vec![5],
+                    ggml_type: 1,
+                    bytes: &data[..10],
+                },
+            ),
+        ];
+        write(&mut std::fs::File::create(&p).unwrap(), &meta, &tensors).unwrap();
+        let (_, ct) = read_content(&p).unwrap();
+        assert_eq!(ct.version, 3);
+        for (k, v) in keys.iter().zip(&values) {
+            assert_eq!(&ct.metadata[k], v, "{k}");
+        }
+        let a = &ct.tensor_infos["a"];
+        assert_eq!((a.dims.clone(), a.ggml_type, a.offset), (vec![2, 3], 0, 0));
+        assert_eq!(a.elem_count(), 6);
+        let b = &ct.tensor_infos["b"];
+        assert_eq!((b.dims.clone(), b.ggml_type, b.offset), (vec![5], 1, 32));
+        let bytes = std::fs::read(&p).unwrap();
+        let start = ct.tensor_data_offset as usize;
+        assert_eq!(start % 32, 0);
+        assert_eq!(&bytes[start..start + 24], &data[..]);
+        assert_eq!(&bytes[start + 32..start + 42], &data[..10]);
+    }
+
+    /// A string with trailing NULs reads without them (as llama.cpp's
+    /// reader); a bool byte other than 0 or 1 is refused.
+    #[test]
+    fn nul_terminated_strings_and_bad_bools() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.gguf");
+        let s = Value::String("abc\0\0".into());
+        write(&mut std::fs::File::create(&p).unwrap(), &[("s", &s)], &[]).unwrap();
+        assert_eq!(
+            read_content(&p).unwrap().1.metadata["s"],
+            Value::String("abc".into())
+        );
+        let mut bytes = std::fs::read(&p).unwrap();
+        // Retype the value as a bool of byte b'a'.
+        let at = 4 + 4 + 8 + 8 + 8 + 1;
+        bytes[at..at + 4].copy_from_slice(&7u32.to_le_bytes());
+        bytes[at + 4] = b'a';
+        std::fs::write(&p, &bytes).unwrap();
+        let e = read_content(&p).unwrap_err().to_string();
+        assert!(e.contains("a bool of byte 97"), "{e}");
+    }
 }

@@ -18,7 +18,7 @@
 //!   for token across batch sizes, thread counts and prefix reuse, which the
 //!   request cache and the determinism guarantees rely on.
 //!
-//! Weights stay in their GGUF tensor types ([`quant`]; candle parses the
+//! Weights stay in their GGUF tensor types ([`quant`]; [`gguf`] parses the
 //! header), memory-mapped: no f32 copy is held. Steps of a few tokens read
 //! Q4_1 and Q8_0 blocks in the dot product ([`packed`]); every other step
 //! and type decodes tiles of rows on the fly ([`matrix`]), bit-identical to
@@ -49,12 +49,6 @@ pub enum EngineError {
     /// The GGUF file could not be read or lacks what a llama model needs.
     #[error("{0}")]
     Load(String),
-}
-
-impl From<candle_core::Error> for EngineError {
-    fn from(e: candle_core::Error) -> Self {
-        EngineError::Load(e.to_string())
-    }
 }
 
 /// Engine result.

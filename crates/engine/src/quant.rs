@@ -31,8 +31,6 @@
 //! and weight `j + 16` its high nibble; bit `j` of `qh` is weight `j`'s
 //! fifth bit.
 
-use candle_core::quantized::GgmlDType;
-
 use crate::kernels::Isa;
 
 /// A tensor type the engine reads (see the module table).
@@ -78,6 +76,36 @@ pub const SUPPORTED_TYPES: &[Dtype] = &[
     Dtype::Q6_K,
 ];
 
+/// A GGML tensor type id's name (ggml.h's `ggml_type`), for errors; ids
+/// the engine does not know print as `type <id>`.
+pub fn ggml_type_name(t: u32) -> String {
+    if let Some(d) = Dtype::from_ggml(t) {
+        return d.name().to_string();
+    }
+    let name = match t {
+        9 => "Q8_1",
+        10 => "Q2_K",
+        11 => "Q3_K",
+        15 => "Q8_K",
+        16 => "IQ2_XXS",
+        17 => "IQ2_XS",
+        18 => "IQ3_XXS",
+        19 => "IQ1_S",
+        20 => "IQ4_NL",
+        21 => "IQ3_S",
+        22 => "IQ2_S",
+        23 => "IQ4_XS",
+        24 => "I8",
+        25 => "I16",
+        26 => "I32",
+        27 => "I64",
+        28 => "F64",
+        29 => "IQ1_M",
+        _ => return format!("type {t}"),
+    };
+    name.to_string()
+}
+
 /// The names of [`SUPPORTED_TYPES`], comma-separated.
 pub fn supported_type_names() -> String {
     SUPPORTED_TYPES
@@ -88,21 +116,21 @@ pub fn supported_type_names() -> String {
 }
 
 impl Dtype {
-    /// The engine's type for a GGUF tensor type; `None` when it does not
-    /// read that type.
-    pub fn from_ggml(t: GgmlDType) -> Option<Dtype> {
+    /// The engine's type for a GGML tensor type id (ggml.h's `ggml_type`);
+    /// `None` when it does not read that type.
+    pub fn from_ggml(t: u32) -> Option<Dtype> {
         Some(match t {
-            GgmlDType::F32 => Dtype::F32,
-            GgmlDType::F16 => Dtype::F16,
-            GgmlDType::BF16 => Dtype::BF16,
-            GgmlDType::Q4_0 => Dtype::Q4_0,
-            GgmlDType::Q4_1 => Dtype::Q4_1,
-            GgmlDType::Q5_0 => Dtype::Q5_0,
-            GgmlDType::Q5_1 => Dtype::Q5_1,
-            GgmlDType::Q8_0 => Dtype::Q8_0,
-            GgmlDType::Q4K => Dtype::Q4_K,
-            GgmlDType::Q5K => Dtype::Q5_K,
-            GgmlDType::Q6K => Dtype::Q6_K,
+            0 => Dtype::F32,
+            1 => Dtype::F16,
+            30 => Dtype::BF16,
+            2 => Dtype::Q4_0,
+            3 => Dtype::Q4_1,
+            6 => Dtype::Q5_0,
+            7 => Dtype::Q5_1,
+            8 => Dtype::Q8_0,
+            12 => Dtype::Q4_K,
+            13 => Dtype::Q5_K,
+            14 => Dtype::Q6_K,
             _ => return None,
         })
     }

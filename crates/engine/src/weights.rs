@@ -3,7 +3,7 @@
 //! architectures of [`SUPPORTED_ARCHITECTURES`], every hyperparameter from
 //! the file's metadata.
 
-use candle_core::quantized::gguf_file;
+use crate::gguf::Content;
 use std::io::{Seek, SeekFrom};
 use std::sync::Arc;
 
@@ -123,7 +123,7 @@ impl Weights {
 /// Reads `ct`'s tensors from the mapped file (the block kernels' formats
 /// through `file`, so their bytes are not also held mapped).
 struct Reader<'a> {
-    ct: &'a gguf_file::Content,
+    ct: &'a Content,
     file: &'a std::fs::File,
     map: Arc<memmap2::Mmap>,
 }
@@ -140,14 +140,14 @@ impl Reader<'_> {
             .tensor_infos
             .get(name)
             .ok_or_else(|| EngineError::Load(format!("tensor `{name}` is missing")))?;
-        let dtype = Dtype::from_ggml(info.ggml_dtype).ok_or_else(|| {
+        let dtype = Dtype::from_ggml(info.ggml_type).ok_or_else(|| {
             EngineError::Load(format!(
-                "tensor `{name}` is {:?}, a type the engine does not read (supported: {})",
-                info.ggml_dtype,
+                "tensor `{name}` is {}, a type the engine does not read (supported: {})",
+                crate::quant::ggml_type_name(info.ggml_type),
                 supported_type_names()
             ))
         })?;
-        let n = info.shape.elem_count();
+        let n = info.elem_count();
         let len = match (dtype.bytes_for(k), dtype.bytes_for(n)) {
             (Some(_), Some(len)) if k > 0 && n.is_multiple_of(k) => len,
             _ => {
@@ -211,9 +211,12 @@ impl Reader<'_> {
     }
 }
 
-fn config(ct: &gguf_file::Content) -> Result<Config> {
+fn config(ct: &Content) -> Result<Config> {
     let arch = match ct.metadata.get("general.architecture") {
-        Some(v) => v.to_string()?.clone(),
+        Some(v) => v
+            .as_str()
+            .map_err(|e| EngineError::Load(format!("`general.architecture`: {e}")))?
+            .to_string(),
         None => "llama".into(),
     };
     let rope_style = match arch.as_str() {
@@ -243,7 +246,10 @@ fn config(ct: &gguf_file::Content) -> Result<Config> {
         )));
     }
     let vocab = match ct.metadata.get("tokenizer.ggml.tokens") {
-        Some(v) => v.to_vec()?.len(),
+        Some(v) => v
+            .as_array()
+            .map_err(|e| EngineError::Load(format!("`tokenizer.ggml.tokens`: {e}")))?
+            .len(),
         None => return Err(EngineError::Load("GGUF metadata has no vocabulary".into())),
     };
     let declared = opt_int("context_length")?.unwrap_or(2048);
@@ -262,9 +268,13 @@ fn config(ct: &gguf_file::Content) -> Result<Config> {
         head_dim: dim / n_head,
         ff_dim: int("feed_forward_length")?,
         vocab,
-        eps: get("attention.layer_norm_rms_epsilon")?.to_f32()?,
+        eps: get("attention.layer_norm_rms_epsilon")?
+            .to_f32()
+            .map_err(|e| {
+                EngineError::Load(format!("`{arch}.attention.layer_norm_rms_epsilon`: {e}"))
+            })?,
         rope_base: get("rope.freq_base")
-            .and_then(|v| Ok(v.to_f32()?))
+            .and_then(|v| v.to_f32())
             .unwrap_or(10_000.0),
         context_length: declared.clamp(1, MAX_CONTEXT),
     };
@@ -280,11 +290,11 @@ pub const MAX_CONTEXT: usize = 1 << 17;
 /// Every dimension the metadata declares must be the one the tensors hold,
 /// checked before anything is allocated: a crafted `block_count = 2^32−1`
 /// or `feed_forward_length = 4e9` aborted on a multi-terabyte allocation.
-fn check_shapes(ct: &gguf_file::Content, c: &Config) -> Result<()> {
+fn check_shapes(ct: &Content, c: &Config) -> Result<()> {
     let elems = |name: &str| -> Result<usize> {
         ct.tensor_infos
             .get(name)
-            .map(|t| t.shape.elem_count())
+            .map(|t| t.elem_count())
             .ok_or_else(|| EngineError::Load(format!("tensor `{name}` is missing")))
     };
     let expect = |name: &str, dims: &[usize]| -> Result<()> {
@@ -342,7 +352,7 @@ impl Weights {
     ///
     /// The mapping assumes the file is not modified while the model is
     /// loaded (as llama.cpp's loader does).
-    pub fn from_gguf(ct: &gguf_file::Content, file: &std::fs::File) -> Result<Weights> {
+    pub fn from_gguf(ct: &Content, file: &std::fs::File) -> Result<Weights> {
         let c = config(ct)?;
         // SAFETY: the file is opened read-only and not written while mapped
         // (documented above); every range read is checked against its length.

@@ -1,8 +1,8 @@
 //! Crafted GGUF files are one-line errors, never a panic, an abort on a
 //! huge allocation or unbounded memory (Hardening II, M4 and L7).
 
-use candle_core::quantized::gguf_file::Value;
 use ragprobe_engine::gguf::write_tiny_llama;
+use ragprobe_engine::gguf::Value;
 use ragprobe_engine::model::Model;
 use std::path::Path;
 
@@ -32,7 +32,7 @@ fn the_tiny_model_loads() {
 fn crafted_metadata_is_an_error_naming_what_is_wrong() {
     let d = tempfile::tempdir().unwrap();
     let cases: Vec<(&str, Vec<(&str, Option<Value>)>, &str)> = vec![
-        // candle divided by zero.
+        // A zero alignment would divide by zero.
         (
             "alignment-0",
             vec![("general.alignment", Some(Value::U32(0)))],

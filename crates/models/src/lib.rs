@@ -45,9 +45,6 @@ pub enum ModelError {
     /// A backend could not be reached or answered with an error.
     #[error("{0}")]
     Backend(String),
-    /// A tensor operation failed while running a model.
-    #[error("inference: {0}")]
-    Inference(#[from] candle_core::Error),
 }
 
 /// The crate's result type; errors default to [`ModelError`].

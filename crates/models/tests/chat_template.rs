@@ -101,8 +101,8 @@ fn templates_render_as_transformers_renders_them() {
     let smollm = paths::smollm2_gguf();
     if smollm.is_file() {
         let (_, ct) = ragprobe_engine::gguf::read_content(&smollm).unwrap();
-        let t = ct.metadata["tokenizer.chat_template"].to_string().unwrap();
-        templates.insert("smollm2".into(), t.clone().into());
+        let t = ct.metadata["tokenizer.chat_template"].as_str().unwrap();
+        templates.insert("smollm2".into(), t.into());
     }
     let (bos, eos) = ("<|begin_of_text|>", "<|eot_id|>");
     let convs = conversations();

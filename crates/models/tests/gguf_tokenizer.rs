@@ -11,7 +11,7 @@
 //! without it, or without the fetched model, the test says it was skipped,
 //! unless `RAGPROBE_REQUIRE_LLAMA=1` (as in `make test`).
 
-use candle_core::quantized::gguf_file::Value;
+use ragprobe_engine::gguf::Value;
 use ragprobe_models::llm::local::gguf_tokenizer;
 use ragprobe_models::paths;
 use std::path::Path;

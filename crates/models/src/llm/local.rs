@@ -14,7 +14,7 @@
 //! * Decoding: greedy (argmax), so the same request gives the same output,
 //!   whatever the batch size or thread count.
 
-use candle_core::quantized::gguf_file;
+use ragprobe_engine::gguf::{Content, Value};
 use ragprobe_engine::{BatchOptions, Model, Next, Request, Sink};
 
 /// The engine's version: it enters the model's id in request hashes and
@@ -54,22 +54,22 @@ impl std::fmt::Debug for LocalLlm {
     }
 }
 
-fn meta<'a>(ct: &'a gguf_file::Content, key: &str, path: &Path) -> Result<&'a gguf_file::Value> {
+fn meta<'a>(ct: &'a Content, key: &str, path: &Path) -> Result<&'a Value> {
     ct.metadata.get(key).ok_or_else(|| ModelError::Load {
         path: path.to_path_buf(),
         message: format!("GGUF metadata has no `{key}`"),
     })
 }
 
-fn strings(v: &gguf_file::Value, path: &Path, key: &str) -> Result<Vec<String>> {
-    let err = |e: candle_core::Error| ModelError::Load {
+fn strings(v: &Value, path: &Path, key: &str) -> Result<Vec<String>> {
+    let err = |e: ragprobe_engine::EngineError| ModelError::Load {
         path: path.to_path_buf(),
         message: format!("{key}: {e}"),
     };
-    v.to_vec()
+    v.as_array()
         .map_err(err)?
         .iter()
-        .map(|x| x.to_string().cloned().map_err(err))
+        .map(|x| x.as_str().map(str::to_string).map_err(err))
         .collect()
 }
 
@@ -110,16 +110,13 @@ impl TextTokenizer {
 
 /// The tokenizer of GGUF `tokenizer.ggml.*` metadata: `gpt2` (byte-level
 /// BPE) or `llama` (SentencePiece); with the token texts by id.
-fn tokenizer_from_gguf(
-    ct: &gguf_file::Content,
-    path: &Path,
-) -> Result<(TextTokenizer, Vec<String>)> {
+fn tokenizer_from_gguf(ct: &Content, path: &Path) -> Result<(TextTokenizer, Vec<String>)> {
     let load_err = |message: String| ModelError::Load {
         path: path.into(),
         message,
     };
     let model = meta(ct, "tokenizer.ggml.model", path)?
-        .to_string()
+        .as_str()
         .map_err(|e| load_err(format!("tokenizer.ggml.model: {e}")))?;
     if model != "gpt2" && model != "llama" {
         return Err(load_err(format!(
@@ -129,14 +126,14 @@ fn tokenizer_from_gguf(
     let tokens = strings(meta(ct, "tokenizer.ggml.tokens", path)?, path, "tokens")?;
     let types: Vec<i32> = match ct.metadata.get("tokenizer.ggml.token_type") {
         Some(v) => v
-            .to_vec()
+            .as_array()
             .map(|v| v.iter().map(|x| x.to_i32().unwrap_or(1)).collect())
             .unwrap_or_default(),
         None => vec![],
     };
     if model == "llama" {
         let scores: Vec<f32> = meta(ct, "tokenizer.ggml.scores", path)?
-            .to_vec()
+            .as_array()
             .map_err(|e| load_err(format!("tokenizer.ggml.scores: {e}")))?
             .iter()
             .map(|x| x.to_f32())
@@ -166,10 +163,13 @@ fn tokenizer_from_gguf(
         })
         .collect();
     let pre_name = match ct.metadata.get("tokenizer.ggml.pre") {
-        Some(v) => v.to_string().cloned().map_err(|e| ModelError::Load {
-            path: path.into(),
-            message: format!("tokenizer.ggml.pre: {e}"),
-        })?,
+        Some(v) => v
+            .as_str()
+            .map(str::to_string)
+            .map_err(|e| ModelError::Load {
+                path: path.into(),
+                message: format!("tokenizer.ggml.pre: {e}"),
+            })?,
         None => "default".to_string(),
     };
     let pre = PreTokenizer::from_gguf(&pre_name).ok_or_else(|| ModelError::Load {
@@ -380,7 +380,7 @@ impl LocalLlm {
         let chat_template = ct
             .metadata
             .get("tokenizer.chat_template")
-            .and_then(|v| v.to_string().ok().cloned())
+            .and_then(|v| v.as_str().ok().map(str::to_string))
             .unwrap_or_default();
         let mut eos_ids: Vec<u32> = eos.into_iter().collect();
         for t in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>"] {

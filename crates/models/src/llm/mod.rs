@@ -1,7 +1,7 @@
 //! Language-model backends and the request cache.
 //!
 //! * [`local`]: the embedded GGUF model (SmolLM2-135M-Instruct by default),
-//!   run in-process with candle; greedy decoding, deterministic.
+//!   run in-process by ragprobe-engine; greedy decoding, deterministic.
 //! * [`openai`]: any OpenAI-compatible server (vLLM, llama.cpp server,
 //!   Ollama, TGI, OpenAI), with bounded concurrency across replicas, retries
 //!   and rate limits.
