@@ -21,9 +21,10 @@ RUN       = $(RAGPROBE_REL) --store $(STORE) run
 models:
 	bash scripts/fetch-models.sh
 
-## demo: build (release) and run the main job on the project's fixtures
+## demo: build `ragprobe` (release) and run the main job on the project's fixtures;
+## `ragprobe query` (SQL on polars, a separate binary) comes with `make build-release`
 demo: models
-	$(CARGO) build --release --workspace
+	$(CARGO) build --release -p ragprobe-cli
 	RAGPROBE_BIN=$(RAGPROBE_REL) STORE=$(STORE) bash scripts/demo.sh
 
 ## test: the whole test suite (CI runs exactly this): formatting, clippy,
@@ -119,6 +120,7 @@ reproduce-check:
 	$(CARGO) build --workspace
 	bash scripts/reproduce-check.sh
 
+## build-release: every binary in release, `ragprobe-query` (SQL, polars) included
 build-release:
 	$(CARGO) build --release --workspace
 

@@ -439,7 +439,6 @@ fn print_downloads(store: &Store, p: &Pipeline) {
 /// Ids of the artifacts the already-run steps of a pipeline produced (with
 /// these `--set` variables), for `query --pipeline`; steps not run yet are
 /// reported as a warning.
-#[cfg(feature = "query")]
 pub fn pipeline_outputs(
     store: &Store,
     pipeline: &Path,

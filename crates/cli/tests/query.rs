@@ -213,3 +213,27 @@ fn pipeline_scope_reads_only_what_the_pipeline_made() {
         "{latest} / {by_id}"
     );
 }
+
+/// Without `ragprobe-query` beside it or on PATH, `ragprobe query` says
+/// how to build it (one line, exit status 1).
+#[test]
+fn query_without_the_plugin_says_how_to_build_it() {
+    let d = tempfile::tempdir().unwrap();
+    let exe = d.path().join("ragprobe");
+    std::fs::copy(env!("CARGO_BIN_EXE_ragprobe"), &exe).unwrap();
+    let out = std::process::Command::new(&exe)
+        .env("PATH", d.path().join("nothing"))
+        .args(["--store"])
+        .arg(d.path().join("store"))
+        .args(["query", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("needs the `ragprobe-query` binary")
+            && err.contains("cargo build --release -p ragprobe-query-cli"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

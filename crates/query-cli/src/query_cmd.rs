@@ -7,7 +7,7 @@ use clap::Args;
 use ragprobe_artifact::Store;
 use ragprobe_query::{Binding, Format, Scope};
 
-use crate::StageOut;
+use ragprobe_cli::StageOut;
 
 #[derive(Args, Debug)]
 #[command(after_help = "\
@@ -57,7 +57,7 @@ pub struct QueryArgs {
 /// reports the `table` artifact like any stage output.
 pub fn run(store: &Store, a: QueryArgs) -> Result<StageOut> {
     let scope = match (&a.pipeline, a.all) {
-        (Some(p), _) => Scope::Only(crate::run_cmd::pipeline_outputs(store, p, &a.set)?),
+        (Some(p), _) => Scope::Only(ragprobe_cli::pipeline_outputs(store, p, &a.set)?),
         (None, true) => Scope::All,
         (None, false) => Scope::Latest,
     };
