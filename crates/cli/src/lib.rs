@@ -21,8 +21,8 @@ mod score_cmd;
 
 use anyhow::Result;
 
-pub use run_cmd::pipeline_outputs;
 use clap::{Parser, Subcommand};
+pub use run_cmd::pipeline_outputs;
 
 /// mimalloc instead of the system allocator: the stages allocate many small
 /// strings per row, which glibc's malloc serves slowly.

@@ -110,7 +110,10 @@ mod tests {
             Some(on_path.join(QUERY_BIN))
         );
         std::fs::write(here.join(QUERY_BIN), "").unwrap();
-        assert_eq!(find_query_bin(&exe, Some(&path)), Some(here.join(QUERY_BIN)));
+        assert_eq!(
+            find_query_bin(&exe, Some(&path)),
+            Some(here.join(QUERY_BIN))
+        );
     }
 
     #[test]
@@ -123,7 +126,10 @@ mod tests {
         assert_eq!(got, ["-v", "-v", "SELECT 1", "--store", "other", "--help"]);
         let env: Vec<(&OsStr, Option<&OsStr>)> = c.get_envs().collect();
         assert!(env.contains(&(OsStr::new("RAGPROBE_STORE"), Some(OsStr::new("st")))));
-        assert!(env.contains(&(OsStr::new("RAGPROBE_STORE_REMOTE"), Some(OsStr::new("team")))));
+        assert!(env.contains(&(
+            OsStr::new("RAGPROBE_STORE_REMOTE"),
+            Some(OsStr::new("team"))
+        )));
     }
 
     /// Everything after `query` reaches the plugin, flags and `--help` too.
