@@ -27,6 +27,10 @@ const MAX_DIMS: u32 = 4;
 const DEFAULT_ALIGNMENT: u64 = 32;
 /// Deepest nesting of arrays read (GGUF files use one level).
 const MAX_DEPTH: u32 = 4;
+/// Most entries reserved ahead of reading them: counts are checked against
+/// the bytes left, but an entry in memory is larger than its smallest
+/// encoding, so a declared count alone never sizes an allocation.
+const RESERVE_MAX: usize = 1 << 16;
 
 /// A metadata value, as the file stores it (no conversion between types).
 #[derive(Debug, Clone, PartialEq)]
@@ -322,7 +326,8 @@ fn value<R: Read>(r: &mut Bounded<R>, t: u32, v1: bool, key: &str, depth: u32) -
                     r.left()
                 ));
             }
-            let mut a = Vec::with_capacity(n as usize);
+            // Reserved up to a bound: a Value is 32 bytes, an element as little as 1.
+            let mut a = Vec::with_capacity((n as usize).min(RESERVE_MAX));
             for _ in 0..n {
                 a.push(value(r, et, v1, key, depth + 1)?);
             }
@@ -374,7 +379,7 @@ fn read_header<R: Read>(r: &mut Bounded<R>) -> Check<Content> {
             r.len
         ));
     }
-    let mut metadata = HashMap::with_capacity(kvs as usize);
+    let mut metadata = HashMap::with_capacity((kvs as usize).min(RESERVE_MAX));
     for _ in 0..kvs {
         let key = r.string(v1, "a metadata key")?;
         let t = r.u32()?;
@@ -401,7 +406,7 @@ fn read_header<R: Read>(r: &mut Bounded<R>) -> Check<Content> {
             ))
         }
     };
-    let mut tensor_infos = HashMap::with_capacity(tensors as usize);
+    let mut tensor_infos = HashMap::with_capacity((tensors as usize).min(RESERVE_MAX));
     for _ in 0..tensors {
         let name = r.string(v1, "a tensor name")?;
         let n_dims = r.u32()?;
