@@ -11,6 +11,6 @@ echo
 case "$OUT" in /*) where="$OUT" ;; *) where="$(pwd)/$OUT" ;; esac
 echo "report: $where/index.html   (tables: $OUT/tables/, charts: $OUT/charts/)"
 if [ ! -x "$(dirname "$BIN")/ragprobe-query" ]; then
-  echo "SQL over these artifacts (ragprobe query) is a separate binary: make build-release builds it (polars, ~10 min on 2 cores)"
+  echo "SQL over these artifacts (ragprobe query) is a separate binary: make build-release builds it (polars: 20 minutes or more on 2 cores)"
 fi
 

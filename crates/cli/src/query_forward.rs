@@ -60,7 +60,7 @@ pub fn run(global: &GlobalArgs, a: &QueryForward) -> Result<()> {
         bail!(
             "`ragprobe query` needs the `{QUERY_BIN}` binary (SQL on polars, built separately), \
              found neither next to {} nor on PATH: build it with `make build` or \
-             `cargo build --release -p ragprobe-query-cli` (about 10 minutes on 2 cores)",
+             `cargo build --release -p ragprobe-query-cli` (20 minutes or more on 2 cores)",
             exe.display()
         );
     };
