@@ -6,7 +6,7 @@
 //! stack). A product `x · wᵀ` takes one of two paths per part, both giving
 //! the bits [`kernels::matmul`] gives on the decoded f32 weights:
 //!
-//! * **Block kernels** (Q4_0, Q4_1, Q5_0, Q8_0, Q4_K, Q6_K; steps of at most
+//! * **Block kernels** (every quantized type; steps of at most
 //!   [`packed::MAX_ROWS`] tokens, bound by reading the weights): the
 //!   blocks are decoded in registers inside the dot product ([`packed`]).
 //! * **Decoded tiles** (every type, any step): each parallel task decodes
@@ -15,8 +15,9 @@
 //!   them, so a prompt chunk reads each block once and no f32 copy of the
 //!   model is ever held.
 //!
-//! Tensors of the other types stay in the memory-mapped file; the block
-//! kernels' types are split once into scales and values at load.
+//! F32, F16 and BF16 tensors stay in the memory-mapped file; the quantized
+//! types are regrouped once at load into the block kernels' layout, about
+//! the file's size ([`packed`]).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -57,8 +58,8 @@ impl std::ops::Deref for Bytes {
 /// How a part's blocks are held.
 #[derive(Debug, Clone)]
 enum Store {
-    /// Split for the block kernels, from blocks of `dtype`.
-    Blocks(Dtype, Packed),
+    /// Regrouped for the block kernels ([`Packed::dtype`] is the type).
+    Blocks(Packed),
     /// As in the file.
     Raw {
         /// The tensor type.
@@ -78,7 +79,7 @@ pub struct Part {
 impl Part {
     /// `bytes` (whole rows of `k` weights of `dtype`) as a part; `None`
     /// when they are not whole rows. The types the block kernels read
-    /// ([`Packed::format_for`]) are split for them (`bytes` can then be
+    /// ([`Packed::holds`]) are regrouped for them (`bytes` can then be
     /// dropped).
     pub fn new(dtype: Dtype, k: usize, bytes: Bytes) -> Option<Part> {
         let per_row = dtype.bytes_for(k)?;
@@ -86,26 +87,26 @@ impl Part {
             return None;
         }
         let rows = bytes.len() / per_row;
-        let store = match Packed::format_for(dtype) {
-            Some(_) => Store::Blocks(dtype, Packed::from_blocks(dtype, k, &bytes)?),
-            None => Store::Raw { dtype, bytes },
+        let store = match Packed::holds(dtype) {
+            true => Store::Blocks(Packed::from_blocks(dtype, k, &bytes)?),
+            false => Store::Raw { dtype, bytes },
         };
         Some(Part { rows, store })
     }
 
-    /// A part of blocks already split for the block kernels
-    /// ([`Packed::from_reader`]), from a tensor of `dtype`.
-    pub fn packed(dtype: Dtype, p: Packed) -> Part {
+    /// A part of blocks already regrouped for the block kernels
+    /// ([`Packed::from_reader`]).
+    pub fn packed(p: Packed) -> Part {
         Part {
             rows: p.rows,
-            store: Store::Blocks(dtype, p),
+            store: Store::Blocks(p),
         }
     }
 
     /// The part's tensor type.
     pub fn dtype(&self) -> Dtype {
         match &self.store {
-            Store::Blocks(dtype, _) => *dtype,
+            Store::Blocks(p) => p.dtype,
             Store::Raw { dtype, .. } => *dtype,
         }
     }
@@ -113,7 +114,7 @@ impl Part {
     /// Row `r` decoded into `out` (`k` values), on `isa`.
     fn decode_row(&self, isa: Isa, k: usize, r: usize, out: &mut [f32]) {
         match &self.store {
-            Store::Blocks(_, p) => p.decode_row(r, out),
+            Store::Blocks(p) => p.decode_row(r, out),
             Store::Raw { dtype, bytes } => {
                 let per_row = dtype.bytes_for(k).expect("checked in Part::new");
                 dtype.decode_on(isa, &bytes[r * per_row..(r + 1) * per_row], out);
@@ -124,7 +125,7 @@ impl Part {
     /// Bytes held in memory (split blocks) and mapped from the file.
     fn bytes(&self) -> (usize, usize) {
         match &self.store {
-            Store::Blocks(_, p) => (p.bytes(), 0),
+            Store::Blocks(p) => (p.bytes(), 0),
             Store::Raw {
                 bytes: b @ Bytes::Mapped { .. },
                 ..
@@ -236,7 +237,7 @@ impl Matrix {
         let mut col = 0;
         for part in &self.parts {
             match &part.store {
-                Store::Blocks(_, p) if blocks && (1..=packed::MAX_ROWS).contains(&t) => {
+                Store::Blocks(p) if blocks && (1..=packed::MAX_ROWS).contains(&t) => {
                     packed::matmul(isa, x, t, p, out, col, n)
                 }
                 _ => kernels::for_row_blocks(part.rows, TILE_ROWS, out, |(r0, r1), ptr| {
@@ -355,9 +356,12 @@ mod tests {
         let k = 512;
         let read = crate::quant::SUPPORTED_TYPES
             .iter()
-            .filter(|t| Packed::format_for(**t).is_some());
+            .filter(|t| Packed::holds(**t));
         let names: Vec<&str> = read.clone().map(|t| t.name()).collect();
-        assert_eq!(names, ["Q4_0", "Q4_1", "Q5_0", "Q8_0", "Q4_K", "Q6_K"]);
+        assert_eq!(
+            names,
+            ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K"]
+        );
         for &dtype in read {
             let raw = blocks(dtype, 3, k, 9);
             let p = Packed::from_blocks(dtype, k, &raw).unwrap();

@@ -1,23 +1,28 @@
 //! Weight matrices kept in 32-weight blocks for the steps that are bound
 //! by memory bandwidth: decoding a handful of tokens reads every weight
-//! once per step, and a 4-bit block is 24 bytes for 32 weights where f32
-//! is 128.
+//! once per step, so a step is as fast as the bytes it reads are few.
 //!
-//! Four layouts ([`Format`]) hold six GGUF types, each weight written as
-//! one IEEE multiply (then, for Q4_1, one add) of exactly the values the
-//! reference dequantizer ([`crate::quant`]) multiplies:
+//! Every quantized GGUF type is held in about its file size: the values
+//! as 16 bytes of nibbles a block (8-bit types: 32 bytes), any fifth or
+//! sixth bits beside them, and the scales as the file stores them (f16, and
+//! the K types' 6- or 8-bit sub-block scales). The layout only regroups the
+//! file's bits so each 32-weight block reads from fixed offsets:
 //!
-//! | GGUF type | layout | weight | bytes / 32 (file) |
-//! |---|---|---|---|
-//! | Q8_0 | Q8_0 | `q · d` | 36 (34) |
-//! | Q5_0 | Q5_0 | `(q − 16) · d`, q of 5 bits | 24 (22) |
-//! | Q4_0 | Q5_0 | `(q − 8) · d` as `((q + 8) − 16) · d` | 24 (18) |
-//! | Q4_1 | Q4_1 | `q · d + m` | 24 (20) |
-//! | Q4_K | Q4_1 | `q · (d·sc) − dmin·m` as `q · d′ + m′`, `d′ = d·sc`, `m′ = −(dmin·m)` | 24 (18) |
-//! | Q6_K | Q8_16 | `(q − 32) · (d·sc)`, a scale per 16 weights | 40 (26.25) |
+//! | GGUF type | weight (the reference's operations) | bytes / 32 held (file) |
+//! |---|---|---|
+//! | Q8_0 | `q · d` | 34 (34) |
+//! | Q4_0 | `d · (q − 8)` | 18 (18) |
+//! | Q4_1 | `d · q + m` | 20 (20) |
+//! | Q5_0 | `d · (q − 16)`, q of 5 bits | 22 (22) |
+//! | Q5_1 | `d · q + m`, q of 5 bits | 24 (24) |
+//! | Q4_K | `(d·sc) · q − dmin·mn` as `d′ · q + m′`, `m′ = −(dmin·mn)` | 18.5 (18) |
+//! | Q5_K | as Q4_K, q of 5 bits | 22.5 (22) |
+//! | Q6_K | `(d·sc) · (q − 32)`, a scale per 16 weights | 26.25 (26.25) |
 //!
-//! (`a − b` and `a + (−b)` are the same IEEE operation, and the products
-//! `d·sc`, `dmin·m` are taken once at load as the reference takes them.)
+//! (`a − b` and `a + (−b)` are the same IEEE operation.) A block's f32
+//! scales are computed when a row is read, a segment of [`SEG`] blocks at a
+//! time, exactly as the reference computes them (`d·sc` and `dmin·mn` are
+//! exact in f32: 11 by at most 8 significant bits).
 //!
 //! **Same numbers.** Every weight equals its decoded f32 value bit for
 //! bit (tested against [`Dtype::decode`](crate::quant::Dtype::decode)). The products are then
@@ -25,11 +30,18 @@
 //! final reduction as [`kernels::matmul`](crate::kernels::matmul): a packed
 //! step gives bit-identical outputs to an f32 step, whichever ISA runs it.
 
+use half::f16;
+use half::slice::HalfFloatSliceExt;
+
 use crate::kernels::{Isa, LANES};
 use crate::quant::Dtype;
 
 /// Weights per block.
 const BLOCK: usize = 32;
+
+/// Blocks whose scales are computed at once (a multiple of the 8 blocks of
+/// a K super-block, so a segment holds whole super-blocks).
+const SEG: usize = 64;
 
 /// Steps of at most this many tokens use packed weights (more rows make
 /// the step compute-bound, where the f32 kernel's tiles are faster).
@@ -38,70 +50,59 @@ pub const MAX_ROWS: usize = 8;
 /// Weight rows per parallel task.
 const ROWS_PER_TASK: usize = 64;
 
-/// The block format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// 4-bit values with a scale and a minimum per block.
-    Q4_1,
-    /// 5-bit values less 16, with a scale per block.
-    Q5_0,
-    /// 8-bit signed values with a scale per block.
-    Q8_0,
-    /// 8-bit signed values with a scale per 16 weights (two per block).
-    Q8_16,
-}
-
-/// A `rows × k` matrix in GGUF blocks, row-major (each row `k / 32` blocks).
+/// A `rows × k` matrix of one quantized GGUF type in 32-weight blocks,
+/// row-major (each row `k / 32` blocks).
 #[derive(Debug, Clone)]
 pub struct Packed {
-    /// The block format.
-    pub format: Format,
-    /// Row length (a multiple of 32).
+    /// The GGUF type the blocks came from.
+    pub dtype: Dtype,
+    /// Row length (a multiple of 32; of 256 for the K types).
     pub k: usize,
     /// Number of rows.
     pub rows: usize,
-    /// Each block's scale as f32: the file's f16 widened exactly, or (Q4_K)
-    /// `d·sc`; Q8_16 holds two a block, one per 16 weights.
-    d: Vec<f32>,
-    /// Each block's minimum (Q4_1; empty otherwise).
-    m: Vec<f32>,
-    /// Each block's fifth bits, bit `j` for weight `j` (Q5_0; empty
-    /// otherwise).
+    /// The file's f16 scale: one a block, or (K types) one a 256-weight
+    /// super-block.
+    d: Vec<f16>,
+    /// The file's f16 minimum (Q4_1, Q5_1: one a block) or `dmin` (Q4_K,
+    /// Q5_K: one a super-block); empty otherwise.
+    m: Vec<f16>,
+    /// Q4_K, Q5_K: each block's 6-bit scale; Q6_K: each block's two `i8`
+    /// scales (weights 0..16, 16..32); empty otherwise.
+    sc: Vec<u8>,
+    /// Q4_K, Q5_K: each block's 6-bit minimum; empty otherwise.
+    mn: Vec<u8>,
+    /// Q5 types: each block's fifth bits, bit `j` for weight `j`. Q6_K:
+    /// two words a block, bits `2j, 2j+1` of word `h` the high bits of
+    /// weight `16h + j`. Empty otherwise.
     qh: Vec<u32>,
-    /// Q4_1, Q5_0: 16 bytes a block (low nibbles = weights 0..16, high =
-    /// 16..32); Q8_0: 32 signed bytes a block.
+    /// 16 bytes a block (low nibbles = weights 0..16, high = 16..32); Q8_0:
+    /// 32 signed bytes a block.
     qs: Vec<u8>,
 }
 
-fn f16(lo: u8, hi: u8) -> f32 {
-    half::f16::from_bits(u16::from_le_bytes([lo, hi])).to_f32()
+fn le16(lo: u8, hi: u8) -> f16 {
+    f16::from_bits(u16::from_le_bytes([lo, hi]))
 }
 
 impl Packed {
-    /// The layout a GGUF type is held in, if the block kernels read it.
-    pub fn format_for(dtype: Dtype) -> Option<Format> {
-        match dtype {
-            Dtype::Q4_1 | Dtype::Q4_K => Some(Format::Q4_1),
-            Dtype::Q4_0 | Dtype::Q5_0 => Some(Format::Q5_0),
-            Dtype::Q8_0 => Some(Format::Q8_0),
-            Dtype::Q6_K => Some(Format::Q8_16),
-            _ => None,
-        }
+    /// Whether the block kernels hold `dtype` (every quantized type the
+    /// engine reads; f32, f16 and bf16 are read as mapped).
+    pub fn holds(dtype: Dtype) -> bool {
+        !matches!(dtype, Dtype::F32 | Dtype::F16 | Dtype::BF16)
     }
 
-    /// Splits raw GGUF blocks of `dtype` (whole rows of `k`) into the
-    /// scales, minimums and values the kernels read (module docs); `None`
-    /// when the type has no layout here, `k` is not whole blocks or `raw`
-    /// not whole rows.
+    /// Regroups raw GGUF blocks of `dtype` (whole rows of `k`) into the
+    /// layout the kernels read (module docs); `None` when the type is not
+    /// held here, `k` is not whole blocks or `raw` not whole rows.
     pub fn from_blocks(dtype: Dtype, k: usize, raw: &[u8]) -> Option<Packed> {
         let mut p = Packed::empty(dtype, k, raw.len())?;
-        p.push_rows(dtype, raw);
+        p.push_rows(raw);
         Some(p)
     }
 
     /// As [`from_blocks`](Self::from_blocks), reading the `len` bytes from
     /// `src` a few rows at a time, so the raw tensor is never held whole
-    /// beside its split form. `Ok(None)`: as `from_blocks`.
+    /// beside its regrouped form. `Ok(None)`: as `from_blocks`.
     pub fn from_reader(
         dtype: Dtype,
         k: usize,
@@ -117,82 +118,93 @@ impl Packed {
         while left > 0 {
             let n = left.min(buf.len());
             src.read_exact(&mut buf[..n])?;
-            p.push_rows(dtype, &buf[..n]);
+            p.push_rows(&buf[..n]);
             left -= n;
         }
         Ok(Some(p))
     }
 
     /// Room for `len` bytes of `dtype` blocks, rows of `k`; `None` when the
-    /// type has no layout here or `len` is not whole rows.
+    /// type is not held here or `len` is not whole rows.
     fn empty(dtype: Dtype, k: usize, len: usize) -> Option<Packed> {
-        let format = Packed::format_for(dtype)?;
         let per_row = dtype.bytes_for(k)?;
-        if !k.is_multiple_of(BLOCK) || k == 0 || !len.is_multiple_of(per_row) {
+        if !Packed::holds(dtype) || !k.is_multiple_of(BLOCK) || k == 0 {
+            return None;
+        }
+        if !len.is_multiple_of(per_row) {
             return None;
         }
         let (weights, size) = dtype.block();
-        let blocks = len / size * (weights / BLOCK);
-        let cap = |on: bool| if on { blocks } else { 0 };
+        let file_blocks = len / size;
+        let blocks = file_blocks * (weights / BLOCK);
+        use Dtype::*;
+        let n = |on: bool, per: usize| if on { per } else { 0 };
+        let k_type = matches!(dtype, Q4_K | Q5_K | Q6_K);
         Some(Packed {
-            format,
+            dtype,
             k,
             rows: len / per_row,
-            d: Vec::with_capacity(blocks * if format == Format::Q8_16 { 2 } else { 1 }),
-            m: Vec::with_capacity(cap(format == Format::Q4_1)),
-            qh: Vec::with_capacity(cap(format == Format::Q5_0)),
-            qs: Vec::with_capacity(
-                blocks
-                    * match format {
-                        Format::Q8_0 | Format::Q8_16 => 32,
-                        _ => 16,
-                    },
-            ),
+            d: Vec::with_capacity(file_blocks),
+            m: Vec::with_capacity(n(matches!(dtype, Q4_1 | Q5_1 | Q4_K | Q5_K), file_blocks)),
+            sc: Vec::with_capacity(n(k_type, blocks * if dtype == Q6_K { 2 } else { 1 })),
+            mn: Vec::with_capacity(n(matches!(dtype, Q4_K | Q5_K), blocks)),
+            qh: Vec::with_capacity(match dtype {
+                Q5_0 | Q5_1 | Q5_K => blocks,
+                Q6_K => 2 * blocks,
+                _ => 0,
+            }),
+            qs: Vec::with_capacity(blocks * if dtype == Q8_0 { 32 } else { 16 }),
         })
     }
 
-    /// Appends whole rows of raw `dtype` blocks (`self`'s type).
-    fn push_rows(&mut self, dtype: Dtype, raw: &[u8]) {
-        let (_, size) = dtype.block();
+    /// Appends whole rows of raw blocks of `self`'s type.
+    fn push_rows(&mut self, raw: &[u8]) {
+        let (_, size) = self.dtype.block();
         let p = self;
+        let word = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4"));
         for b in raw.chunks_exact(size) {
-            match dtype {
+            match p.dtype {
                 Dtype::Q8_0 => {
-                    p.d.push(f16(b[0], b[1]));
+                    p.d.push(le16(b[0], b[1]));
                     p.qs.extend_from_slice(&b[2..34]);
                 }
+                Dtype::Q4_0 => {
+                    p.d.push(le16(b[0], b[1]));
+                    p.qs.extend_from_slice(&b[2..18]);
+                }
                 Dtype::Q4_1 => {
-                    p.d.push(f16(b[0], b[1]));
-                    p.m.push(f16(b[2], b[3]));
+                    p.d.push(le16(b[0], b[1]));
+                    p.m.push(le16(b[2], b[3]));
                     p.qs.extend_from_slice(&b[4..20]);
                 }
                 Dtype::Q5_0 => {
-                    p.d.push(f16(b[0], b[1]));
-                    p.qh.push(u32::from_le_bytes([b[2], b[3], b[4], b[5]]));
+                    p.d.push(le16(b[0], b[1]));
+                    p.qh.push(word(b, 2));
                     p.qs.extend_from_slice(&b[6..22]);
                 }
-                Dtype::Q4_0 => {
-                    // q − 8 = (q + 8) − 16: q + 8 in 8..24, its fifth bit to qh.
-                    p.d.push(f16(b[0], b[1]));
-                    let mut qh = 0u32;
-                    for j in 0..16 {
-                        let (lo, hi) = ((b[2 + j] & 0x0F) + 8, (b[2 + j] >> 4) + 8);
-                        qh |= ((lo >> 4) as u32) << j | ((hi >> 4) as u32) << (j + 16);
-                        p.qs.push((lo & 0x0F) | (hi & 0x0F) << 4);
-                    }
-                    p.qh.push(qh);
+                Dtype::Q5_1 => {
+                    p.d.push(le16(b[0], b[1]));
+                    p.m.push(le16(b[2], b[3]));
+                    p.qh.push(word(b, 4));
+                    p.qs.extend_from_slice(&b[8..24]);
                 }
-                Dtype::Q4_K => {
-                    // Eight sub-blocks of 32: scale d·sc, minimum −(dmin·m);
-                    // sub-block 2i = low nibbles of bytes 32i..32i+32, 2i+1
-                    // their high nibbles.
-                    let (d, dmin) = (f16(b[0], b[1]), f16(b[2], b[3]));
+                Dtype::Q4_K | Dtype::Q5_K => {
+                    // Eight sub-blocks of 32: sub-block 2i is the low nibbles
+                    // of bytes 32i..32i+32 of the values, 2i+1 their high
+                    // nibbles; Q5_K's fifth bit of weight l of sub-block s
+                    // is bit s of qh[l].
+                    p.d.push(le16(b[0], b[1]));
+                    p.m.push(le16(b[2], b[3]));
                     let scales: &[u8; 12] = b[4..16].try_into().expect("12 bytes");
                     let (sc, mn) = crate::quant::scales_mins(scales);
+                    p.sc.extend_from_slice(&sc);
+                    p.mn.extend_from_slice(&mn);
+                    let (qh, vals) = match p.dtype {
+                        Dtype::Q5_K => (Some(&b[16..48]), &b[48..176]),
+                        _ => (None, &b[16..144]),
+                    };
                     for i in 0..8 {
-                        p.d.push(d * sc[i] as f32);
-                        p.m.push(-(dmin * mn[i] as f32));
-                        let src = &b[16 + 32 * (i / 2)..16 + 32 * (i / 2) + 32];
+                        let src = &vals[32 * (i / 2)..32 * (i / 2) + 32];
                         let nib = |l: usize| {
                             if i % 2 == 0 {
                                 src[l] & 0x0F
@@ -203,119 +215,175 @@ impl Packed {
                         for j in 0..16 {
                             p.qs.push(nib(j) | nib(j + 16) << 4);
                         }
+                        if let Some(qh) = qh {
+                            p.qh.push((0..32).map(|l| ((qh[l] as u32 >> i) & 1) << l).sum());
+                        }
                     }
                 }
                 Dtype::Q6_K => {
-                    // As the reference: scale d·sc per 16 weights, q − 32.
+                    // The reference's q − 32 per weight, regrouped: low four
+                    // bits as nibbles, high two bits in two words a block.
                     let mut w = [0f32; 16];
                     let mut q = [0i8; 256];
                     let block: &[u8; 210] = b.try_into().expect("210 bytes");
                     crate::quant::q6_k_parts(block, &mut w, &mut q);
+                    p.d.push(le16(b[208], b[209]));
+                    p.sc.extend_from_slice(&b[192..208]);
+                    let u = |i: usize| (q[i] as i32 + 32) as u32;
                     for i in 0..8 {
-                        p.d.push(w[2 * i]);
-                        p.d.push(w[2 * i + 1]);
-                        p.qs.extend(q[32 * i..32 * i + 32].iter().map(|&v| v as u8));
+                        let at = 32 * i;
+                        for j in 0..16 {
+                            p.qs.push(((u(at + j) & 0x0F) | (u(at + j + 16) & 0x0F) << 4) as u8);
+                        }
+                        for h in 0..2 {
+                            let hi = (0..16).map(|j| (u(at + 16 * h + j) >> 4) << (2 * j));
+                            p.qh.push(hi.sum());
+                        }
                     }
                 }
-                _ => unreachable!("a type without a layout here"),
+                _ => unreachable!("a type not held here"),
             }
+        }
+    }
+
+    /// The f32 scales of blocks `g0..g0 + n` (`n <= SEG`; `g0` and `n`
+    /// whole super-blocks for the K types, which every row is) into `ds`
+    /// (Q6_K: two a block) and their minimums into `ms`, as the reference
+    /// computes them.
+    #[inline]
+    fn scales(&self, g0: usize, n: usize, ds: &mut [f32; 2 * SEG], ms: &mut [f32; SEG]) {
+        match self.dtype {
+            Dtype::Q8_0 | Dtype::Q4_0 | Dtype::Q5_0 => {
+                self.d[g0..g0 + n].convert_to_f32_slice(&mut ds[..n])
+            }
+            Dtype::Q4_1 | Dtype::Q5_1 => {
+                self.d[g0..g0 + n].convert_to_f32_slice(&mut ds[..n]);
+                self.m[g0..g0 + n].convert_to_f32_slice(&mut ms[..n]);
+            }
+            Dtype::Q4_K | Dtype::Q5_K | Dtype::Q6_K => {
+                let (s0, ns) = (g0 / 8, n.div_ceil(8));
+                let mut sd = [0f32; SEG / 8];
+                self.d[s0..s0 + ns].convert_to_f32_slice(&mut sd[..ns]);
+                if self.dtype == Dtype::Q6_K {
+                    let sc = &self.sc[2 * g0..2 * (g0 + n)];
+                    for (i, (o, &c)) in ds.iter_mut().zip(sc).enumerate() {
+                        *o = sd[i / 16] * (c as i8) as f32;
+                    }
+                    return;
+                }
+                let mut sm = [0f32; SEG / 8];
+                self.m[s0..s0 + ns].convert_to_f32_slice(&mut sm[..ns]);
+                for b in 0..n {
+                    ds[b] = sd[b / 8] * self.sc[g0 + b] as f32;
+                    ms[b] = -(sm[b / 8] * self.mn[g0 + b] as f32);
+                }
+            }
+            _ => unreachable!("a type not held here"),
         }
     }
 
     /// Row `r` as f32, exactly as the kernels see it.
     pub fn decode_row(&self, r: usize, out: &mut [f32]) {
         let nb = self.k / BLOCK;
-        for b in 0..nb {
-            decode_block(self, r * nb + b, &mut out[b * BLOCK..(b + 1) * BLOCK]);
+        let (mut ds, mut ms) = ([0f32; 2 * SEG], [0f32; SEG]);
+        for s in (0..nb).step_by(SEG) {
+            let n = (nb - s).min(SEG);
+            self.scales(r * nb + s, n, &mut ds, &mut ms);
+            for i in 0..n {
+                let b = s + i;
+                decode_block(
+                    self,
+                    r * nb + b,
+                    &ds,
+                    &ms,
+                    i,
+                    &mut out[b * BLOCK..(b + 1) * BLOCK],
+                );
+            }
         }
     }
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.qs.len() + 4 * (self.d.len() + self.m.len() + self.qh.len())
-    }
-
-    /// Builds a Q4_1 matrix from raw parts (tests and benchmarks):
-    /// per block a scale, a minimum and 16 bytes of nibbles.
-    pub fn q4_1(k: usize, d: Vec<f32>, m: Vec<f32>, qs: Vec<u8>) -> Packed {
-        assert!(k.is_multiple_of(BLOCK) && d.len() == m.len() && qs.len() == 16 * d.len());
-        Packed {
-            format: Format::Q4_1,
-            k,
-            rows: d.len() * BLOCK / k,
-            d,
-            m,
-            qh: Vec::new(),
-            qs,
-        }
-    }
-
-    /// Builds a Q8_0 matrix from raw parts: per block a scale and 32 bytes.
-    pub fn q8_0(k: usize, d: Vec<f32>, qs: Vec<i8>) -> Packed {
-        assert!(k.is_multiple_of(BLOCK) && qs.len() == BLOCK * d.len());
-        Packed {
-            format: Format::Q8_0,
-            k,
-            rows: d.len() * BLOCK / k,
-            d,
-            m: Vec::new(),
-            qh: Vec::new(),
-            qs: qs.into_iter().map(|v| v as u8).collect(),
-        }
-    }
-
-    /// Builds a Q5_0 matrix from raw parts: per block a scale, the fifth
-    /// bits and 16 bytes of nibbles.
-    pub fn q5_0(k: usize, d: Vec<f32>, qh: Vec<u32>, qs: Vec<u8>) -> Packed {
-        assert!(k.is_multiple_of(BLOCK) && d.len() == qh.len() && qs.len() == 16 * d.len());
-        Packed {
-            format: Format::Q5_0,
-            k,
-            rows: d.len() * BLOCK / k,
-            d,
-            m: Vec::new(),
-            qh,
-            qs,
-        }
+        self.qs.len()
+            + self.sc.len()
+            + self.mn.len()
+            + 2 * (self.d.len() + self.m.len())
+            + 4 * self.qh.len()
     }
 }
 
-/// Block `blk` as 32 f32 weights (the reference's dequantisation,
-/// operation for operation).
+/// Weights `j` and `j + 16` of a block from `f(j)`, for `j < 16`.
 #[inline(always)]
-fn decode_block(p: &Packed, blk: usize, out: &mut [f32]) {
-    let d = p.d[blk];
-    match p.format {
-        Format::Q4_1 => {
-            let m = p.m[blk];
-            let qs = &p.qs[blk * 16..blk * 16 + 16];
-            for j in 0..16 {
-                out[j] = (qs[j] & 0x0F) as f32 * d + m;
-                out[j + 16] = (qs[j] >> 4) as f32 * d + m;
-            }
+fn each16(out: &mut [f32; BLOCK], f: impl Fn(usize) -> (f32, f32)) {
+    for j in 0..16 {
+        (out[j], out[j + 16]) = f(j);
+    }
+}
+
+/// Block `g` as 32 f32 weights, its scales at `i` of the segment's `ds`,
+/// `ms` (the reference's dequantisation, operation for operation; one loop
+/// per type, so each vectorises).
+#[inline(always)]
+fn decode_block(
+    p: &Packed,
+    g: usize,
+    ds: &[f32; 2 * SEG],
+    ms: &[f32; SEG],
+    i: usize,
+    out: &mut [f32],
+) {
+    let out: &mut [f32; BLOCK] = (&mut out[..BLOCK]).try_into().expect("a block");
+    let (d, m) = (ds[i], ms[i]);
+    if p.dtype == Dtype::Q8_0 {
+        let qs = &p.qs[g * BLOCK..(g + 1) * BLOCK];
+        for j in 0..BLOCK {
+            out[j] = d * (qs[j] as i8) as f32;
         }
-        Format::Q5_0 => {
-            let qh = p.qh[blk];
-            let qs = &p.qs[blk * 16..blk * 16 + 16];
-            for j in 0..16 {
-                let lo = (qs[j] & 0x0F) as i32 | (((qh >> j) & 1) << 4) as i32;
-                let hi = (qs[j] >> 4) as i32 | (((qh >> (j + 16)) & 1) << 4) as i32;
-                out[j] = (lo - 16) as f32 * d;
-                out[j + 16] = (hi - 16) as f32 * d;
-            }
+        return;
+    }
+    let qs: &[u8; 16] = p.qs[g * 16..g * 16 + 16].try_into().expect("16 bytes");
+    let fifth = |h: u32, j: usize| (((h >> j) & 1) << 4) as i32;
+    let nib = |j: usize| ((qs[j] & 0x0F) as i32, (qs[j] >> 4) as i32);
+    match p.dtype {
+        Dtype::Q4_0 => each16(out, |j| {
+            let (lo, hi) = nib(j);
+            (d * (lo - 8) as f32, d * (hi - 8) as f32)
+        }),
+        Dtype::Q4_1 | Dtype::Q4_K => each16(out, |j| {
+            let (lo, hi) = nib(j);
+            (d * lo as f32 + m, d * hi as f32 + m)
+        }),
+        Dtype::Q5_0 => {
+            let h = p.qh[g];
+            each16(out, |j| {
+                let (lo, hi) = nib(j);
+                (
+                    d * ((lo | fifth(h, j)) - 16) as f32,
+                    d * ((hi | fifth(h, j + 16)) - 16) as f32,
+                )
+            })
         }
-        Format::Q8_0 => {
-            let qs = &p.qs[blk * BLOCK..blk * BLOCK + BLOCK];
-            for j in 0..BLOCK {
-                out[j] = (qs[j] as i8) as f32 * d;
-            }
+        Dtype::Q5_1 | Dtype::Q5_K => {
+            let h = p.qh[g];
+            each16(out, |j| {
+                let (lo, hi) = nib(j);
+                (
+                    d * (lo | fifth(h, j)) as f32 + m,
+                    d * (hi | fifth(h, j + 16)) as f32 + m,
+                )
+            })
         }
-        Format::Q8_16 => {
-            let qs = &p.qs[blk * BLOCK..blk * BLOCK + BLOCK];
-            for j in 0..BLOCK {
-                out[j] = (qs[j] as i8) as f32 * p.d[2 * blk + j / 16];
-            }
+        Dtype::Q6_K => {
+            let (h0, h1) = (p.qh[2 * g], p.qh[2 * g + 1]);
+            let (d0, d1) = (ds[2 * i], ds[2 * i + 1]);
+            each16(out, |j| {
+                let (lo, hi) = nib(j);
+                let six = |v: i32, word: u32| (v | (((word >> (2 * j)) & 3) << 4) as i32) - 32;
+                (d0 * six(lo, h0) as f32, d1 * six(hi, h1) as f32)
+            })
         }
+        _ => unreachable!("a type not held here"),
     }
 }
 
@@ -332,17 +400,23 @@ unsafe fn rows_portable<const TT: usize>(
 ) {
     let (k, nb) = (p.k, p.k / BLOCK);
     let mut w = [0f32; BLOCK];
+    let (mut ds, mut ms) = ([0f32; 2 * SEG], [0f32; SEG]);
     for n in n0..n1 {
         let mut acc = [[0f32; LANES]; TT];
-        for b in 0..nb {
-            decode_block(p, n * nb + b, &mut w);
-            for (t, acc_t) in acc.iter_mut().enumerate() {
-                let xs = &x[t * k + b * BLOCK..t * k + (b + 1) * BLOCK];
-                for l in 0..LANES {
-                    acc_t[l] = xs[l].mul_add(w[l], acc_t[l]);
-                }
-                for l in 0..LANES {
-                    acc_t[l] = xs[LANES + l].mul_add(w[LANES + l], acc_t[l]);
+        for s in (0..nb).step_by(SEG) {
+            let cnt = (nb - s).min(SEG);
+            p.scales(n * nb + s, cnt, &mut ds, &mut ms);
+            for i in 0..cnt {
+                let b = s + i;
+                decode_block(p, n * nb + b, &ds, &ms, i, &mut w);
+                for (t, acc_t) in acc.iter_mut().enumerate() {
+                    let xs = &x[t * k + b * BLOCK..t * k + (b + 1) * BLOCK];
+                    for l in 0..LANES {
+                        acc_t[l] = xs[l].mul_add(w[l], acc_t[l]);
+                    }
+                    for l in 0..LANES {
+                        acc_t[l] = xs[LANES + l].mul_add(w[LANES + l], acc_t[l]);
+                    }
                 }
             }
         }
@@ -359,68 +433,95 @@ mod x86 {
     use super::*;
     use std::arch::x86_64::*;
 
-    /// Block `blk`'s weights 0..16 and 16..32 as two 16-lane registers.
+    /// Block `g`'s weights 0..16 and 16..32 as two 16-lane registers, its
+    /// scales at `i` of the segment's `ds`, `ms`.
     ///
     /// # Safety
-    /// The CPU has AVX-512F and FMA (the caller detected them).
-    /// `blk` is a block of `p` (`blk < rows × k / BLOCK`).
+    /// The CPU has AVX-512F and FMA (the caller detected them). `g` is a
+    /// block of `p` and `i < SEG`.
     #[inline]
     #[target_feature(enable = "avx512f,fma")]
-    unsafe fn block512(p: &Packed, blk: usize) -> (__m512, __m512) {
-        let d = _mm512_set1_ps(*p.d.get_unchecked(blk));
-        match p.format {
-            Format::Q4_1 => {
-                let m = _mm512_set1_ps(*p.m.get_unchecked(blk));
-                let q = _mm512_cvtepu8_epi32(_mm_loadu_si128(
-                    p.qs.as_ptr().add(blk * 16) as *const __m128i
-                ));
-                let lo = _mm512_cvtepi32_ps(_mm512_and_si512(q, _mm512_set1_epi32(0x0F)));
-                let hi = _mm512_cvtepi32_ps(_mm512_srli_epi32(q, 4));
+    unsafe fn block512(
+        p: &Packed,
+        g: usize,
+        ds: &[f32; 2 * SEG],
+        ms: &[f32; SEG],
+        i: usize,
+    ) -> (__m512, __m512) {
+        let d = _mm512_set1_ps(*ds.get_unchecked(i));
+        let nibbles = || {
+            let q =
+                _mm512_cvtepu8_epi32(_mm_loadu_si128(p.qs.as_ptr().add(g * 16) as *const __m128i));
+            (
+                _mm512_and_si512(q, _mm512_set1_epi32(0x0F)),
+                _mm512_srli_epi32(q, 4),
+            )
+        };
+        let idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        // Bits `at + j·step..` of `word` for lanes j, moved to bits 4 and up.
+        let high = |word: u32, at: i32, step: i32, mask: i32| {
+            let sh = _mm512_add_epi32(
+                _mm512_mullo_epi32(idx, _mm512_set1_epi32(step)),
+                _mm512_set1_epi32(at),
+            );
+            let v = _mm512_and_si512(
+                _mm512_srlv_epi32(_mm512_set1_epi32(word as i32), sh),
+                _mm512_set1_epi32(mask),
+            );
+            _mm512_slli_epi32(v, 4)
+        };
+        let cvt = _mm512_cvtepi32_ps;
+        let scaled_min = |lo: __m512i, hi: __m512i| {
+            let m = _mm512_set1_ps(*ms.get_unchecked(i));
+            (
+                _mm512_add_ps(_mm512_mul_ps(d, cvt(lo)), m),
+                _mm512_add_ps(_mm512_mul_ps(d, cvt(hi)), m),
+            )
+        };
+        let less = |v: __m512i, by: i32| cvt(_mm512_sub_epi32(v, _mm512_set1_epi32(by)));
+        match p.dtype {
+            Dtype::Q4_1 | Dtype::Q4_K => {
+                let (lo, hi) = nibbles();
+                scaled_min(lo, hi)
+            }
+            Dtype::Q4_0 => {
+                let (lo, hi) = nibbles();
+                (_mm512_mul_ps(d, less(lo, 8)), _mm512_mul_ps(d, less(hi, 8)))
+            }
+            Dtype::Q5_0 | Dtype::Q5_1 | Dtype::Q5_K => {
+                let (lo, hi) = nibbles();
+                let qh = *p.qh.get_unchecked(g);
+                let lo = _mm512_or_si512(lo, high(qh, 0, 1, 1));
+                let hi = _mm512_or_si512(hi, high(qh, 16, 1, 1));
+                match p.dtype {
+                    Dtype::Q5_0 => (
+                        _mm512_mul_ps(d, less(lo, 16)),
+                        _mm512_mul_ps(d, less(hi, 16)),
+                    ),
+                    _ => scaled_min(lo, hi),
+                }
+            }
+            Dtype::Q6_K => {
+                let (lo, hi) = nibbles();
+                let lo = _mm512_or_si512(lo, high(*p.qh.get_unchecked(2 * g), 0, 2, 3));
+                let hi = _mm512_or_si512(hi, high(*p.qh.get_unchecked(2 * g + 1), 0, 2, 3));
+                let d0 = _mm512_set1_ps(*ds.get_unchecked(2 * i));
+                let d1 = _mm512_set1_ps(*ds.get_unchecked(2 * i + 1));
                 (
-                    _mm512_add_ps(_mm512_mul_ps(lo, d), m),
-                    _mm512_add_ps(_mm512_mul_ps(hi, d), m),
+                    _mm512_mul_ps(d0, less(lo, 32)),
+                    _mm512_mul_ps(d1, less(hi, 32)),
                 )
             }
-            Format::Q5_0 => {
-                let q = _mm512_cvtepu8_epi32(_mm_loadu_si128(
-                    p.qs.as_ptr().add(blk * 16) as *const __m128i
-                ));
-                let qh = _mm512_set1_epi32(*p.qh.get_unchecked(blk) as i32);
-                let idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                let one = _mm512_set1_epi32(1);
-                let bit = |sh: __m512i| {
-                    _mm512_slli_epi32(_mm512_and_si512(_mm512_srlv_epi32(qh, sh), one), 4)
-                };
-                let sixteen = _mm512_set1_epi32(16);
-                let lo = _mm512_or_si512(_mm512_and_si512(q, _mm512_set1_epi32(0x0F)), bit(idx));
-                let hi =
-                    _mm512_or_si512(_mm512_srli_epi32(q, 4), bit(_mm512_add_epi32(idx, sixteen)));
-                (
-                    _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(lo, sixteen)), d),
-                    _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(hi, sixteen)), d),
-                )
-            }
-            Format::Q8_0 => {
-                let base = p.qs.as_ptr().add(blk * BLOCK);
-                let lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+            _ => {
+                // Q8_0.
+                let base = p.qs.as_ptr().add(g * BLOCK);
+                let lo = cvt(_mm512_cvtepi8_epi32(_mm_loadu_si128(
                     base as *const __m128i,
                 )));
-                let hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+                let hi = cvt(_mm512_cvtepi8_epi32(_mm_loadu_si128(
                     base.add(16) as *const __m128i
                 )));
                 (_mm512_mul_ps(lo, d), _mm512_mul_ps(hi, d))
-            }
-            Format::Q8_16 => {
-                let base = p.qs.as_ptr().add(blk * BLOCK);
-                let lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
-                    base as *const __m128i,
-                )));
-                let hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
-                    base.add(16) as *const __m128i
-                )));
-                let d0 = _mm512_set1_ps(*p.d.get_unchecked(2 * blk));
-                let d1 = _mm512_set1_ps(*p.d.get_unchecked(2 * blk + 1));
-                (_mm512_mul_ps(lo, d0), _mm512_mul_ps(hi, d1))
             }
         }
     }
@@ -441,14 +542,20 @@ mod x86 {
     ) {
         let (k, nb) = (p.k, p.k / BLOCK);
         let xp = x.as_ptr();
+        let (mut ds, mut ms) = ([0f32; 2 * SEG], [0f32; SEG]);
         for n in n0..n1 {
             let mut acc = [_mm512_setzero_ps(); TT];
-            for b in 0..nb {
-                let (w0, w1) = block512(p, n * nb + b);
-                let j = b * BLOCK;
-                for (t, a) in acc.iter_mut().enumerate() {
-                    *a = _mm512_fmadd_ps(_mm512_loadu_ps(xp.add(t * k + j)), w0, *a);
-                    *a = _mm512_fmadd_ps(_mm512_loadu_ps(xp.add(t * k + j + LANES)), w1, *a);
+            for s in (0..nb).step_by(SEG) {
+                let cnt = (nb - s).min(SEG);
+                p.scales(n * nb + s, cnt, &mut ds, &mut ms);
+                for i in 0..cnt {
+                    let b = s + i;
+                    let (w0, w1) = block512(p, n * nb + b, &ds, &ms, i);
+                    let j = b * BLOCK;
+                    for (t, a) in acc.iter_mut().enumerate() {
+                        *a = _mm512_fmadd_ps(_mm512_loadu_ps(xp.add(t * k + j)), w0, *a);
+                        *a = _mm512_fmadd_ps(_mm512_loadu_ps(xp.add(t * k + j + LANES)), w1, *a);
+                    }
                 }
             }
             for (t, a) in acc.iter().enumerate() {
@@ -459,55 +566,76 @@ mod x86 {
         }
     }
 
-    /// Eight weights starting at `off` of block `blk` (off = 0, 8, 16, 24).
+    /// Eight weights starting at `off` of block `g` (off = 0, 8, 16, 24),
+    /// its scales at `i` of the segment's `ds`, `ms`.
     ///
     /// # Safety
-    /// The CPU has AVX2 and FMA (the caller detected them).
-    /// `blk` is a block of `p` and `off` one of 0, 8, 16, 24.
+    /// The CPU has AVX2 and FMA (the caller detected them). `g` is a block
+    /// of `p`, `i < SEG` and `off` one of 0, 8, 16, 24.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn eight256(p: &Packed, blk: usize, off: usize) -> __m256 {
-        let d = _mm256_set1_ps(*p.d.get_unchecked(blk));
-        match p.format {
-            Format::Q4_1 => {
-                let m = _mm256_set1_ps(*p.m.get_unchecked(blk));
-                let src = p.qs.as_ptr().add(blk * 16 + off % 16);
-                let q = _mm256_cvtepu8_epi32(_mm_loadl_epi64(src as *const __m128i));
-                let q = if off < 16 {
-                    _mm256_and_si256(q, _mm256_set1_epi32(0x0F))
-                } else {
-                    _mm256_srli_epi32(q, 4)
-                };
-                _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(q), d), m)
+    unsafe fn eight256(
+        p: &Packed,
+        g: usize,
+        off: usize,
+        ds: &[f32; 2 * SEG],
+        ms: &[f32; SEG],
+        i: usize,
+    ) -> __m256 {
+        let d = _mm256_set1_ps(*ds.get_unchecked(i));
+        let nibbles = || {
+            let src = p.qs.as_ptr().add(g * 16 + off % 16);
+            let q = _mm256_cvtepu8_epi32(_mm_loadl_epi64(src as *const __m128i));
+            match off < 16 {
+                true => _mm256_and_si256(q, _mm256_set1_epi32(0x0F)),
+                false => _mm256_srli_epi32(q, 4),
             }
-            Format::Q5_0 => {
-                let src = p.qs.as_ptr().add(blk * 16 + off % 16);
-                let q = _mm256_cvtepu8_epi32(_mm_loadl_epi64(src as *const __m128i));
-                let q = if off < 16 {
-                    _mm256_and_si256(q, _mm256_set1_epi32(0x0F))
-                } else {
-                    _mm256_srli_epi32(q, 4)
-                };
-                let qh = _mm256_set1_epi32(*p.qh.get_unchecked(blk) as i32);
-                let o = off as i32;
-                let idx = _mm256_setr_epi32(o, o + 1, o + 2, o + 3, o + 4, o + 5, o + 6, o + 7);
-                let bit = _mm256_slli_epi32(
-                    _mm256_and_si256(_mm256_srlv_epi32(qh, idx), _mm256_set1_epi32(1)),
-                    4,
-                );
-                let q = _mm256_sub_epi32(_mm256_or_si256(q, bit), _mm256_set1_epi32(16));
-                _mm256_mul_ps(_mm256_cvtepi32_ps(q), d)
+        };
+        let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        // Bits `at + j·step..` of `word` for lanes j, moved to bits 4 and up.
+        let high = |word: u32, at: i32, step: i32, mask: i32| {
+            let sh = _mm256_add_epi32(
+                _mm256_mullo_epi32(lane, _mm256_set1_epi32(step)),
+                _mm256_set1_epi32(at),
+            );
+            let v = _mm256_and_si256(
+                _mm256_srlv_epi32(_mm256_set1_epi32(word as i32), sh),
+                _mm256_set1_epi32(mask),
+            );
+            _mm256_slli_epi32(v, 4)
+        };
+        let cvt = _mm256_cvtepi32_ps;
+        let less = |v: __m256i, by: i32| cvt(_mm256_sub_epi32(v, _mm256_set1_epi32(by)));
+        let scaled_min = |q: __m256i| {
+            _mm256_add_ps(
+                _mm256_mul_ps(d, cvt(q)),
+                _mm256_set1_ps(*ms.get_unchecked(i)),
+            )
+        };
+        let o = off as i32;
+        match p.dtype {
+            Dtype::Q4_1 | Dtype::Q4_K => scaled_min(nibbles()),
+            Dtype::Q4_0 => _mm256_mul_ps(d, less(nibbles(), 8)),
+            Dtype::Q5_0 | Dtype::Q5_1 | Dtype::Q5_K => {
+                let q = _mm256_or_si256(nibbles(), high(*p.qh.get_unchecked(g), o, 1, 1));
+                match p.dtype {
+                    Dtype::Q5_0 => _mm256_mul_ps(d, less(q, 16)),
+                    _ => scaled_min(q),
+                }
             }
-            Format::Q8_0 => {
-                let src = p.qs.as_ptr().add(blk * BLOCK + off);
+            Dtype::Q6_K => {
+                let word = *p.qh.get_unchecked(2 * g + off / 16);
+                let q = _mm256_or_si256(nibbles(), high(word, 2 * (o % 16), 2, 3));
+                _mm256_mul_ps(
+                    _mm256_set1_ps(*ds.get_unchecked(2 * i + off / 16)),
+                    less(q, 32),
+                )
+            }
+            _ => {
+                // Q8_0.
+                let src = p.qs.as_ptr().add(g * BLOCK + off);
                 let q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(src as *const __m128i));
-                _mm256_mul_ps(_mm256_cvtepi32_ps(q), d)
-            }
-            Format::Q8_16 => {
-                let src = p.qs.as_ptr().add(blk * BLOCK + off);
-                let q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(src as *const __m128i));
-                let d = _mm256_set1_ps(*p.d.get_unchecked(2 * blk + off / 16));
-                _mm256_mul_ps(_mm256_cvtepi32_ps(q), d)
+                _mm256_mul_ps(cvt(q), d)
             }
         }
     }
@@ -528,24 +656,30 @@ mod x86 {
     ) {
         let (k, nb) = (p.k, p.k / BLOCK);
         let xp = x.as_ptr();
+        let (mut ds, mut ms) = ([0f32; 2 * SEG], [0f32; SEG]);
         for n in n0..n1 {
             let mut lo = [_mm256_setzero_ps(); TT];
             let mut hi = [_mm256_setzero_ps(); TT];
-            for b in 0..nb {
-                let blk = n * nb + b;
-                let w = [
-                    eight256(p, blk, 0),
-                    eight256(p, blk, 8),
-                    eight256(p, blk, 16),
-                    eight256(p, blk, 24),
-                ];
-                let j = b * BLOCK;
-                for t in 0..TT {
-                    let r = xp.add(t * k + j);
-                    lo[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r), w[0], lo[t]);
-                    hi[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r.add(8)), w[1], hi[t]);
-                    lo[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r.add(16)), w[2], lo[t]);
-                    hi[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r.add(24)), w[3], hi[t]);
+            for s in (0..nb).step_by(SEG) {
+                let cnt = (nb - s).min(SEG);
+                p.scales(n * nb + s, cnt, &mut ds, &mut ms);
+                for i in 0..cnt {
+                    let b = s + i;
+                    let g = n * nb + b;
+                    let w = [
+                        eight256(p, g, 0, &ds, &ms, i),
+                        eight256(p, g, 8, &ds, &ms, i),
+                        eight256(p, g, 16, &ds, &ms, i),
+                        eight256(p, g, 24, &ds, &ms, i),
+                    ];
+                    let j = b * BLOCK;
+                    for t in 0..TT {
+                        let r = xp.add(t * k + j);
+                        lo[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r), w[0], lo[t]);
+                        hi[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r.add(8)), w[1], hi[t]);
+                        lo[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r.add(16)), w[2], lo[t]);
+                        hi[t] = _mm256_fmadd_ps(_mm256_loadu_ps(r.add(24)), w[3], hi[t]);
+                    }
                 }
             }
             for t in 0..TT {
@@ -619,51 +753,93 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (self.0 >> 33) as u32
         }
-        fn f16ish(&mut self) -> f32 {
-            half::f16::from_f32((self.next() % 2000) as f32 / 1000.0 - 1.0).to_f32() * 0.05
-        }
     }
 
-    fn isas() -> Vec<Isa> {
-        let mut v = vec![Isa::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                v.push(Isa::Avx2);
-            }
-            if std::is_x86_feature_detected!("avx512f") {
-                v.push(Isa::Avx512);
-            }
-        }
-        v
+    /// Every type held here.
+    fn held() -> Vec<Dtype> {
+        crate::quant::SUPPORTED_TYPES
+            .iter()
+            .copied()
+            .filter(|t| Packed::holds(*t))
+            .collect()
     }
 
-    fn matrices(rows: usize, k: usize) -> Vec<Packed> {
-        let mut g = Lcg(7);
-        let blocks = rows * k / BLOCK;
-        let d: Vec<f32> = (0..blocks).map(|_| g.f16ish()).collect();
-        let m: Vec<f32> = (0..blocks).map(|_| g.f16ish()).collect();
-        let q4: Vec<u8> = (0..blocks * 16).map(|_| g.next() as u8).collect();
-        let q8: Vec<i8> = (0..blocks * BLOCK).map(|_| g.next() as i8).collect();
-        let qh: Vec<u32> = (0..blocks).map(|_| g.next() ^ (g.next() << 16)).collect();
-        vec![
-            Packed::q4_1(k, d.clone(), m, q4.clone()),
-            Packed::q5_0(k, d.clone(), qh, q4),
-            Packed::q8_0(k, d, q8),
-        ]
+    /// Raw blocks of `dtype` for `rows × k` weights from `g`, each block's
+    /// f16 fields set to small finite values.
+    fn raw(dtype: Dtype, rows: usize, k: usize, g: &mut Lcg) -> Vec<u8> {
+        let mut raw: Vec<u8> = (0..dtype.bytes_for(rows * k).unwrap())
+            .map(|_| g.next() as u8)
+            .collect();
+        let (_, size) = dtype.block();
+        let f16_at: &[usize] = match dtype {
+            Dtype::Q4_1 | Dtype::Q5_1 | Dtype::Q4_K | Dtype::Q5_K => &[0, 2],
+            Dtype::Q6_K => &[208],
+            _ => &[0],
+        };
+        for b in raw.chunks_exact_mut(size) {
+            for &at in f16_at {
+                let v = f16::from_f32((b[at] as f32 - 128.0) / 4096.0).to_le_bytes();
+                b[at..at + 2].copy_from_slice(&v);
+            }
+        }
+        raw
+    }
+
+    #[test]
+    fn every_quantized_type_is_held_in_about_its_file_size() {
+        let (rows, k) = (4, 512);
+        let mut g = Lcg(3);
+        for dtype in held() {
+            let file = dtype.bytes_for(rows * k).unwrap();
+            let p = Packed::from_blocks(dtype, k, &raw(dtype, rows, k, &mut g)).unwrap();
+            // At most one byte more per 32 weights (the K types' scales).
+            assert!(
+                p.bytes() >= file && p.bytes() <= file + rows * k / 32,
+                "{dtype:?}: {} for {file}",
+                p.bytes()
+            );
+        }
+        assert!(
+            !Packed::holds(Dtype::F16) && !Packed::holds(Dtype::BF16) && !Packed::holds(Dtype::F32)
+        );
+    }
+
+    #[test]
+    fn the_layout_decodes_as_the_reference_dequantizer() {
+        let (rows, k) = (3, 512 + 256 * SEG / 8);
+        let mut g = Lcg(9);
+        for dtype in held() {
+            let raw = raw(dtype, rows, k, &mut g);
+            let p = Packed::from_blocks(dtype, k, &raw).unwrap();
+            let mut want = vec![0f32; rows * k];
+            dtype.decode(&raw, &mut want);
+            let mut got = vec![0f32; k];
+            for r in 0..rows {
+                p.decode_row(r, &mut got);
+                let same = got
+                    .iter()
+                    .zip(&want[r * k..])
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{dtype:?} row {r}");
+            }
+        }
     }
 
     #[test]
     fn packed_rows_are_bit_identical_to_the_f32_kernel_on_every_isa() {
-        let (rows, k) = (70, 96);
+        // Rows longer than a segment of scales, and not whole segments.
+        let (rows, k) = (70, 256 * (SEG / 8 + 1));
         let mut g = Lcg(11);
-        let x: Vec<f32> = (0..MAX_ROWS * k).map(|_| g.f16ish() * 10.0).collect();
-        for p in matrices(rows, k) {
+        let x: Vec<f32> = (0..MAX_ROWS * k)
+            .map(|_| (g.next() % 2000) as f32 / 1000.0 - 1.0)
+            .collect();
+        for dtype in held() {
+            let p = Packed::from_blocks(dtype, k, &raw(dtype, rows, k, &mut g)).unwrap();
             let mut w = vec![0f32; rows * k];
             for r in 0..rows {
                 p.decode_row(r, &mut w[r * k..(r + 1) * k]);
             }
-            for isa in isas() {
+            for isa in Isa::available() {
                 for t in 1..=MAX_ROWS {
                     let mut want = vec![0f32; t * rows];
                     kernels::matmul(isa, &x, t, k, &w, rows, &mut want);
@@ -673,42 +849,36 @@ mod tests {
                         .iter()
                         .zip(&got)
                         .all(|(a, b)| a.to_bits() == b.to_bits());
-                    assert!(same, "{:?} {isa:?} t={t}", p.format);
+                    assert!(same, "{dtype:?} {isa:?} t={t}");
                 }
             }
         }
     }
 
-    /// Read a few rows at a time, a tensor of several buffers splits as
+    /// Read a few rows at a time, a tensor of several buffers regroups as
     /// when given whole.
     #[test]
-    fn reading_in_pieces_splits_as_the_whole() {
+    fn reading_in_pieces_regroups_as_the_whole() {
         let mut g = Lcg(5);
-        for dtype in [Dtype::Q8_0, Dtype::Q5_0, Dtype::Q4_K, Dtype::Q6_K] {
+        for dtype in held() {
             let k = 256;
-            let per_row = dtype.bytes_for(k).unwrap();
-            let rows = (3 << 20) / per_row + 7;
-            let mut raw: Vec<u8> = (0..rows * per_row).map(|_| g.next() as u8).collect();
-            // Finite f16 scales (bytes 0..4 of every block are f16 for these types).
-            let (_, size) = dtype.block();
-            for b in raw.chunks_exact_mut(size) {
-                b[1] &= 0x3B;
-                b[3] &= 0x3B;
-            }
+            let rows = (3 << 20) / dtype.bytes_for(k).unwrap() + 7;
+            let raw = raw(dtype, rows, k, &mut g);
             let whole = Packed::from_blocks(dtype, k, &raw).unwrap();
             let read = Packed::from_reader(dtype, k, raw.len(), &mut raw.as_slice())
                 .unwrap()
                 .unwrap();
             assert_eq!(read.rows, rows);
+            let bits = |v: &[f16]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert!(read.qs == whole.qs && read.qh == whole.qh, "{dtype:?}");
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert!(read.sc == whole.sc && read.mn == whole.mn, "{dtype:?}");
             assert!(bits(&read.d) == bits(&whole.d) && bits(&read.m) == bits(&whole.m));
         }
         let short = Packed::from_reader(Dtype::Q8_0, 32, 68, &mut [0u8; 40].as_slice());
         assert!(short.is_err(), "a file that ends early is an error");
-        // A type without a layout here.
+        // A type not held here.
         assert!(
-            Packed::from_reader(Dtype::Q5_K, 256, 176, &mut [0u8; 176].as_slice())
+            Packed::from_reader(Dtype::F16, 32, 64, &mut [0u8; 64].as_slice())
                 .unwrap()
                 .is_none()
         );
@@ -716,29 +886,46 @@ mod tests {
 
     #[test]
     fn decoding_follows_the_gguf_layouts() {
-        // Q4_1: low nibbles are weights 0..16, high nibbles 16..32.
-        let mut qs = vec![0u8; 16];
-        qs[0] = 0x52; // weight 0 = 2, weight 16 = 5
-        let p = Packed::q4_1(32, vec![0.5], vec![-1.0], qs);
+        let h = |v: f32| f16::from_f32(v).to_le_bytes();
         let mut row = [0f32; 32];
-        p.decode_row(0, &mut row);
+        // Q4_1: low nibbles are weights 0..16, high nibbles 16..32.
+        let mut b = [h(0.5), h(-1.0)].concat();
+        b.extend([0u8; 16]);
+        b[4] = 0x52; // weight 0 = 2, weight 16 = 5
+        Packed::from_blocks(Dtype::Q4_1, 32, &b)
+            .unwrap()
+            .decode_row(0, &mut row);
         assert_eq!(
             (row[0], row[16], row[1]),
             (2.0 * 0.5 - 1.0, 5.0 * 0.5 - 1.0, -1.0)
         );
-        let mut q8 = vec![0i8; 32];
-        q8[3] = -4;
-        let p = Packed::q8_0(32, vec![0.25], q8);
-        p.decode_row(0, &mut row);
+        // Q8_0: signed bytes.
+        let mut b = h(0.25).to_vec();
+        b.extend([0u8; 32]);
+        b[2 + 3] = (-4i8) as u8;
+        Packed::from_blocks(Dtype::Q8_0, 32, &b)
+            .unwrap()
+            .decode_row(0, &mut row);
         assert_eq!((row[3], row[0]), (-1.0, 0.0));
         // Q5_0: bit j of qh is weight j's fifth bit; weights are q - 16.
-        let mut qs = vec![0u8; 16];
-        qs[0] = 0x52;
-        let p = Packed::q5_0(32, vec![0.5], vec![1 | 1 << 17], qs);
-        p.decode_row(0, &mut row);
+        let mut b = h(0.5).to_vec();
+        b.extend((1u32 | 1 << 17).to_le_bytes());
+        b.extend([0u8; 16]);
+        b[6] = 0x52;
+        Packed::from_blocks(Dtype::Q5_0, 32, &b)
+            .unwrap()
+            .decode_row(0, &mut row);
         assert_eq!(
             (row[0], row[16], row[1], row[17]),
             ((18.0 - 16.0) * 0.5, (5.0 - 16.0) * 0.5, -8.0, 0.0)
         );
+        // Q4_0: weights are q - 8.
+        let mut b = h(2.0).to_vec();
+        b.extend([0u8; 16]);
+        b[2] = 0x3A;
+        Packed::from_blocks(Dtype::Q4_0, 32, &b)
+            .unwrap()
+            .decode_row(0, &mut row);
+        assert_eq!((row[0], row[16], row[1]), (4.0, -10.0, -16.0));
     }
 }

@@ -186,8 +186,8 @@ impl Reader<'_> {
         for name in names {
             let (dtype, start, len) = self.locate(name, k)?;
             let not_rows = || EngineError::Load(format!("tensor `{name}`: not whole rows of {k}"));
-            let part = if Packed::format_for(dtype).is_some() {
-                // Split into the block kernels' arrays: read a few rows at a
+            let part = if Packed::holds(dtype) {
+                // Regrouped for the block kernels: read a few rows at a
                 // time, not mapped (mapped pages would stay resident beside
                 // the copy, as would the whole raw tensor).
                 let mut f = self.file;
@@ -196,7 +196,7 @@ impl Reader<'_> {
                 let p = Packed::from_reader(dtype, k, len, &mut f)
                     .map_err(|e| EngineError::Load(format!("tensor `{name}`: {e}")))?
                     .ok_or_else(not_rows)?;
-                Part::packed(dtype, p)
+                Part::packed(p)
             } else {
                 let bytes = Bytes::Mapped {
                     map: self.map.clone(),
