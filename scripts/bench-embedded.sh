@@ -177,6 +177,10 @@ for k in range(0, len(runs), 3):
     print(f"peak RSS: ragprobe {mb(r['peak_rss_bytes']):.0f} MiB, llama.cpp {mb(l['peak_rss_bytes']):.0f} MiB "
           f"({mb(l['rss_before_model_bytes']):.0f} MiB of it python before the model); file {mb(r['file_bytes']):.0f} MiB; "
           f"ragprobe/file {r['peak_rss_bytes'] / r['file_bytes']:.2f} (goal <= 1.3: {'met' if r['peak_rss_bytes'] <= 1.3 * r['file_bytes'] else 'NOT met'})")
+    single, batched = r.get('peak_rss_single_bytes', 0), r.get('peak_rss_batch_bytes', 0)
+    if single and batched:
+        print(f"peak RSS by phase, ragprobe: one sequence at a time {mb(single):.0f} MiB ({single / r['file_bytes']:.2f}x the file), "
+              f"{batch} concurrent with their KV caches and the prefix cache {mb(batched):.0f} MiB ({batched / r['file_bytes']:.2f}x)")
     if not sane:
         print("WITHHELD: the engines disagree on the first token of too many prompts; no ratio means anything")
         withheld = True

@@ -223,7 +223,7 @@ pub enum Isa {
     /// AVX-512F with FMA: 16 lanes in one register, 4 × 4 tiles.
     #[non_exhaustive]
     Avx512,
-    /// AVX2 with FMA: 16 lanes in two registers, 2 × 2 tiles.
+    /// AVX2 with FMA and F16C: 16 lanes in two registers, 2 × 2 tiles.
     #[non_exhaustive]
     Avx2,
     /// Anything else (the FMAs may be calls into libm: slow, same results).
@@ -238,7 +238,10 @@ impl Isa {
             if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
                 return Isa::Avx512;
             }
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            if std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("fma")
+                && std::is_x86_feature_detected!("f16c")
+            {
                 return Isa::Avx2;
             }
         }
@@ -250,7 +253,10 @@ impl Isa {
         let mut v = vec![Isa::Portable];
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            if std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("fma")
+                && std::is_x86_feature_detected!("f16c")
+            {
                 v.push(Isa::Avx2);
             }
             if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {

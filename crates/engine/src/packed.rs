@@ -20,8 +20,8 @@
 //! | Q6_K | `(d·sc) · (q − 32)`, a scale per 16 weights | 26.25 (26.25) |
 //!
 //! (`a − b` and `a + (−b)` are the same IEEE operation.) A block's f32
-//! scales are computed when a row is read, a segment of [`SEG`] blocks at a
-//! time, exactly as the reference computes them (`d·sc` and `dmin·mn` are
+//! scales are computed when a row is read, [`SEG`] blocks at a time in
+//! SIMD registers, as the reference computes them (`d·sc` and `dmin·mn` are
 //! exact in f32: 11 by at most 8 significant bits).
 //!
 //! **Same numbers.** Every weight equals its decoded f32 value bit for
@@ -31,7 +31,6 @@
 //! step gives bit-identical outputs to an f32 step, whichever ISA runs it.
 
 use half::f16;
-use half::slice::HalfFloatSliceExt;
 
 use crate::kernels::{Isa, LANES};
 use crate::quant::Dtype;
@@ -39,9 +38,13 @@ use crate::quant::Dtype;
 /// Weights per block.
 const BLOCK: usize = 32;
 
-/// Blocks whose scales are computed at once (a multiple of the 8 blocks of
-/// a K super-block, so a segment holds whole super-blocks).
-const SEG: usize = 64;
+/// Blocks whose scales are computed at once: one 16-lane register (two K
+/// super-blocks; a row of a K type is whole super-blocks).
+const SEG: usize = 16;
+
+/// Entries past the end of each scale array, so the last segment of the
+/// last row reads a whole register.
+const PAD: usize = 2 * SEG;
 
 /// Steps of at most this many tokens use packed weights (more rows make
 /// the step compute-bound, where the f32 kernel's tiles are faster).
@@ -97,7 +100,7 @@ impl Packed {
     pub fn from_blocks(dtype: Dtype, k: usize, raw: &[u8]) -> Option<Packed> {
         let mut p = Packed::empty(dtype, k, raw.len())?;
         p.push_rows(raw);
-        Some(p)
+        Some(p.padded())
     }
 
     /// As [`from_blocks`](Self::from_blocks), reading the `len` bytes from
@@ -121,7 +124,7 @@ impl Packed {
             p.push_rows(&buf[..n]);
             left -= n;
         }
-        Ok(Some(p))
+        Ok(Some(p.padded()))
     }
 
     /// Room for `len` bytes of `dtype` blocks, rows of `k`; `None` when the
@@ -155,6 +158,21 @@ impl Packed {
             }),
             qs: Vec::with_capacity(blocks * if dtype == Q8_0 { 32 } else { 16 }),
         })
+    }
+
+    /// The scale arrays that are used, [`PAD`] entries longer.
+    fn padded(mut self) -> Packed {
+        for v in [&mut self.d, &mut self.m] {
+            if !v.is_empty() {
+                v.extend([f16::ZERO; PAD]);
+            }
+        }
+        for v in [&mut self.sc, &mut self.mn] {
+            if !v.is_empty() {
+                v.extend([0; PAD]);
+            }
+        }
+        self
     }
 
     /// Appends whole rows of raw blocks of `self`'s type.
@@ -250,32 +268,41 @@ impl Packed {
     /// whole super-blocks for the K types, which every row is) into `ds`
     /// (Q6_K: two a block) and their minimums into `ms`, as the reference
     /// computes them.
+    /// (The SIMD kernels compute the same values in registers.)
     #[inline]
     fn scales(&self, g0: usize, n: usize, ds: &mut [f32; 2 * SEG], ms: &mut [f32; SEG]) {
+        let wide = |h: f16| {
+            let [lo, hi] = h.to_bits().to_le_bytes();
+            crate::quant::f16(lo, hi)
+        };
         match self.dtype {
             Dtype::Q8_0 | Dtype::Q4_0 | Dtype::Q5_0 => {
-                self.d[g0..g0 + n].convert_to_f32_slice(&mut ds[..n])
+                for (o, &h) in ds.iter_mut().zip(&self.d[g0..]).take(n) {
+                    *o = wide(h);
+                }
             }
             Dtype::Q4_1 | Dtype::Q5_1 => {
-                self.d[g0..g0 + n].convert_to_f32_slice(&mut ds[..n]);
-                self.m[g0..g0 + n].convert_to_f32_slice(&mut ms[..n]);
-            }
-            Dtype::Q4_K | Dtype::Q5_K | Dtype::Q6_K => {
-                let (s0, ns) = (g0 / 8, n.div_ceil(8));
-                let mut sd = [0f32; SEG / 8];
-                self.d[s0..s0 + ns].convert_to_f32_slice(&mut sd[..ns]);
-                if self.dtype == Dtype::Q6_K {
-                    let sc = &self.sc[2 * g0..2 * (g0 + n)];
-                    for (i, (o, &c)) in ds.iter_mut().zip(sc).enumerate() {
-                        *o = sd[i / 16] * (c as i8) as f32;
-                    }
-                    return;
+                for ((o, p), (&h, &l)) in ds
+                    .iter_mut()
+                    .zip(ms.iter_mut())
+                    .zip(self.d[g0..].iter().zip(&self.m[g0..]))
+                    .take(n)
+                {
+                    (*o, *p) = (wide(h), wide(l));
                 }
-                let mut sm = [0f32; SEG / 8];
-                self.m[s0..s0 + ns].convert_to_f32_slice(&mut sm[..ns]);
-                for b in 0..n {
-                    ds[b] = sd[b / 8] * self.sc[g0 + b] as f32;
-                    ms[b] = -(sm[b / 8] * self.mn[g0 + b] as f32);
+            }
+            Dtype::Q4_K | Dtype::Q5_K => {
+                let blocks = ds.iter_mut().zip(ms.iter_mut()).enumerate().take(n);
+                for (b, (o, p)) in blocks {
+                    let s = (g0 + b) / 8;
+                    *o = wide(self.d[s]) * self.sc[g0 + b] as f32;
+                    *p = -(wide(self.m[s]) * self.mn[g0 + b] as f32);
+                }
+            }
+            Dtype::Q6_K => {
+                let sc = &self.sc[2 * g0..];
+                for (i, (o, &c)) in ds.iter_mut().zip(sc).enumerate().take(2 * n) {
+                    *o = wide(self.d[(2 * g0 + i) / 16]) * (c as i8) as f32;
                 }
             }
             _ => unreachable!("a type not held here"),
@@ -433,6 +460,120 @@ mod x86 {
     use super::*;
     use std::arch::x86_64::*;
 
+    /// [`Packed::scales`] of the [`SEG`] blocks from `g0` in AVX-512
+    /// registers (the same products; entries past the row are read from
+    /// the next row or the padding and not used).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F (the caller detected it). `g0` is a block of
+    /// `p`, the first of a segment of its row.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn scales512(p: &Packed, g0: usize, ds: &mut [f32; 2 * SEG], ms: &mut [f32; SEG]) {
+        let h16 = |v: &[f16], at: usize| {
+            debug_assert!(at + 16 <= v.len());
+            _mm512_cvtph_ps(_mm256_loadu_si256(v.as_ptr().add(at) as *const __m256i))
+        };
+        let one = |h: f16| _mm512_cvtph_ps(_mm256_set1_epi16(h.to_bits() as i16));
+        let bytes = |v: &[u8], at: usize| {
+            debug_assert!(at + 16 <= v.len());
+            _mm_loadu_si128(v.as_ptr().add(at) as *const __m128i)
+        };
+        let neg = |x: __m512| {
+            _mm512_castsi512_ps(_mm512_xor_si512(
+                _mm512_castps_si512(x),
+                _mm512_set1_epi32(i32::MIN),
+            ))
+        };
+        match p.dtype {
+            Dtype::Q8_0 | Dtype::Q4_0 | Dtype::Q5_0 => {
+                _mm512_storeu_ps(ds.as_mut_ptr(), h16(&p.d, g0))
+            }
+            Dtype::Q4_1 | Dtype::Q5_1 => {
+                _mm512_storeu_ps(ds.as_mut_ptr(), h16(&p.d, g0));
+                _mm512_storeu_ps(ms.as_mut_ptr(), h16(&p.m, g0));
+            }
+            Dtype::Q4_K | Dtype::Q5_K => {
+                // Lanes 0..8 from super-block s, 8..16 from s + 1.
+                let s = g0 / 8;
+                let two = |v: &[f16]| {
+                    let (a, b) = (v[s].to_bits() as i16, v[s + 1].to_bits() as i16);
+                    _mm512_cvtph_ps(_mm256_set_m128i(_mm_set1_epi16(b), _mm_set1_epi16(a)))
+                };
+                let sc = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes(&p.sc, g0)));
+                let mn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes(&p.mn, g0)));
+                _mm512_storeu_ps(ds.as_mut_ptr(), _mm512_mul_ps(two(&p.d), sc));
+                _mm512_storeu_ps(ms.as_mut_ptr(), neg(_mm512_mul_ps(two(&p.m), mn)));
+            }
+            Dtype::Q6_K => {
+                // Scales 16h..16h+16 are super-block g0 / 8 + h's.
+                for h in 0..2 {
+                    let sc =
+                        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes(&p.sc, 2 * g0 + 16 * h)));
+                    let d = one(p.d[g0 / 8 + h]);
+                    _mm512_storeu_ps(ds.as_mut_ptr().add(16 * h), _mm512_mul_ps(d, sc));
+                }
+            }
+            _ => unreachable!("a type not held here"),
+        }
+    }
+
+    /// [`scales512`] in AVX2 registers.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and F16C (the caller detected them). As
+    /// [`scales512`].
+    #[inline]
+    #[target_feature(enable = "avx2,f16c")]
+    unsafe fn scales256(p: &Packed, g0: usize, ds: &mut [f32; 2 * SEG], ms: &mut [f32; SEG]) {
+        let h8 = |v: &[f16], at: usize| {
+            debug_assert!(at + 8 <= v.len());
+            _mm256_cvtph_ps(_mm_loadu_si128(v.as_ptr().add(at) as *const __m128i))
+        };
+        let one = |h: f16| _mm256_cvtph_ps(_mm_set1_epi16(h.to_bits() as i16));
+        let bytes = |v: &[u8], at: usize| {
+            debug_assert!(at + 8 <= v.len());
+            _mm_loadl_epi64(v.as_ptr().add(at) as *const __m128i)
+        };
+        let neg = |x: __m256| {
+            _mm256_castsi256_ps(_mm256_xor_si256(
+                _mm256_castps_si256(x),
+                _mm256_set1_epi32(i32::MIN),
+            ))
+        };
+        for h in 0..2 {
+            let (at, dp, mp) = (
+                g0 + 8 * h,
+                ds.as_mut_ptr().add(8 * h),
+                ms.as_mut_ptr().add(8 * h),
+            );
+            match p.dtype {
+                Dtype::Q8_0 | Dtype::Q4_0 | Dtype::Q5_0 => _mm256_storeu_ps(dp, h8(&p.d, at)),
+                Dtype::Q4_1 | Dtype::Q5_1 => {
+                    _mm256_storeu_ps(dp, h8(&p.d, at));
+                    _mm256_storeu_ps(mp, h8(&p.m, at));
+                }
+                Dtype::Q4_K | Dtype::Q5_K => {
+                    // Blocks at..at + 8 are super-block at / 8.
+                    let sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes(&p.sc, at)));
+                    let mn = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes(&p.mn, at)));
+                    _mm256_storeu_ps(dp, _mm256_mul_ps(one(p.d[at / 8]), sc));
+                    _mm256_storeu_ps(mp, neg(_mm256_mul_ps(one(p.m[at / 8]), mn)));
+                }
+                Dtype::Q6_K => {
+                    // Scales 16h..16h+16, super-block at / 8's.
+                    let d = one(p.d[at / 8]);
+                    for j in 0..2 {
+                        let i = 2 * g0 + 16 * h + 8 * j;
+                        let sc = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes(&p.sc, i)));
+                        _mm256_storeu_ps(ds.as_mut_ptr().add(16 * h + 8 * j), _mm256_mul_ps(d, sc));
+                    }
+                }
+                _ => unreachable!("a type not held here"),
+            }
+        }
+    }
+
     /// Block `g`'s weights 0..16 and 16..32 as two 16-lane registers, its
     /// scales at `i` of the segment's `ds`, `ms`.
     ///
@@ -547,7 +688,7 @@ mod x86 {
             let mut acc = [_mm512_setzero_ps(); TT];
             for s in (0..nb).step_by(SEG) {
                 let cnt = (nb - s).min(SEG);
-                p.scales(n * nb + s, cnt, &mut ds, &mut ms);
+                scales512(p, n * nb + s, &mut ds, &mut ms);
                 for i in 0..cnt {
                     let b = s + i;
                     let (w0, w1) = block512(p, n * nb + b, &ds, &ms, i);
@@ -643,10 +784,10 @@ mod x86 {
     /// [`rows_portable`] with AVX2 (lanes 0..8 low register, 8..16 high).
     ///
     /// # Safety
-    /// The CPU has AVX2 and FMA (the caller detected them).
+    /// The CPU has AVX2, FMA and F16C (the caller detected them).
     /// As [`rows_portable`]: `x` covers `TT × p.k` values, `n0..n1` are
     /// rows of `p`, and `out` covers `out[t * ldo + n]` for them.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn rows_avx2<const TT: usize>(
         x: &[f32],
         p: &Packed,
@@ -662,7 +803,7 @@ mod x86 {
             let mut hi = [_mm256_setzero_ps(); TT];
             for s in (0..nb).step_by(SEG) {
                 let cnt = (nb - s).min(SEG);
-                p.scales(n * nb + s, cnt, &mut ds, &mut ms);
+                scales256(p, n * nb + s, &mut ds, &mut ms);
                 for i in 0..cnt {
                     let b = s + i;
                     let g = n * nb + b;
@@ -794,7 +935,7 @@ mod tests {
             let p = Packed::from_blocks(dtype, k, &raw(dtype, rows, k, &mut g)).unwrap();
             // At most one byte more per 32 weights (the K types' scales).
             assert!(
-                p.bytes() >= file && p.bytes() <= file + rows * k / 32,
+                p.bytes() >= file && p.bytes() <= file + rows * k / 32 + 8 * PAD,
                 "{dtype:?}: {} for {file}",
                 p.bytes()
             );

@@ -266,7 +266,7 @@ fn each<const B: usize, const W: usize>(
 /// scaled by an exact float subtraction; tested against `half` on all
 /// 65,536 values.
 #[inline(always)]
-fn f16(lo: u8, hi: u8) -> f32 {
+pub(crate) fn f16(lo: u8, hi: u8) -> f32 {
     let h = u16::from_le_bytes([lo, hi]) as u32;
     const EXP: u32 = 0x7C00 << 13;
     let mut o = (h & 0x7FFF) << 13;

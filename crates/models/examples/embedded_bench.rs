@@ -108,6 +108,13 @@ fn run(llm: &LocalLlm, prompts: &[Vec<u32>], gen: usize, batch: usize, reuse: us
     }
 }
 
+/// Starts a new peak: the kernel's peak resident set (`VmHWM`) restarts
+/// from the current one (`clear_refs` value 5, Linux 4.0 and later); false
+/// where it cannot.
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
 /// The process's peak resident set (`VmHWM` of /proc/self/status), or 0
 /// where the kernel does not say.
 fn peak_rss_bytes() -> u64 {
@@ -179,6 +186,10 @@ fn main() {
         gsecs += r.total - r.first;
         single.push(std::mem::take(&mut r.outs[0]));
     }
+    // The peak so far: the model, one prompt's activations and one
+    // sequence's KV cache.
+    let peak_single = peak_rss_bytes();
+    let phased = reset_peak_rss();
     // BATCH concurrent requests.
     let plain = run(&llm, &prompts[..batch], gen, batch, 0);
     let reuse = run(
@@ -202,7 +213,10 @@ fn main() {
             "single_outputs": single,
             "batch_outputs": plain.outs,
             "batch_prefix_reuse_outputs": reuse.outs,
-            "peak_rss_bytes": peak_rss_bytes(),
+            "peak_rss_bytes": peak_rss_bytes().max(peak_single),
+            "peak_rss_single_bytes": peak_single,
+            // With BATCH sequences' KV caches and the prefix cache's.
+            "peak_rss_batch_bytes": if phased { peak_rss_bytes() } else { 0 },
             "file_bytes": std::fs::metadata(&args[1]).map(|m| m.len()).unwrap_or(0),
         })
     );
