@@ -123,28 +123,32 @@ unsafe fn matmul_rows<const TT: usize, const NN: usize>(
 }
 
 /// The attention of one query token over keys `0..len` of one sequence's
-/// cache, every head: `out[h] = softmax(q[h]·K[g]ᵀ · scale) · V[g]`, with
-/// `g` the key-value head that query head `h` shares (grouped queries).
-/// `dot` and `axpy` (`o = p·v + o`) are the ISA's versions of
-/// [`dot_body`] and [`axpy_body`].
+/// cache, heads `h0..h1`: `out[h - h0] = softmax(q[h]·K[g]ᵀ · scale) · V[g]`,
+/// with `g` the key-value head that query head `h` shares (grouped
+/// queries). Each head is computed alone, the same way whichever heads are
+/// asked for (so heads can run as separate parallel tasks). `dots` (every
+/// position's [`dot_body`] of the head's query with its key: `dots(q,
+/// keys, offset in a position, kv_dim, out)`) and `axpy` (`o = p·v + o`)
+/// are the ISA's versions of [`dots_body`] and [`axpy_body`].
 #[inline(always)]
 fn attend_with(
     a: &Attend,
-    q: &[f32],
+    (q, h0, h1): (&[f32], usize, usize),
     (keys, values, len): (&[f32], &[f32], usize),
     out: &mut [f32],
-    dot: impl Fn(&[f32], &[f32]) -> f32,
+    dots: impl Fn(&[f32], &[f32], usize, usize, &mut [f32]),
     axpy: impl Fn(f32, &[f32], &mut [f32]),
 ) {
     let (hd, kvd) = (a.head_dim, a.kv_dim);
     let group = a.n_head / a.n_kv_head;
     let mut scores = vec![0f32; len];
-    for h in 0..a.n_head {
+    for h in h0..h1 {
         let g = h / group;
         let qh = &q[h * hd..(h + 1) * hd];
         let mut max = f32::NEG_INFINITY;
-        for (j, s) in scores.iter_mut().enumerate() {
-            *s = dot(qh, &keys[j * kvd + g * hd..j * kvd + (g + 1) * hd]) * a.scale;
+        dots(qh, keys, g * hd, kvd, &mut scores);
+        for s in scores.iter_mut() {
+            *s *= a.scale;
             max = max.max(*s);
         }
         let mut sum = 0f32;
@@ -152,7 +156,7 @@ fn attend_with(
             *s = (*s - max).exp();
             sum += *s;
         }
-        let oh = &mut out[h * hd..(h + 1) * hd];
+        let oh = &mut out[(h - h0) * hd..(h - h0 + 1) * hd];
         oh.fill(0.0);
         for (j, &p) in scores.iter().enumerate() {
             axpy(p, &values[j * kvd + g * hd..j * kvd + (g + 1) * hd], oh);
@@ -169,6 +173,15 @@ fn attend_with(
 fn axpy_body(p: f32, v: &[f32], o: &mut [f32]) {
     for (o, &v) in o.iter_mut().zip(v) {
         *o = p.mul_add(v, *o);
+    }
+}
+
+/// `out[j] = dot_body(q, keys[j · kvd + off..][..q.len()])` for every
+/// position `j < out.len()`.
+#[inline(always)]
+fn dots_body(q: &[f32], keys: &[f32], off: usize, kvd: usize, out: &mut [f32]) {
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = dot_body(q, &keys[j * kvd + off..j * kvd + off + q.len()]);
     }
 }
 
@@ -268,12 +281,28 @@ impl Isa {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(crate) mod x86 {
     //! The same arithmetic as the portable bodies, in explicit SIMD: lane
     //! `l` of the 16 partial sums is lane `l` of one AVX-512 register, or
     //! of the low (l < 8) or high AVX2 register.
     use super::*;
     use std::arch::x86_64::*;
+
+    /// [`reduce`] of the 16 lanes of `a` in registers: the same additions
+    /// in the same order (lane `l` + lane `l + 8`, then `+ 4`, then
+    /// `(0 + 2) + (1 + 3)`), without a round trip through memory.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F (the caller detected it).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(crate) unsafe fn sum512(a: __m512) -> f32 {
+        let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1));
+        let b = _mm256_add_ps(_mm512_castps512_ps256(a), hi);
+        let c = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));
+        let e = _mm_add_ps(c, _mm_movehl_ps(c, c));
+        _mm_cvtss_f32(_mm_add_ss(e, _mm_shuffle_ps(e, e, 1)))
+    }
 
     /// The 16 partial sums of a 512-bit register, then the tail and the
     /// fixed reduction.
@@ -564,6 +593,41 @@ mod x86 {
         finish512(acc, |l| tail_of(a.as_ptr(), b.as_ptr(), full, k, l))
     }
 
+    /// [`dots_body`] with AVX-512: four positions at a time (four
+    /// independent chains, each the lane order of [`dot512`]) and the lanes
+    /// summed in registers.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and FMA (the caller detected them). `keys`
+    /// holds `out.len()` positions of `kvd` values, `off + q.len() <= kvd`.
+    #[inline]
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn dots512(q: &[f32], keys: &[f32], off: usize, kvd: usize, out: &mut [f32]) {
+        let hd = q.len();
+        assert!(off + hd <= kvd && keys.len() >= out.len() * kvd);
+        let key = |j: usize| &keys[j * kvd + off..j * kvd + off + hd];
+        let mut j = 0;
+        if hd.is_multiple_of(LANES) {
+            let kp = keys.as_ptr().add(off);
+            while j + 4 <= out.len() {
+                let mut acc = [_mm512_setzero_ps(); 4];
+                for i in (0..hd).step_by(LANES) {
+                    let qv = _mm512_loadu_ps(q.as_ptr().add(i));
+                    for (r, a) in acc.iter_mut().enumerate() {
+                        *a = _mm512_fmadd_ps(qv, _mm512_loadu_ps(kp.add((j + r) * kvd + i)), *a);
+                    }
+                }
+                for (r, a) in acc.iter().enumerate() {
+                    out[j + r] = sum512(*a);
+                }
+                j += 4;
+            }
+        }
+        for (jj, o) in out.iter_mut().enumerate().skip(j) {
+            *o = dot512(q, key(jj));
+        }
+    }
+
     /// [`dot512`] with AVX2, the same lane order.
     ///
     /// # Safety
@@ -636,7 +700,7 @@ mod x86 {
     #[target_feature(enable = "avx512f,fma")]
     pub unsafe fn attend_avx512(
         a: &Attend,
-        q: &[f32],
+        q: (&[f32], usize, usize),
         k: &[f32],
         v: &[f32],
         len: usize,
@@ -647,7 +711,7 @@ mod x86 {
             q,
             (k, v, len),
             out,
-            |x, y| dot512(x, y),
+            |q, k, off, kvd, o| dots512(q, k, off, kvd, o),
             |p, x, o| axpy512(p, x, o),
         )
     }
@@ -659,7 +723,7 @@ mod x86 {
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn attend_avx2(
         a: &Attend,
-        q: &[f32],
+        q: (&[f32], usize, usize),
         k: &[f32],
         v: &[f32],
         len: usize,
@@ -670,7 +734,11 @@ mod x86 {
             q,
             (k, v, len),
             out,
-            |x, y| dot256(x, y),
+            |q, k, off, kvd, o| {
+                for (j, s) in o.iter_mut().enumerate() {
+                    *s = dot256(q, &k[j * kvd + off..j * kvd + off + q.len()]);
+                }
+            },
             |p, x, o| axpy256(p, x, o),
         )
     }
@@ -750,15 +818,31 @@ pub fn attend(
     len: usize,
     out: &mut [f32],
 ) {
+    attend_heads(isa, a, (q, 0, a.n_head), keys, values, len, out)
+}
+
+/// [`attend`] for query heads `h0..h1` only, into `out` (`(h1 - h0) ×
+/// head_dim` values): each head's output is the bits [`attend`] gives it.
+pub fn attend_heads(
+    isa: Isa,
+    a: &Attend,
+    (q, h0, h1): (&[f32], usize, usize),
+    keys: &[f32],
+    values: &[f32],
+    len: usize,
+    out: &mut [f32],
+) {
     assert!(keys.len() >= len * a.kv_dim && values.len() >= len * a.kv_dim);
-    assert!(q.len() >= a.n_head * a.head_dim && out.len() >= a.n_head * a.head_dim);
+    assert!(h0 <= h1 && h1 <= a.n_head && q.len() >= a.n_head * a.head_dim);
+    assert!(out.len() >= (h1 - h0) * a.head_dim);
+    let q = (q, h0, h1);
     match isa {
         // SAFETY: the ISA was detected on this CPU.
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => unsafe { x86::attend_avx512(a, q, keys, values, len, out) },
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => unsafe { x86::attend_avx2(a, q, keys, values, len, out) },
-        _ => attend_with(a, q, (keys, values, len), out, dot_body, axpy_body),
+        _ => attend_with(a, q, (keys, values, len), out, dots_body, axpy_body),
     }
 }
 
@@ -853,39 +937,48 @@ mod tests {
 
     #[test]
     fn attention_is_the_same_on_every_isa_and_sums_values_by_softmax() {
-        let a = Attend {
-            n_head: 4,
-            n_kv_head: 2,
-            head_dim: 20,
-            kv_dim: 40,
-            scale: 0.2,
-        };
-        let (q, keys, values) = (data(80, 5), data(7 * 40, 6), data(7 * 40, 7));
-        let mut want = vec![0.0; 80];
-        attend(Isa::Portable, &a, &q, &keys, &values, 7, &mut want);
-        for isa in all_isas() {
-            let mut out = vec![0.0; 80];
-            attend(isa, &a, &q, &keys, &values, 7, &mut out);
-            assert_eq!(out, want, "{isa:?}");
-        }
-        // Head 3 uses key-value head 1; check it by hand in f64.
-        let (h, g) = (3, 1);
-        let s: Vec<f64> = (0..7)
-            .map(|j| {
-                (0..20)
-                    .map(|i| q[h * 20 + i] as f64 * keys[j * 40 + g * 20 + i] as f64)
-                    .sum::<f64>()
-                    * 0.2
-            })
-            .collect();
-        let m = s.iter().cloned().fold(f64::MIN, f64::max);
-        let e: Vec<f64> = s.iter().map(|v| (v - m).exp()).collect();
-        let z: f64 = e.iter().sum();
-        for i in 0..20 {
-            let v: f64 = (0..7)
-                .map(|j| e[j] / z * values[j * 40 + g * 20 + i] as f64)
-                .sum();
-            assert!((want[h * 20 + i] as f64 - v).abs() < 1e-5);
+        // Heads of 20 (a lane tail) and 64 (whole registers, four positions
+        // at a time), over 7 positions (a tail of 3).
+        for hd in [20, 64] {
+            let a = Attend {
+                n_head: 4,
+                n_kv_head: 2,
+                head_dim: hd,
+                kv_dim: 2 * hd,
+                scale: 0.2,
+            };
+            let (kvd, n) = (2 * hd, 4 * hd);
+            let (q, keys, values) = (data(n, 5), data(7 * kvd, 6), data(7 * kvd, 7));
+            let mut want = vec![0.0; n];
+            attend(Isa::Portable, &a, &q, &keys, &values, 7, &mut want);
+            for isa in all_isas() {
+                let mut out = vec![0.0; n];
+                attend(isa, &a, &q, &keys, &values, 7, &mut out);
+                assert_eq!(out, want, "{isa:?}, heads of {hd}");
+                // One head alone gives that head's bits.
+                let mut one = vec![0.0; hd];
+                attend_heads(isa, &a, (&q, 3, 4), &keys, &values, 7, &mut one);
+                assert_eq!(one, want[3 * hd..], "{isa:?}, head 3 alone");
+            }
+            // Head 3 uses key-value head 1; check it by hand in f64.
+            let (h, g) = (3, 1);
+            let s: Vec<f64> = (0..7)
+                .map(|j| {
+                    (0..hd)
+                        .map(|i| q[h * hd + i] as f64 * keys[j * kvd + g * hd + i] as f64)
+                        .sum::<f64>()
+                        * 0.2
+                })
+                .collect();
+            let m = s.iter().cloned().fold(f64::MIN, f64::max);
+            let e: Vec<f64> = s.iter().map(|v| (v - m).exp()).collect();
+            let z: f64 = e.iter().sum();
+            for i in 0..hd {
+                let v: f64 = (0..7)
+                    .map(|j| e[j] / z * values[j * kvd + g * hd + i] as f64)
+                    .sum();
+                assert!((want[h * hd + i] as f64 - v).abs() < 1e-5);
+            }
         }
     }
 

@@ -260,15 +260,17 @@ impl Model {
                 caches[ci].keys[l].extend_from_slice(&row[d..d + kv]);
                 caches[ci].values[l].extend_from_slice(&row[d + kv..]);
             }
+            // One task per token and head, so a single sequence's step uses
+            // every thread too.
             let shared: &[KvCache] = caches;
-            att.par_chunks_mut(d)
-                .zip(qkv.par_chunks(qkv_w))
-                .zip(&at)
-                .for_each(|((out, row), &(ci, pos))| {
-                    let cache = &shared[ci];
-                    let (keys, values) = (&cache.keys[l], &cache.values[l]);
-                    kernels::attend(isa, &attend, &row[..d], keys, values, pos + 1, out);
-                });
+            let (hd, nh) = (c.head_dim, c.n_head);
+            att.par_chunks_mut(hd).enumerate().for_each(|(i, out)| {
+                let (r, h) = (i / nh, i % nh);
+                let (ci, pos) = at[r];
+                let q = &qkv[r * qkv_w..r * qkv_w + d];
+                let (keys, values) = (&shared[ci].keys[l], &shared[ci].values[l]);
+                kernels::attend_heads(isa, &attend, (q, h, h + 1), keys, values, pos + 1, out);
+            });
             self.linear(&att, t, &layer.out, &mut proj);
             add(&mut x, &proj);
             norm_rows(&x, &layer.ffn_norm, c.eps, &mut h, d);

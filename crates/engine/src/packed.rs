@@ -612,35 +612,69 @@ mod x86 {
             _mm512_slli_epi32(v, 4)
         };
         let cvt = _mm512_cvtepi32_ps;
-        let scaled_min = |lo: __m512i, hi: __m512i| {
-            let m = _mm512_set1_ps(*ms.get_unchecked(i));
-            (
-                _mm512_add_ps(_mm512_mul_ps(d, cvt(lo)), m),
-                _mm512_add_ps(_mm512_mul_ps(d, cvt(hi)), m),
+        let less = |v: __m512i, by: i32| cvt(_mm512_sub_epi32(v, _mm512_set1_epi32(by)));
+        // The 4- and 5-bit types: every weight a block can hold, computed
+        // once with the reference's operations into a table (16 values, or
+        // 32 in two tables picked by the fifth bit), then looked up per
+        // weight by its nibble (`vpermps` reads the low four bits of each
+        // index lane): the weights are the table's bits, fewer operations
+        // than converting and scaling each.
+        let values = |from: f32| {
+            let f = from;
+            _mm512_setr_ps(
+                f,
+                f + 1.,
+                f + 2.,
+                f + 3.,
+                f + 4.,
+                f + 5.,
+                f + 6.,
+                f + 7.,
+                f + 8.,
+                f + 9.,
+                f + 10.,
+                f + 11.,
+                f + 12.,
+                f + 13.,
+                f + 14.,
+                f + 15.,
             )
         };
-        let less = |v: __m512i, by: i32| cvt(_mm512_sub_epi32(v, _mm512_set1_epi32(by)));
-        match p.dtype {
-            Dtype::Q4_1 | Dtype::Q4_K => {
-                let (lo, hi) = nibbles();
-                scaled_min(lo, hi)
+        let table = |from: f32, min: bool| {
+            let t = _mm512_mul_ps(d, values(from));
+            match min {
+                true => _mm512_add_ps(t, _mm512_set1_ps(*ms.get_unchecked(i))),
+                false => t,
             }
-            Dtype::Q4_0 => {
-                let (lo, hi) = nibbles();
-                (_mm512_mul_ps(d, less(lo, 8)), _mm512_mul_ps(d, less(hi, 8)))
+        };
+        let q =
+            || _mm512_cvtepu8_epi32(_mm_loadu_si128(p.qs.as_ptr().add(g * 16) as *const __m128i));
+        match p.dtype {
+            Dtype::Q4_0 | Dtype::Q4_1 | Dtype::Q4_K => {
+                let t = match p.dtype {
+                    Dtype::Q4_0 => table(-8., false),
+                    _ => table(0., true),
+                };
+                let q = q();
+                (
+                    _mm512_permutexvar_ps(q, t),
+                    _mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), t),
+                )
             }
             Dtype::Q5_0 | Dtype::Q5_1 | Dtype::Q5_K => {
-                let (lo, hi) = nibbles();
-                let qh = *p.qh.get_unchecked(g);
-                let lo = _mm512_or_si512(lo, high(qh, 0, 1, 1));
-                let hi = _mm512_or_si512(hi, high(qh, 16, 1, 1));
-                match p.dtype {
-                    Dtype::Q5_0 => (
-                        _mm512_mul_ps(d, less(lo, 16)),
-                        _mm512_mul_ps(d, less(hi, 16)),
-                    ),
-                    _ => scaled_min(lo, hi),
-                }
+                let (low, high) = match p.dtype {
+                    Dtype::Q5_0 => (table(-16., false), table(0., false)),
+                    _ => (table(0., true), table(16., true)),
+                };
+                let (q, qh) = (q(), *p.qh.get_unchecked(g));
+                let pick = |idx: __m512i, fifth: u32| {
+                    let w = _mm512_permutexvar_ps(idx, low);
+                    _mm512_mask_permutexvar_ps(w, fifth as __mmask16, idx, high)
+                };
+                (
+                    pick(q, qh & 0xFFFF),
+                    pick(_mm512_srli_epi32(q, 4), qh >> 16),
+                )
             }
             Dtype::Q6_K => {
                 let (lo, hi) = nibbles();
@@ -700,9 +734,7 @@ mod x86 {
                 }
             }
             for (t, a) in acc.iter().enumerate() {
-                let mut l = [0f32; LANES];
-                _mm512_storeu_ps(l.as_mut_ptr(), *a);
-                *out.add(t * ldo + n) = crate::kernels::reduce16(&l);
+                *out.add(t * ldo + n) = crate::kernels::x86::sum512(*a);
             }
         }
     }
