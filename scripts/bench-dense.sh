@@ -25,7 +25,7 @@ mkdir -p "$WORK"
 source scripts/bench-lib.sh
 need_gnu_time
 bench_venv "faiss, numpy, pyarrow" faiss-cpu numpy pyarrow
-cargo build --release --workspace -q
+cargo build --release -q -p ragprobe-cli  # the script runs `ragprobe` alone
 BIN="${CARGO_TARGET_DIR:-target}/release/ragprobe"
 # Both tools on the same 2 threads (FAISS: omp_set_num_threads(2) below).
 export RAYON_NUM_THREADS=2

@@ -590,9 +590,11 @@ mod x86 {
         i: usize,
     ) -> (__m512, __m512) {
         let d = _mm512_set1_ps(*ds.get_unchecked(i));
+        // The block's 16 bytes of nibbles, one a lane.
+        let q =
+            || _mm512_cvtepu8_epi32(_mm_loadu_si128(p.qs.as_ptr().add(g * 16) as *const __m128i));
         let nibbles = || {
-            let q =
-                _mm512_cvtepu8_epi32(_mm_loadu_si128(p.qs.as_ptr().add(g * 16) as *const __m128i));
+            let q = q();
             (
                 _mm512_and_si512(q, _mm512_set1_epi32(0x0F)),
                 _mm512_srli_epi32(q, 4),
@@ -619,26 +621,10 @@ mod x86 {
         // weight by its nibble (`vpermps` reads the low four bits of each
         // index lane): the weights are the table's bits, fewer operations
         // than converting and scaling each.
+        // `from + j` in lane j (small integers: exact).
         let values = |from: f32| {
-            let f = from;
-            _mm512_setr_ps(
-                f,
-                f + 1.,
-                f + 2.,
-                f + 3.,
-                f + 4.,
-                f + 5.,
-                f + 6.,
-                f + 7.,
-                f + 8.,
-                f + 9.,
-                f + 10.,
-                f + 11.,
-                f + 12.,
-                f + 13.,
-                f + 14.,
-                f + 15.,
-            )
+            let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            _mm512_add_ps(_mm512_set1_ps(from), _mm512_cvtepi32_ps(iota))
         };
         let table = |from: f32, min: bool| {
             let t = _mm512_mul_ps(d, values(from));
@@ -647,8 +633,6 @@ mod x86 {
                 false => t,
             }
         };
-        let q =
-            || _mm512_cvtepu8_epi32(_mm_loadu_si128(p.qs.as_ptr().add(g * 16) as *const __m128i));
         match p.dtype {
             Dtype::Q4_0 | Dtype::Q4_1 | Dtype::Q4_K => {
                 let t = match p.dtype {

@@ -39,10 +39,16 @@ impl Panels {
             "{} values for {n} vectors of {k}",
             w.len()
         );
-        self.data.clear();
+        // Every slot below `n` is written below, so only the last panel's
+        // padding needs zeros (a reused buffer is not cleared first: that
+        // was a pass over the whole block per call).
         self.data.resize(packed_len(n, k), 0.0);
         for (p, v) in w[..n * k].chunks_exact(k.max(1)).enumerate() {
             write_packed(&mut self.data, p, v);
+        }
+        let zeros = vec![0.0; k];
+        for p in n..n.div_ceil(PANEL) * PANEL {
+            write_packed(&mut self.data, p, &zeros);
         }
         self.n = n;
         self.k = k;
@@ -523,6 +529,24 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A buffer packed again with fewer vectors holds what a fresh one
+    /// holds: the old vectors in the new padding are zeroed.
+    #[test]
+    fn repacking_a_buffer_zeroes_its_padding() {
+        let k = 5;
+        let w: Vec<f32> = (0..70 * k).map(|i| i as f32 + 1.0).collect();
+        let mut reused = Panels::default();
+        reused.pack(&w, 70, k);
+        for n in [33, 64, 1, 70] {
+            reused.pack(&w, n, k);
+            let mut fresh = Panels::default();
+            fresh.pack(&w, n, k);
+            assert_eq!(reused.data, fresh.data, "{n} vectors");
+            let padding = (n..n.div_ceil(PANEL) * PANEL).count() * k;
+            assert_eq!(fresh.data.iter().filter(|v| **v == 0.0).count(), padding);
         }
     }
 }
