@@ -352,34 +352,6 @@ mod tests {
     }
 
     #[test]
-    fn the_block_kernels_split_decodes_as_the_reference() {
-        let k = 512;
-        let read = crate::quant::SUPPORTED_TYPES
-            .iter()
-            .filter(|t| Packed::holds(**t));
-        let names: Vec<&str> = read.clone().map(|t| t.name()).collect();
-        assert_eq!(
-            names,
-            ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K"]
-        );
-        for &dtype in read {
-            let raw = blocks(dtype, 3, k, 9);
-            let p = Packed::from_blocks(dtype, k, &raw).unwrap();
-            let mut want = vec![0f32; 3 * k];
-            dtype.decode(&raw, &mut want);
-            let mut got = vec![0f32; k];
-            for r in 0..3 {
-                p.decode_row(r, &mut got);
-                let same = got
-                    .iter()
-                    .zip(&want[r * k..])
-                    .all(|(a, b)| a.to_bits() == b.to_bits());
-                assert!(same, "{dtype:?} row {r}");
-            }
-        }
-    }
-
-    #[test]
     fn rows_that_are_not_whole_blocks_are_refused() {
         assert!(Part::new(Dtype::Q4_K, 64, Bytes::Owned(vec![0; 144])).is_none());
         assert!(Part::new(Dtype::Q8_0, 32, Bytes::Owned(vec![0; 35])).is_none());

@@ -959,6 +959,11 @@ mod tests {
         assert!(
             !Packed::holds(Dtype::F16) && !Packed::holds(Dtype::BF16) && !Packed::holds(Dtype::F32)
         );
+        let names: Vec<&str> = held().iter().map(|t| t.name()).collect();
+        assert_eq!(
+            names,
+            ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K"]
+        );
     }
 
     #[test]
