@@ -271,12 +271,13 @@ impl Matrix {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Bytes of every type for `rows × k` weights, from a fixed stream,
-    /// with each block's f16 fields set to small finite values.
-    fn blocks(dtype: Dtype, rows: usize, k: usize, seed: u64) -> Vec<u8> {
+    /// with each block's f16 fields set to small finite values (also the
+    /// block kernels' tests' input).
+    pub(crate) fn blocks(dtype: Dtype, rows: usize, k: usize, seed: u64) -> Vec<u8> {
         let mut s = seed;
         let mut next = move || {
             s = s

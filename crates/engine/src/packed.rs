@@ -131,10 +131,11 @@ impl Packed {
     /// type is not held here or `len` is not whole rows.
     fn empty(dtype: Dtype, k: usize, len: usize) -> Option<Packed> {
         let per_row = dtype.bytes_for(k)?;
-        if !Packed::holds(dtype) || !k.is_multiple_of(BLOCK) || k == 0 {
-            return None;
-        }
-        if !len.is_multiple_of(per_row) {
+        if !Packed::holds(dtype)
+            || !k.is_multiple_of(BLOCK)
+            || k == 0
+            || !len.is_multiple_of(per_row)
+        {
             return None;
         }
         let (weights, size) = dtype.block();
@@ -921,25 +922,10 @@ mod tests {
             .collect()
     }
 
-    /// Raw blocks of `dtype` for `rows × k` weights from `g`, each block's
-    /// f16 fields set to small finite values.
+    /// Raw blocks of `dtype` for `rows × k` weights, seeded from `g`, each
+    /// block's f16 fields set to small finite values.
     fn raw(dtype: Dtype, rows: usize, k: usize, g: &mut Lcg) -> Vec<u8> {
-        let mut raw: Vec<u8> = (0..dtype.bytes_for(rows * k).unwrap())
-            .map(|_| g.next() as u8)
-            .collect();
-        let (_, size) = dtype.block();
-        let f16_at: &[usize] = match dtype {
-            Dtype::Q4_1 | Dtype::Q5_1 | Dtype::Q4_K | Dtype::Q5_K => &[0, 2],
-            Dtype::Q6_K => &[208],
-            _ => &[0],
-        };
-        for b in raw.chunks_exact_mut(size) {
-            for &at in f16_at {
-                let v = f16::from_f32((b[at] as f32 - 128.0) / 4096.0).to_le_bytes();
-                b[at..at + 2].copy_from_slice(&v);
-            }
-        }
-        raw
+        crate::matrix::tests::blocks(dtype, rows, k, g.next() as u64)
     }
 
     #[test]
