@@ -176,13 +176,25 @@ fn axpy_body(p: f32, v: &[f32], o: &mut [f32]) {
     }
 }
 
-/// `out[j] = dot_body(q, keys[j · kvd + off..][..q.len()])` for every
-/// position `j < out.len()`.
+/// `out[j] = dot(q, keys[j · kvd + off..][..q.len()])` for every position
+/// `j < out.len()`, one position at a time.
+#[inline(always)]
+fn dots_each(
+    q: &[f32],
+    keys: &[f32],
+    (off, kvd): (usize, usize),
+    out: &mut [f32],
+    dot: impl Fn(&[f32], &[f32]) -> f32,
+) {
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = dot(q, &keys[j * kvd + off..j * kvd + off + q.len()]);
+    }
+}
+
+/// [`dots_each`] with [`dot_body`].
 #[inline(always)]
 fn dots_body(q: &[f32], keys: &[f32], off: usize, kvd: usize, out: &mut [f32]) {
-    for (j, o) in out.iter_mut().enumerate() {
-        *o = dot_body(q, &keys[j * kvd + off..j * kvd + off + q.len()]);
-    }
+    dots_each(q, keys, (off, kvd), out, dot_body)
 }
 
 /// A dot product in the fixed lane order.
@@ -243,6 +255,15 @@ pub enum Isa {
     Portable,
 }
 
+/// Whether this CPU runs the AVX2 variant (AVX2, FMA and F16C: the block
+/// kernels widen f16 scales with F16C).
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("fma")
+        && std::is_x86_feature_detected!("f16c")
+}
+
 impl Isa {
     /// The best variant this CPU runs.
     pub fn detect() -> Isa {
@@ -251,10 +272,7 @@ impl Isa {
             if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
                 return Isa::Avx512;
             }
-            if std::is_x86_feature_detected!("avx2")
-                && std::is_x86_feature_detected!("fma")
-                && std::is_x86_feature_detected!("f16c")
-            {
+            if has_avx2() {
                 return Isa::Avx2;
             }
         }
@@ -266,10 +284,7 @@ impl Isa {
         let mut v = vec![Isa::Portable];
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx2")
-                && std::is_x86_feature_detected!("fma")
-                && std::is_x86_feature_detected!("f16c")
-            {
+            if has_avx2() {
                 v.push(Isa::Avx2);
             }
             if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
@@ -605,7 +620,6 @@ pub(crate) mod x86 {
     unsafe fn dots512(q: &[f32], keys: &[f32], off: usize, kvd: usize, out: &mut [f32]) {
         let hd = q.len();
         assert!(off + hd <= kvd && keys.len() >= out.len() * kvd);
-        let key = |j: usize| &keys[j * kvd + off..j * kvd + off + hd];
         let mut j = 0;
         if hd.is_multiple_of(LANES) {
             let kp = keys.as_ptr().add(off);
@@ -623,9 +637,8 @@ pub(crate) mod x86 {
                 j += 4;
             }
         }
-        for (jj, o) in out.iter_mut().enumerate().skip(j) {
-            *o = dot512(q, key(jj));
-        }
+        let rest = &mut out[j..];
+        dots_each(q, &keys[j * kvd..], (off, kvd), rest, |q, k| dot512(q, k));
     }
 
     /// [`dot512`] with AVX2, the same lane order.
@@ -734,11 +747,7 @@ pub(crate) mod x86 {
             q,
             (k, v, len),
             out,
-            |q, k, off, kvd, o| {
-                for (j, s) in o.iter_mut().enumerate() {
-                    *s = dot256(q, &k[j * kvd + off..j * kvd + off + q.len()]);
-                }
-            },
+            |q, k, off, kvd, o| dots_each(q, k, (off, kvd), o, |q, k| dot256(q, k)),
             |p, x, o| axpy256(p, x, o),
         )
     }
