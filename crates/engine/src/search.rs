@@ -39,16 +39,26 @@ impl Panels {
             "{} values for {n} vectors of {k}",
             w.len()
         );
+        self.pack_rows(n, k, |i, out| out.copy_from_slice(&w[i * k..(i + 1) * k]));
+    }
+
+    /// Packs `n` vectors of `k` elements, vector `i` written by
+    /// `fill(i, out)` into a `k`-long scratch vector (which stays in the
+    /// L1 cache), reusing this buffer: for vectors stored in another form,
+    /// converted on the way in without a row-major f32 copy of them all.
+    pub fn pack_rows(&mut self, n: usize, k: usize, mut fill: impl FnMut(usize, &mut [f32])) {
         // Every slot below `n` is written below, so only the last panel's
         // padding needs zeros (a reused buffer is not cleared first: that
         // was a pass over the whole block per call).
         self.data.resize(packed_len(n, k), 0.0);
-        for (p, v) in w[..n * k].chunks_exact(k.max(1)).enumerate() {
-            write_packed(&mut self.data, p, v);
+        let mut row = vec![0.0; k];
+        for p in 0..n {
+            fill(p, &mut row);
+            write_packed(&mut self.data, p, &row);
         }
-        let zeros = vec![0.0; k];
+        row.fill(0.0);
         for p in n..n.div_ceil(PANEL) * PANEL {
-            write_packed(&mut self.data, p, &zeros);
+            write_packed(&mut self.data, p, &row);
         }
         self.n = n;
         self.k = k;
@@ -547,6 +557,9 @@ mod tests {
             assert_eq!(reused.data, fresh.data, "{n} vectors");
             let padding = (n..n.div_ceil(PANEL) * PANEL).count() * k;
             assert_eq!(fresh.data.iter().filter(|v| **v == 0.0).count(), padding);
+            let mut by_rows = Panels::default();
+            by_rows.pack_rows(n, k, |i, out| out.copy_from_slice(&w[i * k..(i + 1) * k]));
+            assert_eq!(by_rows.data, fresh.data, "{n} vectors, packed row by row");
         }
     }
 }

@@ -78,6 +78,22 @@ impl VectorType {
         }
     }
 
+    /// The values of `bytes` (one vector) into `out`, which is as long.
+    pub(crate) fn decode_into(self, bytes: &[u8], out: &mut [f32]) {
+        match self {
+            VectorType::F32 => {
+                for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
+            }
+            VectorType::F16 => {
+                for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+                    *o = half::f16::from_le_bytes([c[0], c[1]]).to_f32();
+                }
+            }
+        }
+    }
+
     pub(crate) fn decode(self, bytes: &[u8], out: &mut Vec<f32>) {
         match self {
             VectorType::F32 => out.extend(
@@ -468,11 +484,14 @@ fn read_blocks(
     full: std::sync::mpsc::SyncSender<(Panels, u64)>,
     empty: std::sync::mpsc::Receiver<Panels>,
 ) -> Result<()> {
-    for_each_block(store, shards, dim, DOC_BLOCK, |raw, rows, row| {
+    for_each_stored_block(store, shards, dim, DOC_BLOCK, |data, dtype, rows, row| {
         let Ok(mut block) = empty.recv() else {
             return Ok(false);
         };
-        block.pack(raw, rows, dim);
+        let stride = dim * dtype.width();
+        block.pack_rows(rows, dim, |i, out| {
+            dtype.decode_into(&data[i * stride..(i + 1) * stride], out)
+        });
         Ok(full.send((block, row)).is_ok())
     })
 }
@@ -498,6 +517,24 @@ pub(crate) fn for_each_block(
     mut f: impl FnMut(&[f32], usize, u64) -> Result<bool>,
 ) -> Result<()> {
     let mut raw: Vec<f32> = Vec::with_capacity(block_rows * dim);
+    for_each_stored_block(store, shards, dim, block_rows, |data, dtype, rows, row| {
+        raw.clear();
+        dtype.decode(data, &mut raw);
+        f(&raw, rows, row)
+    })
+}
+
+/// [`for_each_block`] with the vectors as stored: `f(bytes, dtype, rows,
+/// first_row)`, `rows` vectors of `dim` values of `dtype` back to back, for
+/// a caller that converts them where it puts them (one pass over the
+/// block instead of two).
+pub(crate) fn for_each_stored_block(
+    store: &Store,
+    shards: &[String],
+    dim: usize,
+    block_rows: usize,
+    mut f: impl FnMut(&[u8], VectorType, usize, u64) -> Result<bool>,
+) -> Result<()> {
     for id in shards {
         let (d, dtype, mut row) = shard_layout(store, id)?;
         if d != dim {
@@ -519,11 +556,9 @@ pub(crate) fn for_each_block(
                     v.value_length(i)
                 )));
             }
-            raw.clear();
             let offsets = v.value_offsets();
             let data = &v.value_data()[offsets[0] as usize..offsets[rows] as usize];
-            dtype.decode(data, &mut raw);
-            if !f(&raw, rows, row)? {
+            if !f(data, dtype, rows, row)? {
                 return Ok(());
             }
             row += rows as u64;
@@ -605,6 +640,37 @@ mod tests {
             for (a, b) in v.iter().zip(&back) {
                 assert!((a - b).abs() <= a.abs() * 1e-3, "{t:?}: {a} vs {b}");
             }
+            let mut into = [f32::NAN; 4];
+            t.decode_into(&bytes, &mut into);
+            assert_eq!(into.to_vec(), back, "{t:?}: one vector decoded in place");
+        }
+    }
+
+    /// The scorer's blocks are packed straight from the stored bytes: the
+    /// panels equal those packed from the decoded rows.
+    #[test]
+    fn panels_packed_from_stored_bytes_equal_packed_decoded_rows() {
+        let (n, k) = (45, 7);
+        let v: Vec<f32> = (0..n * k).map(|i| (i as f32 * 0.37).sin()).collect();
+        for t in [VectorType::F32, VectorType::F16] {
+            let mut bytes = Vec::new();
+            t.encode(&v, &mut bytes);
+            let mut rows = Vec::new();
+            t.decode(&bytes, &mut rows);
+            let mut want = Panels::default();
+            want.pack(&rows, n, k);
+            let mut got = Panels::default();
+            let stride = k * t.width();
+            got.pack_rows(n, k, |i, out| {
+                t.decode_into(&bytes[i * stride..(i + 1) * stride], out)
+            });
+            let (mut a, mut b) = (vec![0.0; n * 3], vec![0.0; n * 3]);
+            let x: Vec<f32> = (0..3 * k).map(|i| i as f32 - 4.0).collect();
+            let isa = ragprobe_engine::kernels::Isa::detect();
+            inner_products(isa, &x, 3, &want, &mut a);
+            inner_products(isa, &x, 3, &got, &mut b);
+            assert_eq!(a, b, "{t:?}");
+            assert_eq!(got.len(), n);
         }
     }
 }

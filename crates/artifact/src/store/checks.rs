@@ -40,12 +40,27 @@ pub(super) fn read_footer(path: &Path) -> Result<(Manifest, Schema)> {
 
 /// A Parquet reader builder for `path` (footer read once) and its checked
 /// manifest.
+///
+/// The file is memory-mapped: pages are then slices of the mapping rather
+/// than `read` copies into fresh buffers (at 1M vectors the copies and the
+/// zeroing of those buffers were a third of an exact dense search's
+/// reading). Objects are never changed in place (writes go to a temporary
+/// file renamed into place, removal unlinks), so the mapping stays valid.
 pub(super) fn open_footer(
     path: &Path,
-) -> Result<(Manifest, ParquetRecordBatchReaderBuilder<File>)> {
+) -> Result<(Manifest, ParquetRecordBatchReaderBuilder<bytes::Bytes>)> {
     let file = File::open(path).map_err(io_err(path))?;
+    let len = file.metadata().map_err(io_err(path))?.len();
+    let data = if len == 0 {
+        bytes::Bytes::new()
+    } else {
+        // SAFETY: store objects are immutable once renamed into place
+        // (above); a file of another length is refused by the footer check.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err(path))?;
+        bytes::Bytes::from_owner(map)
+    };
     let builder =
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| ArtifactError::Parquet {
+        ParquetRecordBatchReaderBuilder::try_new(data).map_err(|e| ArtifactError::Parquet {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
