@@ -94,19 +94,11 @@ impl VectorType {
         }
     }
 
+    /// The values of `bytes` (whole vectors) appended to `out`.
     pub(crate) fn decode(self, bytes: &[u8], out: &mut Vec<f32>) {
-        match self {
-            VectorType::F32 => out.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            ),
-            VectorType::F16 => out.extend(
-                bytes
-                    .chunks_exact(2)
-                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
-            ),
-        }
+        let start = out.len();
+        out.resize(start + bytes.len() / self.width(), 0.0);
+        self.decode_into(bytes, &mut out[start..]);
     }
 }
 
