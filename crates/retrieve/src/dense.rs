@@ -78,7 +78,7 @@ impl VectorType {
         }
     }
 
-    /// The values of `bytes` (one vector) into `out`, which is as long.
+    /// The values of `bytes` into `out`, which holds as many values.
     pub(crate) fn decode_into(self, bytes: &[u8], out: &mut [f32]) {
         match self {
             VectorType::F32 => {

@@ -55,7 +55,7 @@ pub(super) fn open_footer(
         bytes::Bytes::new()
     } else {
         // SAFETY: store objects are immutable once renamed into place
-        // (above); a file of another length is refused by the footer check.
+        // (above): nothing truncates or rewrites a file while it is mapped.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err(path))?;
         bytes::Bytes::from_owner(map)
     };
