@@ -8,12 +8,14 @@
 //! resumes at the first shard that is missing, and redoes at most the
 //! shards that were in progress.
 
-use arrow::array::{Array, ArrayRef, BinaryArray, StringArray};
+use arrow::array::{ArrayRef, BinaryArray, StringArray};
 use arrow::record_batch::RecordBatch;
 use indicatif::{ProgressBar, ProgressStyle};
+use parquet::column::reader::ColumnReader;
+use parquet::data_type::ByteArray;
+use parquet::file::reader::FileReader;
 use ragprobe_artifact::{
-    column::column, kinds, rows_of, ArtifactError, Corpus, CorpusRow, Embeddings, Recipe, Store,
-    Written,
+    kinds, rows_of, ArtifactError, Corpus, CorpusRow, Embeddings, Recipe, Store, Written,
 };
 use ragprobe_engine::kernels::Isa;
 use ragprobe_engine::search::{inner_products, Panels};
@@ -476,13 +478,12 @@ fn read_blocks(
     full: std::sync::mpsc::SyncSender<(Panels, u64)>,
     empty: std::sync::mpsc::Receiver<Panels>,
 ) -> Result<()> {
-    for_each_stored_block(store, shards, dim, DOC_BLOCK, |data, dtype, rows, row| {
+    for_each_stored_block(store, shards, dim, DOC_BLOCK, |vectors, dtype, row| {
         let Ok(mut block) = empty.recv() else {
             return Ok(false);
         };
-        let stride = dim * dtype.width();
-        block.pack_rows(rows, dim, |i, out| {
-            dtype.decode_into(&data[i * stride..(i + 1) * stride], out)
+        block.pack_rows(vectors.len(), dim, |i, out| {
+            dtype.decode_into(vectors[i].data(), out)
         });
         Ok(full.send((block, row)).is_ok())
     })
@@ -509,51 +510,96 @@ pub(crate) fn for_each_block(
     mut f: impl FnMut(&[f32], usize, u64) -> Result<bool>,
 ) -> Result<()> {
     let mut raw: Vec<f32> = Vec::with_capacity(block_rows * dim);
-    for_each_stored_block(store, shards, dim, block_rows, |data, dtype, rows, row| {
+    for_each_stored_block(store, shards, dim, block_rows, |vectors, dtype, row| {
         raw.clear();
-        dtype.decode(data, &mut raw);
-        f(&raw, rows, row)
+        for v in vectors {
+            dtype.decode(v.data(), &mut raw);
+        }
+        f(&raw, vectors.len(), row)
     })
 }
 
-/// [`for_each_block`] with the vectors as stored: `f(bytes, dtype, rows,
-/// first_row)`, `rows` vectors of `dim` values of `dtype` back to back, for
-/// a caller that converts them where it puts them (one pass over the
-/// block instead of two).
+/// [`for_each_block`] with the vectors as stored: `f(vectors, dtype,
+/// first_row)`, each vector `dim` values of `dtype`, for a caller that
+/// converts them where it puts them (one pass over the block instead of
+/// two). Blocks run across the shard's row groups; only a shard's last
+/// block is shorter than `block_rows`.
+///
+/// The `vector` column is read with Parquet's column reader, not through
+/// arrow: a vector is then a slice of its page (of the mapped file itself
+/// for shards written uncompressed), never copied into an array.
 pub(crate) fn for_each_stored_block(
     store: &Store,
     shards: &[String],
     dim: usize,
     block_rows: usize,
-    mut f: impl FnMut(&[u8], VectorType, usize, u64) -> Result<bool>,
+    mut f: impl FnMut(&[ByteArray], VectorType, u64) -> Result<bool>,
 ) -> Result<()> {
+    let block_rows = block_rows.max(1);
+    let mut vectors: Vec<ByteArray> = Vec::with_capacity(block_rows);
     for id in shards {
+        let short = &id[..id.len().min(12)];
         let (d, dtype, mut row) = shard_layout(store, id)?;
         if d != dim {
             return Err(width_mismatch(id, d, dim));
         }
-        for batch in store.open_batches(id, block_rows)? {
-            let batch = batch.map_err(ArtifactError::from)?;
-            let v = column::<BinaryArray>(&batch, "vector")?;
-            let rows = v.len();
-            if rows == 0 {
-                continue;
-            }
-            let want = dim * dtype.width();
-            if let Some(i) = (0..rows).find(|&i| v.value_length(i) as usize != want) {
+        let bad = |e: parquet::errors::ParquetError| {
+            RetrieveError::Invalid(format!("embeddings artifact {short}: {e}"))
+        };
+        let file = store.open_file(id)?;
+        let schema = file.metadata().file_metadata().schema_descr_ptr();
+        let vector_column = (0..schema.num_columns())
+            .find(|&c| schema.column(c).path().string() == "vector")
+            .filter(|&c| schema.column(c).max_def_level() == 0)
+            .filter(|&c| schema.column(c).max_rep_level() == 0)
+            .ok_or_else(|| {
+                RetrieveError::Invalid(format!(
+                    "embeddings artifact {short}: no required, flat `vector` column"
+                ))
+            })?;
+        let want = dim * dtype.width();
+        let groups = file.num_row_groups();
+        for g in 0..groups {
+            let group = file.get_row_group(g).map_err(bad)?;
+            let expected = group.metadata().num_rows();
+            let ColumnReader::ByteArrayColumnReader(mut reader) =
+                group.get_column_reader(vector_column).map_err(bad)?
+            else {
                 return Err(RetrieveError::Invalid(format!(
-                    "embeddings artifact {} row {}: {} bytes where {want} were expected",
-                    &id[..id.len().min(12)],
-                    row + i as u64,
-                    v.value_length(i)
+                    "embeddings artifact {short}: the `vector` column is not binary"
+                )));
+            };
+            let mut read: i64 = 0;
+            loop {
+                let before = vectors.len();
+                let (n, _, _) = reader
+                    .read_records(block_rows - before, None, None, &mut vectors)
+                    .map_err(bad)?;
+                read += n as i64;
+                if let Some(i) = vectors[before..].iter().position(|v| v.len() != want) {
+                    return Err(RetrieveError::Invalid(format!(
+                        "embeddings artifact {short} row {}: {} bytes where {want} were expected",
+                        row + (before + i) as u64,
+                        vectors[before + i].len()
+                    )));
+                }
+                let last = g + 1 == groups && read >= expected;
+                if vectors.len() == block_rows || (last && !vectors.is_empty()) {
+                    if !f(&vectors, dtype, row)? {
+                        return Ok(());
+                    }
+                    row += vectors.len() as u64;
+                    vectors.clear();
+                }
+                if n == 0 || read >= expected {
+                    break;
+                }
+            }
+            if read != expected {
+                return Err(RetrieveError::Invalid(format!(
+                    "embeddings artifact {short} row group {g}: {read} vectors where its footer says {expected}"
                 )));
             }
-            let offsets = v.value_offsets();
-            let data = &v.value_data()[offsets[0] as usize..offsets[rows] as usize];
-            if !f(data, dtype, rows, row)? {
-                return Ok(());
-            }
-            row += rows as u64;
         }
     }
     Ok(())
@@ -664,5 +710,122 @@ mod tests {
             assert_eq!(a, b, "{t:?}");
             assert_eq!(got.len(), n);
         }
+    }
+
+    /// An `embeddings` shard of `vectors` (bytes as stored) in a store.
+    fn stored_shard(store: &Store, vectors: &[Vec<u8>], dim: usize, first_row: u64) -> String {
+        let recipe = Recipe::new("test-shard", 1, json!({ "first_row": first_row }));
+        let mut w = ragprobe_artifact::writer::<Embeddings>(store, &recipe).unwrap();
+        let ids: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..vectors.len()).map(|i| format!("d{}", first_row + i as u64)),
+        ));
+        let v: ArrayRef = Arc::new(BinaryArray::from_iter_values(vectors));
+        w.write(&RecordBatch::try_new(w.schema(), vec![ids, v]).unwrap())
+            .unwrap();
+        let written = w
+            .finish(
+                json!({"model": "test", "dim": dim, "dtype": "f32", "shard": 0,
+                "shards": 1, "first_row": first_row}),
+            )
+            .unwrap();
+        written.id
+    }
+
+    fn f32_vector(row: u64, dim: usize) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        let v: Vec<f32> = (0..dim).map(|j| (row * 10 + j as u64) as f32).collect();
+        VectorType::F32.encode(&v, &mut bytes);
+        bytes
+    }
+
+    /// Stored vectors come back as written, in corpus order, in blocks of
+    /// exactly `block_rows` across a shard's row groups (only a shard's
+    /// last block is shorter); and a shard's vectors are stored plain and
+    /// uncompressed, so they are read in place.
+    #[test]
+    fn stored_blocks_run_across_row_groups_in_corpus_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let dim = 3;
+        // More than two row groups of 8192 rows, then a small shard.
+        let (a, b) = (16484u64, 50u64);
+        let shard_a = stored_shard(
+            &store,
+            &(0..a).map(|r| f32_vector(r, dim)).collect::<Vec<_>>(),
+            dim,
+            0,
+        );
+        let shard_b = stored_shard(
+            &store,
+            &(a..a + b).map(|r| f32_vector(r, dim)).collect::<Vec<_>>(),
+            dim,
+            a,
+        );
+        let shards = vec![shard_a.clone(), shard_b];
+        let mut blocks = Vec::new();
+        let mut values = Vec::new();
+        for_each_stored_block(&store, &shards, dim, 5000, |v, dtype, row| {
+            blocks.push((row, v.len()));
+            for x in v {
+                dtype.decode(x.data(), &mut values);
+            }
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(
+            blocks,
+            vec![
+                (0, 5000),
+                (5000, 5000),
+                (10000, 5000),
+                (15000, 1484),
+                (a, 50)
+            ]
+        );
+        let mut want = Vec::new();
+        for r in 0..a + b {
+            VectorType::F32.decode(&f32_vector(r, dim), &mut want);
+        }
+        assert_eq!(values, want);
+        let mut decoded = Vec::new();
+        for_each_block(&store, &shards, dim, 5000, |v, rows, _| {
+            assert_eq!(v.len(), rows * dim);
+            decoded.extend_from_slice(v);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(decoded, want);
+
+        let file = store.open_file(&shard_a).unwrap();
+        let meta = file.metadata();
+        assert!(meta.num_row_groups() >= 3);
+        for g in meta.row_groups() {
+            let vector = g.column(1);
+            assert_eq!(vector.column_path().string(), "vector");
+            assert_eq!(
+                vector.compression(),
+                parquet::basic::Compression::UNCOMPRESSED
+            );
+            assert!(vector.dictionary_page_offset().is_none(), "no dictionary");
+        }
+    }
+
+    /// A stored vector of the wrong length is an error naming the shard's
+    /// corpus row, in a later row group too.
+    #[test]
+    fn a_vector_of_another_length_is_an_error_naming_its_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let dim = 3;
+        let mut vectors: Vec<Vec<u8>> = (0..9100).map(|r| f32_vector(r, dim)).collect();
+        vectors[9000].truncate(8);
+        let shard = stored_shard(&store, &vectors, dim, 100);
+        let err = for_each_stored_block(&store, &[shard], dim, 4096, |_, _, _| Ok(true))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("row 9100: 8 bytes where 12 were expected"),
+            "{err}"
+        );
     }
 }

@@ -49,16 +49,14 @@ pub(super) fn read_footer(path: &Path) -> Result<(Manifest, Schema)> {
 pub(super) fn open_footer(
     path: &Path,
 ) -> Result<(Manifest, ParquetRecordBatchReaderBuilder<bytes::Bytes>)> {
-    let file = File::open(path).map_err(io_err(path))?;
-    let len = file.metadata().map_err(io_err(path))?.len();
-    let data = if len == 0 {
-        bytes::Bytes::new()
-    } else {
-        // SAFETY: store objects are immutable once renamed into place
-        // (above): nothing truncates or rewrites a file while it is mapped.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err(path))?;
-        bytes::Bytes::from_owner(map)
-    };
+    footer_of(path, map_object(path)?)
+}
+
+/// [`open_footer`] over the object's bytes `data`, already mapped.
+pub(super) fn footer_of(
+    path: &Path,
+    data: bytes::Bytes,
+) -> Result<(Manifest, ParquetRecordBatchReaderBuilder<bytes::Bytes>)> {
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(data).map_err(|e| ArtifactError::Parquet {
             path: path.to_path_buf(),
@@ -66,6 +64,20 @@ pub(super) fn open_footer(
         })?;
     let manifest = manifest_in(path, builder.metadata().file_metadata())?;
     Ok((manifest, builder))
+}
+
+/// The bytes of the store object at `path`, memory-mapped (see
+/// [`open_footer`] for why the mapping stays valid).
+pub(super) fn map_object(path: &Path) -> Result<bytes::Bytes> {
+    let file = File::open(path).map_err(io_err(path))?;
+    let len = file.metadata().map_err(io_err(path))?.len();
+    if len == 0 {
+        return Ok(bytes::Bytes::new());
+    }
+    // SAFETY: store objects are immutable once renamed into place: nothing
+    // truncates or rewrites a file while it is mapped.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err(path))?;
+    Ok(bytes::Bytes::from_owner(map))
 }
 
 /// The checked manifest in a Parquet file's key-value metadata; `path`
