@@ -142,13 +142,15 @@ impl Packed {
         let file_blocks = len / size;
         let blocks = file_blocks * (weights / BLOCK);
         use Dtype::*;
-        let n = |on: bool, per: usize| if on { per } else { 0 };
+        // The scale arrays' room includes [`padded`](Packed::padded)'s
+        // entries: growing a full vector by them would double its capacity.
+        let n = |on: bool, per: usize| if on { per + PAD } else { 0 };
         let k_type = matches!(dtype, Q4_K | Q5_K | Q6_K);
         Some(Packed {
             dtype,
             k,
             rows: len / per_row,
-            d: Vec::with_capacity(file_blocks),
+            d: Vec::with_capacity(file_blocks + PAD),
             m: Vec::with_capacity(n(matches!(dtype, Q4_1 | Q5_1 | Q4_K | Q5_K), file_blocks)),
             sc: Vec::with_capacity(n(k_type, blocks * if dtype == Q6_K { 2 } else { 1 })),
             mn: Vec::with_capacity(n(matches!(dtype, Q4_K | Q5_K), blocks)),
@@ -1023,6 +1025,20 @@ mod tests {
             assert!(bits(&read.d) == bits(&whole.d) && bits(&read.m) == bits(&whole.m));
         }
         let short = Packed::from_reader(Dtype::Q8_0, 32, 68, &mut [0u8; 40].as_slice());
+        // Held in exactly the room it needs (resident memory near the file
+        // size): the padding did not double the scale arrays.
+        for dtype in held() {
+            let raw = raw(dtype, 40, 256, &mut g);
+            let p = Packed::from_reader(dtype, 256, raw.len(), &mut raw.as_slice())
+                .unwrap()
+                .unwrap();
+            let room = p.qs.capacity()
+                + p.sc.capacity()
+                + p.mn.capacity()
+                + 2 * (p.d.capacity() + p.m.capacity())
+                + 4 * p.qh.capacity();
+            assert_eq!(room, p.bytes(), "{dtype:?}");
+        }
         assert!(short.is_err(), "a file that ends early is an error");
         // A type not held here.
         assert!(
