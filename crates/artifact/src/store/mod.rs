@@ -491,10 +491,7 @@ impl Store {
         batch_size: usize,
         names: Option<&[&str]>,
     ) -> Result<ParquetRecordBatchReader> {
-        self.verify_object(id)?;
-        let path = self.object_path(id);
-        let (manifest, mut builder) = open_footer(&path)?;
-        check_columns(id, &path, &manifest, builder.schema())?;
+        let (path, _, mut builder) = self.checked_object(id)?;
         if let Some(names) = names {
             let roots: Vec<usize> = builder
                 .schema()
@@ -523,15 +520,29 @@ impl Store {
     /// vectors those copies and their regrowing buffers were over half of
     /// an exact dense search's reading).
     pub fn open_file(&self, id: &str) -> Result<SerializedFileReader<bytes::Bytes>> {
+        let (path, data, _) = self.checked_object(id)?;
+        SerializedFileReader::new(data).map_err(|e| ArtifactError::Parquet {
+            path,
+            message: e.to_string(),
+        })
+    }
+
+    /// The object `id` verified, mapped and its columns checked against
+    /// its kind: its path, its bytes and a reader builder over them.
+    fn checked_object(
+        &self,
+        id: &str,
+    ) -> Result<(
+        PathBuf,
+        bytes::Bytes,
+        ParquetRecordBatchReaderBuilder<bytes::Bytes>,
+    )> {
         self.verify_object(id)?;
         let path = self.object_path(id);
         let data = map_object(&path)?;
         let (manifest, builder) = footer_of(&path, data.clone())?;
         check_columns(id, &path, &manifest, builder.schema())?;
-        SerializedFileReader::new(data).map_err(|e| ArtifactError::Parquet {
-            path,
-            message: e.to_string(),
-        })
+        Ok((path, data, builder))
     }
 
     /// Read a whole (verified) artifact into memory.
