@@ -309,24 +309,38 @@ fn write_shard(
         }
         bar.inc(chunk.len() as u64);
     }
-    let mut w = ragprobe_artifact::writer::<Embeddings>(store, recipe)?;
-    let ids: ArrayRef = Arc::new(StringArray::from_iter_values(
+    let written = write_vectors(
+        store,
+        recipe,
         passages.iter().map(|c| c.doc_id.as_str()),
-    ));
-    let vectors: ArrayRef = Arc::new(BinaryArray::from_iter_values(
         offsets.windows(2).map(|o| &bytes[o[0]..o[1]]),
-    ));
-    w.write(&RecordBatch::try_new(w.schema(), vec![ids, vectors]).map_err(ArtifactError::from)?)?;
-    let written = w.finish(json!({
-        "model": encoder.model_name(),
-        "dim": dim.unwrap_or(0),
-        "dtype": opts.dtype.name(),
-        "shard": shard,
-        "shards": shards,
-        "first_row": first_row,
-    }))?;
+        json!({
+            "model": encoder.model_name(),
+            "dim": dim.unwrap_or(0),
+            "dtype": opts.dtype.name(),
+            "shard": shard,
+            "shards": shards,
+            "first_row": first_row,
+        }),
+    )?;
     store.record_action(recipe, std::slice::from_ref(&written))?;
     Ok(written.id)
+}
+
+/// One `embeddings` artifact of `vectors` (bytes as stored) for the
+/// passages `doc_ids`, with the shard's `details` in its manifest.
+fn write_vectors<'a>(
+    store: &Store,
+    recipe: &Recipe,
+    doc_ids: impl Iterator<Item = &'a str>,
+    vectors: impl Iterator<Item = &'a [u8]>,
+    details: serde_json::Value,
+) -> Result<Written> {
+    let mut w = ragprobe_artifact::writer::<Embeddings>(store, recipe)?;
+    let ids: ArrayRef = Arc::new(StringArray::from_iter_values(doc_ids));
+    let vectors: ArrayRef = Arc::new(BinaryArray::from_iter_values(vectors));
+    w.write(&RecordBatch::try_new(w.schema(), vec![ids, vectors]).map_err(ArtifactError::from)?)?;
+    Ok(w.finish(details)?)
 }
 
 /// What a shard's manifest says about its vectors: (dim, dtype, first row).
@@ -715,20 +729,19 @@ mod tests {
     /// An `embeddings` shard of `vectors` (bytes as stored) in a store.
     fn stored_shard(store: &Store, vectors: &[Vec<u8>], dim: usize, first_row: u64) -> String {
         let recipe = Recipe::new("test-shard", 1, json!({ "first_row": first_row }));
-        let mut w = ragprobe_artifact::writer::<Embeddings>(store, &recipe).unwrap();
-        let ids: ArrayRef = Arc::new(StringArray::from_iter_values(
-            (0..vectors.len()).map(|i| format!("d{}", first_row + i as u64)),
-        ));
-        let v: ArrayRef = Arc::new(BinaryArray::from_iter_values(vectors));
-        w.write(&RecordBatch::try_new(w.schema(), vec![ids, v]).unwrap())
-            .unwrap();
-        let written = w
-            .finish(
-                json!({"model": "test", "dim": dim, "dtype": "f32", "shard": 0,
+        let ids: Vec<String> = (0..vectors.len())
+            .map(|i| format!("d{}", first_row + i as u64))
+            .collect();
+        write_vectors(
+            store,
+            &recipe,
+            ids.iter().map(String::as_str),
+            vectors.iter().map(Vec::as_slice),
+            json!({"model": "test", "dim": dim, "dtype": "f32", "shard": 0,
                 "shards": 1, "first_row": first_row}),
-            )
-            .unwrap();
-        written.id
+        )
+        .unwrap()
+        .id
     }
 
     fn f32_vector(row: u64, dim: usize) -> Vec<u8> {
