@@ -4,7 +4,7 @@
 //! the file's metadata.
 
 use crate::gguf::Content;
-use std::io::{Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 use crate::matrix::{Bytes, Footprint, Matrix, Part};
@@ -171,11 +171,19 @@ impl Reader<'_> {
         Ok((dtype, start, len))
     }
 
-    /// Tensor `name` decoded to f32 (norms, biases: `len` values).
+    /// Tensor `name` decoded to f32 (norms, biases: `len` values), read
+    /// through `file`: a page of the mapping touched here would stay
+    /// resident, with the pages the kernel maps around it, until the whole
+    /// model is loaded.
     fn vector(&self, name: &str, len: usize) -> Result<Vec<f32>> {
         let (dtype, start, bytes) = self.locate(name, len)?;
+        let mut raw = vec![0u8; bytes];
+        let mut f = self.file;
+        f.seek(SeekFrom::Start(start as u64))
+            .and_then(|_| f.read_exact(&mut raw))
+            .map_err(|e| EngineError::Load(format!("tensor `{name}`: {e}")))?;
         let mut v = vec![0f32; len];
-        dtype.decode(&self.map[start..start + bytes], &mut v);
+        dtype.decode(&raw, &mut v);
         Ok(v)
     }
 
