@@ -12,6 +12,8 @@
 
 use rayon::prelude::*;
 
+use crate::search::Element;
+
 /// Partial sums per dot product.
 pub const LANES: usize = 16;
 
@@ -129,15 +131,17 @@ unsafe fn matmul_rows<const TT: usize, const NN: usize>(
 /// asked for (so heads can run as separate parallel tasks). `dots` (every
 /// position's [`dot_body`] of the head's query with its key: `dots(q,
 /// keys, offset in a position, kv_dim, out)`) and `axpy` (`o = p·v + o`)
-/// are the ISA's versions of [`dots_body`] and [`axpy_body`].
+/// are the ISA's versions of [`dots_body`] and [`axpy_body`]. Keys and
+/// values are f32 or halves ([`Element`]), each widened exactly before its
+/// FMA.
 #[inline(always)]
-fn attend_with(
+fn attend_with<T: Element>(
     a: &Attend,
     (q, h0, h1): (&[f32], usize, usize),
-    (keys, values, len): (&[f32], &[f32], usize),
+    (keys, values, len): (&[T], &[T], usize),
     out: &mut [f32],
-    dots: impl Fn(&[f32], &[f32], usize, usize, &mut [f32]),
-    axpy: impl Fn(f32, &[f32], &mut [f32]),
+    dots: impl Fn(&[f32], &[T], usize, usize, &mut [f32]),
+    axpy: impl Fn(f32, &[T], &mut [f32]),
 ) {
     let (hd, kvd) = (a.head_dim, a.kv_dim);
     let group = a.n_head / a.n_kv_head;
@@ -170,21 +174,21 @@ fn attend_with(
 
 /// `o = p · v + o`, elementwise.
 #[inline(always)]
-fn axpy_body(p: f32, v: &[f32], o: &mut [f32]) {
+fn axpy_body<T: Element>(p: f32, v: &[T], o: &mut [f32]) {
     for (o, &v) in o.iter_mut().zip(v) {
-        *o = p.mul_add(v, *o);
+        *o = p.mul_add(v.widen(), *o);
     }
 }
 
 /// `out[j] = dot(q, keys[j · kvd + off..][..q.len()])` for every position
 /// `j < out.len()`, one position at a time.
 #[inline(always)]
-fn dots_each(
+fn dots_each<T: Element>(
     q: &[f32],
-    keys: &[f32],
+    keys: &[T],
     (off, kvd): (usize, usize),
     out: &mut [f32],
-    dot: impl Fn(&[f32], &[f32]) -> f32,
+    dot: impl Fn(&[f32], &[T]) -> f32,
 ) {
     for (j, o) in out.iter_mut().enumerate() {
         *o = dot(q, &keys[j * kvd + off..j * kvd + off + q.len()]);
@@ -193,24 +197,24 @@ fn dots_each(
 
 /// [`dots_each`] with [`dot_body`].
 #[inline(always)]
-fn dots_body(q: &[f32], keys: &[f32], off: usize, kvd: usize, out: &mut [f32]) {
+fn dots_body<T: Element>(q: &[f32], keys: &[T], off: usize, kvd: usize, out: &mut [f32]) {
     dots_each(q, keys, (off, kvd), out, dot_body)
 }
 
-/// A dot product in the fixed lane order.
+/// A dot product in the fixed lane order (`b` widened to f32 exactly).
 #[inline(always)]
-fn dot_body(a: &[f32], b: &[f32]) -> f32 {
+fn dot_body<T: Element>(a: &[f32], b: &[T]) -> f32 {
     let mut acc = [0f32; LANES];
     let full = a.len() - a.len() % LANES;
     let mut i = 0;
     while i < full {
         for l in 0..LANES {
-            acc[l] = a[i + l].mul_add(b[i + l], acc[l]);
+            acc[l] = a[i + l].mul_add(b[i + l].widen(), acc[l]);
         }
         i += LANES;
     }
     for j in full..a.len() {
-        acc[j - full] = a[j].mul_add(b[j], acc[j - full]);
+        acc[j - full] = a[j].mul_add(b[j].widen(), acc[j - full]);
     }
     reduce(&acc)
 }
@@ -352,9 +356,41 @@ pub(crate) mod x86 {
     /// # Safety
     /// `x` and `w` are valid for `k` reads and `k - full <= LANES`.
     #[inline(always)]
-    unsafe fn tail_of(x: *const f32, w: *const f32, full: usize, k: usize, a: &mut [f32; LANES]) {
+    unsafe fn tail_of<T: Element>(
+        x: *const f32,
+        w: *const T,
+        full: usize,
+        k: usize,
+        a: &mut [f32; LANES],
+    ) {
         for j in full..k {
-            a[j - full] = (*x.add(j)).mul_add(*w.add(j), a[j - full]);
+            a[j - full] = (*x.add(j)).mul_add((*w.add(j)).widen(), a[j - full]);
+        }
+    }
+
+    /// 16 values from `p` as f32: loaded, or widened from halves.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F (and F16C for halves); `p` is valid for 16 reads of `T`.
+    #[inline(always)]
+    pub(crate) unsafe fn load16<T: Element>(p: *const T) -> __m512 {
+        if T::HALF {
+            _mm512_cvtph_ps(_mm256_loadu_si256(p.cast()))
+        } else {
+            _mm512_loadu_ps(p.cast())
+        }
+    }
+
+    /// 8 values from `p` as f32 (AVX2; halves through F16C).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 (and F16C for halves); `p` is valid for 8 reads of `T`.
+    #[inline(always)]
+    pub(crate) unsafe fn load8<T: Element>(p: *const T) -> __m256 {
+        if T::HALF {
+            _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
+        } else {
+            _mm256_loadu_ps(p.cast())
         }
     }
 
@@ -593,14 +629,14 @@ pub(crate) mod x86 {
     /// The CPU has AVX-512F and FMA (the caller detected them). `b` is at least as long as `a`.
     #[inline]
     #[target_feature(enable = "avx512f,fma")]
-    unsafe fn dot512(a: &[f32], b: &[f32]) -> f32 {
+    unsafe fn dot512<T: Element>(a: &[f32], b: &[T]) -> f32 {
         let (k, full) = (a.len(), a.len() - a.len() % LANES);
         let mut acc = _mm512_setzero_ps();
         let mut i = 0;
         while i < full {
             acc = _mm512_fmadd_ps(
                 _mm512_loadu_ps(a.as_ptr().add(i)),
-                _mm512_loadu_ps(b.as_ptr().add(i)),
+                load16(b.as_ptr().add(i)),
                 acc,
             );
             i += LANES;
@@ -617,7 +653,7 @@ pub(crate) mod x86 {
     /// holds `out.len()` positions of `kvd` values, `off + q.len() <= kvd`.
     #[inline]
     #[target_feature(enable = "avx512f,fma")]
-    unsafe fn dots512(q: &[f32], keys: &[f32], off: usize, kvd: usize, out: &mut [f32]) {
+    unsafe fn dots512<T: Element>(q: &[f32], keys: &[T], off: usize, kvd: usize, out: &mut [f32]) {
         let hd = q.len();
         assert!(off + hd <= kvd && keys.len() >= out.len() * kvd);
         let mut j = 0;
@@ -628,7 +664,7 @@ pub(crate) mod x86 {
                 for i in (0..hd).step_by(LANES) {
                     let qv = _mm512_loadu_ps(q.as_ptr().add(i));
                     for (r, a) in acc.iter_mut().enumerate() {
-                        *a = _mm512_fmadd_ps(qv, _mm512_loadu_ps(kp.add((j + r) * kvd + i)), *a);
+                        *a = _mm512_fmadd_ps(qv, load16(kp.add((j + r) * kvd + i)), *a);
                     }
                 }
                 for (r, a) in acc.iter().enumerate() {
@@ -646,15 +682,15 @@ pub(crate) mod x86 {
     /// # Safety
     /// The CPU has AVX2 and FMA (the caller detected them). `b` is at least as long as `a`.
     #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn dot256(a: &[f32], b: &[f32]) -> f32 {
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn dot256<T: Element>(a: &[f32], b: &[T]) -> f32 {
         let (k, full) = (a.len(), a.len() - a.len() % LANES);
         let (mut lo, mut hi) = (_mm256_setzero_ps(), _mm256_setzero_ps());
         let mut i = 0;
         while i < full {
             let (pa, pb) = (a.as_ptr().add(i), b.as_ptr().add(i));
-            lo = _mm256_fmadd_ps(_mm256_loadu_ps(pa), _mm256_loadu_ps(pb), lo);
-            hi = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(8)), _mm256_loadu_ps(pb.add(8)), hi);
+            lo = _mm256_fmadd_ps(_mm256_loadu_ps(pa), load8(pb), lo);
+            hi = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(8)), load8(pb.add(8)), hi);
             i += LANES;
         }
         finish256(lo, hi, |l| tail_of(a.as_ptr(), b.as_ptr(), full, k, l))
@@ -666,7 +702,7 @@ pub(crate) mod x86 {
     /// The CPU has AVX-512F and FMA (the caller detected them). `v` is at least as long as `o`.
     #[inline]
     #[target_feature(enable = "avx512f,fma")]
-    unsafe fn axpy512(p: f32, v: &[f32], o: &mut [f32]) {
+    unsafe fn axpy512<T: Element>(p: f32, v: &[T], o: &mut [f32]) {
         let full = o.len() - o.len() % LANES;
         let pv = _mm512_set1_ps(p);
         let mut i = 0;
@@ -674,12 +710,12 @@ pub(crate) mod x86 {
             let po = o.as_mut_ptr().add(i);
             _mm512_storeu_ps(
                 po,
-                _mm512_fmadd_ps(pv, _mm512_loadu_ps(v.as_ptr().add(i)), _mm512_loadu_ps(po)),
+                _mm512_fmadd_ps(pv, load16(v.as_ptr().add(i)), _mm512_loadu_ps(po)),
             );
             i += LANES;
         }
         for j in full..o.len() {
-            o[j] = p.mul_add(v[j], o[j]);
+            o[j] = p.mul_add(v[j].widen(), o[j]);
         }
     }
 
@@ -688,8 +724,8 @@ pub(crate) mod x86 {
     /// # Safety
     /// The CPU has AVX2 and FMA (the caller detected them). `v` is at least as long as `o`.
     #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn axpy256(p: f32, v: &[f32], o: &mut [f32]) {
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn axpy256<T: Element>(p: f32, v: &[T], o: &mut [f32]) {
         let full = o.len() - o.len() % 8;
         let pv = _mm256_set1_ps(p);
         let mut i = 0;
@@ -697,12 +733,12 @@ pub(crate) mod x86 {
             let po = o.as_mut_ptr().add(i);
             _mm256_storeu_ps(
                 po,
-                _mm256_fmadd_ps(pv, _mm256_loadu_ps(v.as_ptr().add(i)), _mm256_loadu_ps(po)),
+                _mm256_fmadd_ps(pv, load8(v.as_ptr().add(i)), _mm256_loadu_ps(po)),
             );
             i += 8;
         }
         for j in full..o.len() {
-            o[j] = p.mul_add(v[j], o[j]);
+            o[j] = p.mul_add(v[j].widen(), o[j]);
         }
     }
 
@@ -711,11 +747,11 @@ pub(crate) mod x86 {
     /// # Safety
     /// The CPU has AVX-512F and FMA (the caller detected them). The slices are as [`attend_with`] takes them.
     #[target_feature(enable = "avx512f,fma")]
-    pub unsafe fn attend_avx512(
+    pub unsafe fn attend_avx512<T: Element>(
         a: &Attend,
         q: (&[f32], usize, usize),
-        k: &[f32],
-        v: &[f32],
+        k: &[T],
+        v: &[T],
         len: usize,
         out: &mut [f32],
     ) {
@@ -733,12 +769,12 @@ pub(crate) mod x86 {
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA (the caller detected them). The slices are as [`attend_with`] takes them.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn attend_avx2(
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn attend_avx2<T: Element>(
         a: &Attend,
         q: (&[f32], usize, usize),
-        k: &[f32],
-        v: &[f32],
+        k: &[T],
+        v: &[T],
         len: usize,
         out: &mut [f32],
     ) {
@@ -817,13 +853,15 @@ pub(crate) fn for_row_blocks(
 }
 
 /// Attention of one query token (all heads) over the first `len` cached
-/// positions; see [`Attend`].
-pub fn attend(
+/// positions; see [`Attend`]. The cached keys and values are f32 or halves
+/// ([`Element`]); halves are widened exactly, so they give the outputs of
+/// f32 keys and values holding the same numbers.
+pub fn attend<T: Element>(
     isa: Isa,
     a: &Attend,
     q: &[f32],
-    keys: &[f32],
-    values: &[f32],
+    keys: &[T],
+    values: &[T],
     len: usize,
     out: &mut [f32],
 ) {
@@ -832,12 +870,12 @@ pub fn attend(
 
 /// [`attend`] for query heads `h0..h1` only, into `out` (`(h1 - h0) ×
 /// head_dim` values): each head's output is the bits [`attend`] gives it.
-pub fn attend_heads(
+pub fn attend_heads<T: Element>(
     isa: Isa,
     a: &Attend,
     (q, h0, h1): (&[f32], usize, usize),
-    keys: &[f32],
-    values: &[f32],
+    keys: &[T],
+    values: &[T],
     len: usize,
     out: &mut [f32],
 ) {
@@ -987,6 +1025,39 @@ mod tests {
                     .map(|j| e[j] / z * values[j * kvd + g * hd + i] as f64)
                     .sum();
                 assert!((want[h * hd + i] as f64 - v).abs() < 1e-5);
+            }
+        }
+    }
+
+    #[test]
+    fn half_keys_and_values_give_the_outputs_of_f32_ones_of_the_same_numbers() {
+        use half::f16;
+        for hd in [20, 64] {
+            let a = Attend {
+                n_head: 4,
+                n_kv_head: 2,
+                head_dim: hd,
+                kv_dim: 2 * hd,
+                scale: 0.2,
+            };
+            let (kvd, n) = (2 * hd, 4 * hd);
+            let halves = |v: Vec<f32>| -> Vec<f16> { v.into_iter().map(f16::from_f32).collect() };
+            let (q, keys, values) = (
+                data(n, 5),
+                halves(data(9 * kvd, 6)),
+                halves(data(9 * kvd, 7)),
+            );
+            let wide = |v: &[f16]| -> Vec<f32> { v.iter().map(|h| h.to_f32()).collect() };
+            let (wk, wv) = (wide(&keys), wide(&values));
+            for isa in all_isas() {
+                let (mut got, mut want) = (vec![0.0; n], vec![0.0; n]);
+                attend(isa, &a, &q, &keys, &values, 9, &mut got);
+                attend(isa, &a, &q, &wk, &wv, 9, &mut want);
+                let same = got
+                    .iter()
+                    .zip(&want)
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "{isa:?}, heads of {hd}");
             }
         }
     }

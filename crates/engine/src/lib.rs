@@ -36,12 +36,12 @@ pub mod search;
 pub mod weights;
 
 pub use batch::{BatchOptions, Next, Request, Sink, DEFAULT_BATCH};
-pub use model::Model;
+pub use model::{KvType, Model};
 pub use weights::Config;
 
 /// Bumped whenever the engine's arithmetic changes (and with it, possibly,
 /// its outputs): it enters the model's id in request hashes.
-pub const ENGINE_ID: &str = "ragprobe-engine-1";
+pub const ENGINE_ID: &str = "ragprobe-engine-2";
 
 /// What can go wrong loading a model.
 #[derive(Debug, thiserror::Error)]

@@ -13,12 +13,16 @@ use crate::{EngineError, Result};
 pub struct Model {
     weights: Weights,
     isa: Isa,
-    /// `cos`/`sin` of position × frequency, `[context_length × head_dim/2]`.
-    cos: Vec<f32>,
-    sin: Vec<f32>,
+    /// RoPE's frequency of each pair of a head's values (`head_dim / 2`).
+    /// The angles' cos and sin are computed per step for its positions: a
+    /// table for the whole context would hold `context_length × head_dim`
+    /// values (8 MB for a 32k context).
+    theta: Vec<f32>,
     pool: Option<rayon::ThreadPool>,
     /// Never use the packed weights (for tests that compare the paths).
     f32_only: bool,
+    /// How sequences' caches store keys and values.
+    kv: KvType,
 }
 
 impl std::fmt::Debug for Model {
@@ -30,39 +34,157 @@ impl std::fmt::Debug for Model {
     }
 }
 
-/// One sequence's cached keys and values, per layer: `[position × kv_dim]`.
+/// How the KV cache stores keys and values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KvType {
+    /// IEEE half floats, as llama.cpp's default `f16` cache: half the
+    /// memory of f32 (SmolLM2-135M: 23 KB a position instead of 46 KB).
+    /// Each key and value is rounded to the nearest half once, when it is
+    /// cached, and widened exactly when read, so every step sees the same
+    /// numbers whatever the batch, threads or prefix reuse.
+    #[default]
+    F16,
+    /// f32: keys and values exactly as computed (the reference the tests
+    /// compare with llama.cpp's f32 cache).
+    F32,
+}
+
+/// What a [`KvCache`] holds: f32 or IEEE half floats.
+pub(crate) trait Cached: crate::search::Element {
+    /// `v` as stored (halves: rounded to the nearest, ties to even).
+    fn narrow(v: f32) -> Self;
+}
+
+impl Cached for f32 {
+    #[inline(always)]
+    fn narrow(v: f32) -> f32 {
+        v
+    }
+}
+
+impl Cached for half::f16 {
+    #[inline(always)]
+    fn narrow(v: f32) -> half::f16 {
+        half::f16::from_f32(v)
+    }
+}
+
+/// Keys and values of every layer, `[position × kv_dim]` each.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Rows<T> {
+    pub(crate) keys: Vec<Vec<T>>,
+    pub(crate) values: Vec<Vec<T>>,
+}
+
+impl<T: Cached> Rows<T> {
+    fn new(n_layer: usize, room: usize) -> Rows<T> {
+        let room = || (0..n_layer).map(|_| Vec::with_capacity(room)).collect();
+        Rows {
+            keys: room(),
+            values: room(),
+        }
+    }
+
+    /// Appends one position's key and value at layer `l`.
+    fn push(&mut self, l: usize, key: &[f32], value: &[f32]) {
+        self.keys[l].extend(key.iter().map(|&v| T::narrow(v)));
+        self.values[l].extend(value.iter().map(|&v| T::narrow(v)));
+    }
+
+    /// The first `n` values of every layer, in vectors of exactly that room.
+    fn prefix(&self, n: usize) -> Rows<T> {
+        let cut = |v: &Vec<Vec<T>>| v.iter().map(|r| r[..n].to_vec()).collect();
+        Rows {
+            keys: cut(&self.keys),
+            values: cut(&self.values),
+        }
+    }
+
+    /// Appends the first `n` values of every layer of `other`.
+    fn extend_from(&mut self, other: &Rows<T>, n: usize) {
+        for (dst, src) in self.keys.iter_mut().zip(&other.keys) {
+            dst.extend_from_slice(&src[..n]);
+        }
+        for (dst, src) in self.values.iter_mut().zip(&other.values) {
+            dst.extend_from_slice(&src[..n]);
+        }
+    }
+}
+
+/// The cache's rows in the model's [`KvType`].
+#[derive(Debug, Clone)]
+pub(crate) enum Store {
+    F32(Rows<f32>),
+    F16(Rows<half::f16>),
+}
+
+impl Default for Store {
+    fn default() -> Store {
+        Store::F16(Rows::default())
+    }
+}
+
+/// One sequence's cached keys and values.
 #[derive(Debug, Clone, Default)]
 pub struct KvCache {
-    pub(crate) keys: Vec<Vec<f32>>,
-    pub(crate) values: Vec<Vec<f32>>,
+    pub(crate) store: Store,
     /// Positions filled.
     pub(crate) len: usize,
 }
 
 impl KvCache {
-    /// An empty cache with room for `capacity` positions.
-    pub(crate) fn new(c: &Config, capacity: usize) -> KvCache {
-        let room = || {
-            (0..c.n_layer)
-                .map(|_| Vec::with_capacity(capacity * c.kv_dim()))
-                .collect()
+    /// An empty cache of `kv` with room for `capacity` positions.
+    pub(crate) fn new(c: &Config, kv: KvType, capacity: usize) -> KvCache {
+        let room = capacity * c.kv_dim();
+        let store = match kv {
+            KvType::F32 => Store::F32(Rows::new(c.n_layer, room)),
+            KvType::F16 => Store::F16(Rows::new(c.n_layer, room)),
         };
-        KvCache {
-            keys: room(),
-            values: room(),
-            len: 0,
+        KvCache { store, len: 0 }
+    }
+
+    /// Positions `0..n` of `other` (of the same type), appended to this
+    /// (empty) cache.
+    pub(crate) fn copy_prefix(&mut self, other: &KvCache, n: usize, kv_dim: usize) {
+        match (&mut self.store, &other.store) {
+            (Store::F32(a), Store::F32(b)) => a.extend_from(b, n * kv_dim),
+            (Store::F16(a), Store::F16(b)) => a.extend_from(b, n * kv_dim),
+            _ => unreachable!("a model's caches are all of its KvType"),
+        }
+        self.len = n;
+    }
+
+    /// A copy of positions `0..n`, holding no more room than they take.
+    pub(crate) fn prefix(&self, n: usize, kv_dim: usize) -> KvCache {
+        let store = match &self.store {
+            Store::F32(r) => Store::F32(r.prefix(n * kv_dim)),
+            Store::F16(r) => Store::F16(r.prefix(n * kv_dim)),
+        };
+        KvCache { store, len: n }
+    }
+
+    /// Appends one position's key and value at layer `l`.
+    fn push(&mut self, l: usize, key: &[f32], value: &[f32]) {
+        match &mut self.store {
+            Store::F32(r) => r.push(l, key, value),
+            Store::F16(r) => r.push(l, key, value),
         }
     }
 
-    /// Positions `0..n` of `other`, appended to this (empty) cache.
-    pub(crate) fn copy_prefix(&mut self, other: &KvCache, n: usize, kv_dim: usize) {
-        for (dst, src) in self.keys.iter_mut().zip(&other.keys) {
-            dst.extend_from_slice(&src[..n * kv_dim]);
+    /// [`kernels::attend_heads`] over layer `l`'s first `len` positions.
+    fn attend(
+        &self,
+        isa: Isa,
+        a: &Attend,
+        l: usize,
+        q: (&[f32], usize, usize),
+        len: usize,
+        out: &mut [f32],
+    ) {
+        match &self.store {
+            Store::F32(r) => kernels::attend_heads(isa, a, q, &r.keys[l], &r.values[l], len, out),
+            Store::F16(r) => kernels::attend_heads(isa, a, q, &r.keys[l], &r.values[l], len, out),
         }
-        for (dst, src) in self.values.iter_mut().zip(&other.values) {
-            dst.extend_from_slice(&src[..n * kv_dim]);
-        }
-        self.len = n;
     }
 }
 
@@ -103,14 +225,6 @@ impl Model {
                 }
             })
             .collect();
-        let (mut cos, mut sin) = (Vec::new(), Vec::new());
-        for p in 0..c.context_length {
-            for t in &theta {
-                let a = p as f32 * t;
-                cos.push(a.cos());
-                sin.push(a.sin());
-            }
-        }
         let pool = match threads {
             0 => None,
             n => Some(
@@ -123,10 +237,10 @@ impl Model {
         Ok(Model {
             weights,
             isa: Isa::detect(),
-            cos,
-            sin,
+            theta,
             pool,
             f32_only: false,
+            kv: KvType::default(),
         })
     }
 
@@ -135,6 +249,23 @@ impl Model {
     /// only speed differs.
     pub fn set_packed(&mut self, on: bool) {
         self.f32_only = !on;
+    }
+
+    /// How the caches of sequences started from now on store keys and
+    /// values ([`KvType::F16`] by default).
+    pub fn set_kv_type(&mut self, kv: KvType) {
+        self.kv = kv;
+    }
+
+    /// How sequences' caches store keys and values.
+    pub fn kv_type(&self) -> KvType {
+        self.kv
+    }
+
+    /// An empty cache in the model's [`KvType`] with room for `capacity`
+    /// positions.
+    pub(crate) fn new_cache(&self, capacity: usize) -> KvCache {
+        KvCache::new(&self.weights.config, self.kv, capacity)
     }
 
     /// Where the weights' bytes live (held, mapped, block-kernel parts).
@@ -169,12 +300,20 @@ impl Model {
     /// Rotates each head of `v` by position `pos`: pairs `(2i, 2i+1)`
     /// (llama's interleaved RoPE, as GGUF stores its Q and K) or
     /// `(i, i + head_dim/2)` (NeoX, qwen2).
-    fn rope(&self, v: &mut [f32], pos: usize) {
-        let half = self.weights.config.head_dim / 2;
-        let (cos, sin) = (
-            &self.cos[pos * half..][..half],
-            &self.sin[pos * half..][..half],
-        );
+    /// The cos and sin of position `pos`'s angles (`pos · θ_i`, in f32),
+    /// into `out` (`head_dim / 2` of each).
+    fn angles(&self, pos: usize, out: &mut [f32]) {
+        let (cos, sin) = out.split_at_mut(self.theta.len());
+        for ((c, s), t) in cos.iter_mut().zip(sin).zip(&self.theta) {
+            let a = pos as f32 * t;
+            (*c, *s) = (a.cos(), a.sin());
+        }
+    }
+
+    /// Rotates each head of `v` by the [`angles`](Self::angles) `cs`.
+    fn rope(&self, v: &mut [f32], cs: &[f32]) {
+        let half = self.theta.len();
+        let (cos, sin) = cs.split_at(half);
         let (stride, offset) = match self.weights.config.rope_style {
             RopeStyle::Interleaved => (2, 1),
             RopeStyle::Neox => (1, half),
@@ -201,7 +340,7 @@ impl Model {
     /// The next-token logits after `tokens`, `[vocab]`, from an empty cache
     /// in one step (for comparing the forward pass with other runtimes).
     pub fn next_logits(&self, tokens: &[u32]) -> Vec<f32> {
-        let mut caches = [KvCache::new(&self.weights.config, tokens.len())];
+        let mut caches = [self.new_cache(tokens.len())];
         let feeds = [Feed {
             cache: 0,
             tokens,
@@ -237,6 +376,12 @@ impl Model {
             scale: 1.0 / (c.head_dim as f32).sqrt(),
         };
         let qkv_w = d + 2 * kv;
+        // Every token's RoPE angles, once for all layers.
+        let half = self.theta.len();
+        let mut angles = vec![0f32; t * 2 * half];
+        for (row, &(_, pos)) in angles.chunks_exact_mut(2 * half).zip(&at) {
+            self.angles(pos, row);
+        }
         let mut h = vec![0f32; t * d];
         let mut qkv = vec![0f32; t * qkv_w];
         let mut att = vec![0f32; t * d];
@@ -247,18 +392,17 @@ impl Model {
             norm_rows(&x, &layer.attn_norm, c.eps, &mut h, d);
             self.linear(&h, t, &layer.qkv, &mut qkv);
             qkv.par_chunks_mut(qkv_w)
-                .zip(&at)
-                .for_each(|(row, &(_, pos))| {
+                .zip(angles.par_chunks(2 * half))
+                .for_each(|(row, cs)| {
                     if let Some(bias) = &layer.qkv_bias {
                         add(row, bias);
                     }
                     let (q, rest) = row.split_at_mut(d);
-                    self.rope(q, pos);
-                    self.rope(&mut rest[..kv], pos);
+                    self.rope(q, cs);
+                    self.rope(&mut rest[..kv], cs);
                 });
             for (row, &(ci, _)) in qkv.chunks_exact(qkv_w).zip(&at) {
-                caches[ci].keys[l].extend_from_slice(&row[d..d + kv]);
-                caches[ci].values[l].extend_from_slice(&row[d + kv..]);
+                caches[ci].push(l, &row[d..d + kv], &row[d + kv..]);
             }
             // One task per token and head, so a single sequence's step uses
             // every thread too.
@@ -268,8 +412,7 @@ impl Model {
                 let (r, h) = (i / nh, i % nh);
                 let (ci, pos) = at[r];
                 let q = &qkv[r * qkv_w..r * qkv_w + d];
-                let (keys, values) = (&shared[ci].keys[l], &shared[ci].values[l]);
-                kernels::attend_heads(isa, &attend, (q, h, h + 1), keys, values, pos + 1, out);
+                shared[ci].attend(isa, &attend, l, (q, h, h + 1), pos + 1, out);
             });
             self.linear(&att, t, &layer.out, &mut proj);
             add(&mut x, &proj);

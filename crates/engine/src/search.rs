@@ -328,33 +328,8 @@ mod x86 {
     //! The portable chains in SIMD: lane `l` of the registers of a panel is
     //! passage `l` of the panel.
     use super::{Element, PANEL};
+    use crate::kernels::x86::{load16, load8};
     use std::arch::x86_64::*;
-
-    /// 16 panel values from `p` as f32: loaded, or widened from halves.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512F (and F16C for halves); `p` is valid for 16 reads of `T`.
-    #[inline(always)]
-    unsafe fn load16<T: Element>(p: *const T) -> __m512 {
-        if T::HALF {
-            _mm512_cvtph_ps(_mm256_loadu_si256(p.cast()))
-        } else {
-            _mm512_loadu_ps(p.cast())
-        }
-    }
-
-    /// 8 panel values from `p` as f32 (AVX2; halves through F16C).
-    ///
-    /// # Safety
-    /// The CPU has AVX2 (and F16C for halves); `p` is valid for 8 reads of `T`.
-    #[inline(always)]
-    unsafe fn load8<T: Element>(p: *const T) -> __m256 {
-        if T::HALF {
-            _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
-        } else {
-            _mm256_loadu_ps(p.cast())
-        }
-    }
 
     /// `TQ` queries against one panel with AVX-512.
     ///

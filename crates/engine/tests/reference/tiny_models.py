@@ -176,12 +176,16 @@ def main(out):
         types = sorted({t.tensor_type.name for t in gguf.GGUFReader(path).tensors})
         rng = np.random.default_rng(100 + seed)
         ids = [int(x) for x in rng.integers(2, vocab, 24)]
-        # F32 key-value cache (the default F16 rounds keys and values).
-        llm = Llama(model_path=twin, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, type_k=0, type_v=0, verbose=False)
-        llm.eval(ids)
-        logits = np.array(llm.scores[: len(ids)], dtype=np.float32)
+        # An F32 key-value cache (the exact reference), and llama.cpp's
+        # default F16 one (ggml type 1), which rounds keys and values as the
+        # engine's default cache does (and also the queries and the softmax
+        # weights, which the engine keeps in f32).
+        def run(kv_type):
+            llm = Llama(model_path=twin, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, type_k=kv_type, type_v=kv_type, verbose=False)
+            llm.eval(ids)
+            return np.array(llm.scores[: len(ids)], dtype=np.float32).tolist()
         with open(f"{out}/{name}.json", "w") as f:
-            json.dump({"tokens": ids, "types": types, "logits": logits.tolist()}, f)
+            json.dump({"tokens": ids, "types": types, "logits": run(0), "logits_f16_cache": run(1)}, f)
         print(name, arch, "types", ",".join(types), "positions", len(ids))
 
 
