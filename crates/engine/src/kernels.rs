@@ -982,18 +982,23 @@ mod tests {
         }
     }
 
+    /// Four query heads of `hd` sharing two key-value heads, scale 0.2.
+    fn grouped(hd: usize) -> Attend {
+        Attend {
+            n_head: 4,
+            n_kv_head: 2,
+            head_dim: hd,
+            kv_dim: 2 * hd,
+            scale: 0.2,
+        }
+    }
+
     #[test]
     fn attention_is_the_same_on_every_isa_and_sums_values_by_softmax() {
         // Heads of 20 (a lane tail) and 64 (whole registers, four positions
         // at a time), over 7 positions (a tail of 3).
         for hd in [20, 64] {
-            let a = Attend {
-                n_head: 4,
-                n_kv_head: 2,
-                head_dim: hd,
-                kv_dim: 2 * hd,
-                scale: 0.2,
-            };
+            let a = grouped(hd);
             let (kvd, n) = (2 * hd, 4 * hd);
             let (q, keys, values) = (data(n, 5), data(7 * kvd, 6), data(7 * kvd, 7));
             let mut want = vec![0.0; n];
@@ -1033,13 +1038,7 @@ mod tests {
     fn half_keys_and_values_give_the_outputs_of_f32_ones_of_the_same_numbers() {
         use half::f16;
         for hd in [20, 64] {
-            let a = Attend {
-                n_head: 4,
-                n_kv_head: 2,
-                head_dim: hd,
-                kv_dim: 2 * hd,
-                scale: 0.2,
-            };
+            let a = grouped(hd);
             let (kvd, n) = (2 * hd, 4 * hd);
             let halves = |v: Vec<f32>| -> Vec<f16> { v.into_iter().map(f16::from_f32).collect() };
             let (q, keys, values) = (
