@@ -75,8 +75,9 @@ pub struct Packed {
     /// Q4_K, Q5_K: each block's 6-bit minimum; empty otherwise.
     mn: Vec<u8>,
     /// Q5 types: each block's fifth bits, bit `j` for weight `j`. Q6_K:
-    /// two words a block, bits `2j, 2j+1` of word `h` the high bits of
-    /// weight `16h + j`. Empty otherwise.
+    /// two words a block, bit `j` of word `h` bit `4 + h` of weight `j`
+    /// (bit planes: the integer kernels turn a plane into a byte mask in
+    /// one step). Empty otherwise.
     qh: Vec<u32>,
     /// 16 bytes a block (low nibbles = weights 0..16, high = 16..32); Q8_0:
     /// 32 signed bytes a block.
@@ -243,7 +244,7 @@ impl Packed {
                 }
                 Dtype::Q6_K => {
                     // The reference's q − 32 per weight, regrouped: low four
-                    // bits as nibbles, high two bits in two words a block.
+                    // bits as nibbles, bits 4 and 5 as two bit planes a block.
                     let mut w = [0f32; 16];
                     let mut q = [0i8; 256];
                     let block: &[u8; 210] = b.try_into().expect("210 bytes");
@@ -257,8 +258,8 @@ impl Packed {
                             p.qs.push(((u(at + j) & 0x0F) | (u(at + j + 16) & 0x0F) << 4) as u8);
                         }
                         for h in 0..2 {
-                            let hi = (0..16).map(|j| (u(at + 16 * h + j) >> 4) << (2 * j));
-                            p.qh.push(hi.sum());
+                            let plane = (0..32).map(|j| ((u(at + j) >> (4 + h)) & 1) << j);
+                            p.qh.push(plane.sum());
                         }
                     }
                 }
@@ -405,12 +406,14 @@ fn decode_block(
             })
         }
         Dtype::Q6_K => {
-            let (h0, h1) = (p.qh[2 * g], p.qh[2 * g + 1]);
+            let (b4, b5) = (p.qh[2 * g], p.qh[2 * g + 1]);
             let (d0, d1) = (ds[2 * i], ds[2 * i + 1]);
             each16(out, |j| {
                 let (lo, hi) = nib(j);
-                let six = |v: i32, word: u32| (v | (((word >> (2 * j)) & 3) << 4) as i32) - 32;
-                (d0 * six(lo, h0) as f32, d1 * six(hi, h1) as f32)
+                let six = |v: i32, j: usize| {
+                    (v | (((b4 >> j) & 1) << 4 | ((b5 >> j) & 1) << 5) as i32) - 32
+                };
+                (d0 * six(lo, j) as f32, d1 * six(hi, j + 16) as f32)
             })
         }
         _ => unreachable!("a type not held here"),
@@ -665,8 +668,12 @@ mod x86 {
             }
             Dtype::Q6_K => {
                 let (lo, hi) = nibbles();
-                let lo = _mm512_or_si512(lo, high(*p.qh.get_unchecked(2 * g), 0, 2, 3));
-                let hi = _mm512_or_si512(hi, high(*p.qh.get_unchecked(2 * g + 1), 0, 2, 3));
+                let (b4, b5) = (*p.qh.get_unchecked(2 * g), *p.qh.get_unchecked(2 * g + 1));
+                let two = |at: i32| {
+                    _mm512_or_si512(high(b4, at, 1, 1), _mm512_slli_epi32(high(b5, at, 1, 1), 1))
+                };
+                let lo = _mm512_or_si512(lo, two(0));
+                let hi = _mm512_or_si512(hi, two(16));
                 let d0 = _mm512_set1_ps(*ds.get_unchecked(2 * i));
                 let d1 = _mm512_set1_ps(*ds.get_unchecked(2 * i + 1));
                 (
@@ -784,8 +791,10 @@ mod x86 {
                 }
             }
             Dtype::Q6_K => {
-                let word = *p.qh.get_unchecked(2 * g + off / 16);
-                let q = _mm256_or_si256(nibbles(), high(word, 2 * (o % 16), 2, 3));
+                let (b4, b5) = (*p.qh.get_unchecked(2 * g), *p.qh.get_unchecked(2 * g + 1));
+                let two =
+                    _mm256_or_si256(high(b4, o, 1, 1), _mm256_slli_epi32(high(b5, o, 1, 1), 1));
+                let q = _mm256_or_si256(nibbles(), two);
                 _mm256_mul_ps(
                     _mm256_set1_ps(*ds.get_unchecked(2 * i + off / 16)),
                     less(q, 32),
