@@ -1,13 +1,14 @@
 //! One-token (decode-step) products with the block kernels, per GGUF type,
 //! at the shapes of SmolLM2-135M and Qwen2.5-0.5B: GB/s of the file's
-//! bytes, so runs of two builds of the engine compare directly.
+//! bytes, so runs of two builds of the engine compare directly; f32 decoded
+//! in the dot product and integer dots with 8-bit activations.
 //!
 //!   cargo run --release -p ragprobe-engine --example packed_speed [THREADS]
 
 use std::time::Instant;
 
 use ragprobe_engine::kernels::Isa;
-use ragprobe_engine::packed::{self, Packed};
+use ragprobe_engine::packed::{self, q8, Packed};
 use ragprobe_engine::quant::Dtype;
 
 fn main() {
@@ -63,10 +64,21 @@ fn main() {
             }
         });
         let secs = t0.elapsed().as_secs_f64() / reps as f64;
+        // The integer dots with 8-bit activations (the default).
+        let variant = q8::Variant::for_isa(isa);
+        let t0 = Instant::now();
+        pool.install(|| {
+            for _ in 0..reps {
+                let a = q8::Q8Rows::quantize(&x, 1, k);
+                q8::matmul(variant, &a, &p, &mut out, 0, n);
+            }
+        });
+        let q8_secs = t0.elapsed().as_secs_f64() / reps as f64;
         println!(
-            "{:5} 1x{k} · {n}x{k}: {:6.2} GB/s of the file's {:.1} MB, {:.3} ms",
+            "{:5} 1x{k} · {n}x{k}: {:6.2} GB/s (q8 dots {:6.2}) of the file's {:.1} MB, {:.3} ms",
             dtype.name(),
             len as f64 / secs / 1e9,
+            len as f64 / q8_secs / 1e9,
             len as f64 / 1e6,
             secs * 1e3
         );

@@ -262,7 +262,7 @@ pub enum Isa {
 /// Whether this CPU runs the AVX2 variant (AVX2, FMA and F16C: the block
 /// kernels widen f16 scales with F16C).
 #[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
+pub(crate) fn has_avx2() -> bool {
     std::is_x86_feature_detected!("avx2")
         && std::is_x86_feature_detected!("fma")
         && std::is_x86_feature_detected!("f16c")

@@ -19,10 +19,14 @@
 //!   request cache and the determinism guarantees rely on.
 //!
 //! Weights stay in their GGUF tensor types ([`quant`]; [`gguf`] parses the
-//! header), memory-mapped: no f32 copy is held. Steps of a few tokens read
-//! Q4_1 and Q8_0 blocks in the dot product ([`packed`]); every other step
-//! and type decodes tiles of rows on the fly ([`matrix`]), bit-identical to
-//! the f32 kernels on the reference's dequantized weights.
+//! header): no f32 copy is held. By default ([`Dots::F32`]) f32
+//! activations multiply exactly decoded weights: steps of a few tokens
+//! decode the blocks inside the dot product ([`packed`]), longer ones tiles
+//! of rows ([`matrix`]), bit-identical to the f32 kernels on the
+//! reference's dequantized weights. [`Dots::Q8`] (opt-in) quantizes the
+//! activations to 8 bits per 32-value block and multiplies them with the
+//! weights' blocks as integers, as llama.cpp does ([`packed::q8`]), at
+//! every step size.
 
 pub mod batch;
 pub mod encoder;
@@ -36,6 +40,7 @@ pub mod search;
 pub mod weights;
 
 pub use batch::{BatchOptions, Next, Request, Sink, DEFAULT_BATCH};
+pub use matrix::Dots;
 pub use model::{KvType, Model};
 pub use weights::Config;
 

@@ -29,6 +29,21 @@ use crate::quant::Dtype;
 /// Weight rows each parallel task decodes and multiplies at once.
 pub const TILE_ROWS: usize = 16;
 
+/// How products with quantized weights are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dots {
+    /// f32 activations times the exactly decoded weights (the default):
+    /// the reference the tests compare with llama.cpp on dequantized twins.
+    #[default]
+    F32,
+    /// Activations quantized to 8 bits in 32-value blocks and multiplied
+    /// with the weights' blocks as integers, as llama.cpp does
+    /// ([`packed::q8`]; opt-in while its speed is being measured): fewer
+    /// operations a block. The same operations on every path, so outputs
+    /// stay the same bits whatever the batch, threads or ISA.
+    Q8,
+}
+
 /// Bytes of a tensor: a range of the memory-mapped file, or owned.
 #[derive(Debug, Clone)]
 pub enum Bytes {
@@ -227,16 +242,24 @@ impl Matrix {
         f
     }
 
-    /// `out[t × rows] = x[t × k] · wᵀ`: bit-identical to
-    /// [`kernels::matmul`] over the decoded weights, whichever path each
+    /// `out[t × rows] = x[t × k] · wᵀ`. With [`Dots::F32`]: bit-identical
+    /// to [`kernels::matmul`] over the decoded weights, whichever path each
     /// part takes (module docs); `blocks = false` never uses the block
-    /// kernels (for tests comparing the paths).
-    pub fn matmul(&self, isa: Isa, x: &[f32], t: usize, out: &mut [f32], blocks: bool) {
+    /// kernels (for tests comparing the paths). With [`Dots::Q8`] the
+    /// quantized parts take [`packed::q8`]'s integer dots at every `t`
+    /// (`blocks` is then moot) and F32/F16/BF16 parts the f32 paths.
+    pub fn matmul(&self, isa: Isa, x: &[f32], t: usize, out: &mut [f32], dots: Dots, blocks: bool) {
         let (k, n) = (self.k, self.rows);
         assert!(x.len() >= t * k && out.len() >= t * n);
+        // Quantized once for every part that takes integer dots.
+        let mut q8 = None;
         let mut col = 0;
         for part in &self.parts {
             match &part.store {
+                Store::Blocks(p) if dots == Dots::Q8 && t > 0 => {
+                    let a = q8.get_or_insert_with(|| packed::q8::Q8Rows::quantize(x, t, k));
+                    packed::q8::matmul(packed::q8::Variant::for_isa(isa), a, p, out, col, n)
+                }
                 Store::Blocks(p) if blocks && (1..=packed::MAX_ROWS).contains(&t) => {
                     packed::matmul(isa, x, t, p, out, col, n)
                 }
@@ -341,7 +364,7 @@ pub(crate) mod tests {
                 kernels::matmul(isa, &x, t, k, &w, m.rows(), &mut want);
                 for blocks in [true, false] {
                     let mut got = vec![0f32; t * m.rows()];
-                    m.matmul(isa, &x, t, &mut got, blocks);
+                    m.matmul(isa, &x, t, &mut got, Dots::F32, blocks);
                     let same = want
                         .iter()
                         .zip(&got)
@@ -349,6 +372,49 @@ pub(crate) mod tests {
                     assert!(same, "{isa:?} t={t} blocks={blocks}");
                 }
             }
+        }
+    }
+
+    /// With integer dots, a stack of every type gives each row of `x` the
+    /// same bits whether it is multiplied alone or with 19 others, and the
+    /// unquantized parts keep the f32 kernels' bits.
+    #[test]
+    fn integer_dots_are_the_same_bits_whatever_the_batch() {
+        let k = 256;
+        let x: Vec<f32> = (0..20 * k)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0)
+            .collect();
+        let parts: Vec<Part> = crate::quant::SUPPORTED_TYPES
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| Part::new(t, k, Bytes::Owned(blocks(t, 3 + i, k, i as u64))).unwrap())
+            .collect();
+        let m = Matrix::new(k, parts);
+        let n = m.rows();
+        let isa = Isa::detect();
+        let mut all = vec![0f32; 20 * n];
+        m.matmul(isa, &x, 20, &mut all, Dots::Q8, true);
+        let (mut f32s, w) = (vec![0f32; 20 * n], m.to_f32());
+        kernels::matmul(isa, &x, 20, k, &w, n, &mut f32s);
+        let mut col = 0;
+        for p in &m.parts {
+            let quantized = Packed::holds(p.dtype());
+            for r in 0..20 {
+                let mut one = vec![0f32; n];
+                m.matmul(isa, &x[r * k..(r + 1) * k], 1, &mut one, Dots::Q8, true);
+                for c in col..col + p.rows {
+                    assert_eq!(
+                        one[c].to_bits(),
+                        all[r * n + c].to_bits(),
+                        "{:?}",
+                        p.dtype()
+                    );
+                    if !quantized {
+                        assert_eq!(one[c].to_bits(), f32s[r * n + c].to_bits());
+                    }
+                }
+            }
+            col += p.rows;
         }
     }
 

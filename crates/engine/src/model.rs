@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use std::path::Path;
 
 use crate::kernels::{self, Attend, Isa};
-use crate::matrix::{Footprint, Matrix};
+use crate::matrix::{Dots, Footprint, Matrix};
 use crate::weights::{Config, RopeStyle, Weights};
 use crate::{EngineError, Result};
 
@@ -23,6 +23,8 @@ pub struct Model {
     f32_only: bool,
     /// How sequences' caches store keys and values.
     kv: KvType,
+    /// How products with quantized weights are computed.
+    dots: Dots,
 }
 
 impl std::fmt::Debug for Model {
@@ -241,6 +243,7 @@ impl Model {
             pool,
             f32_only: false,
             kv: KvType::default(),
+            dots: Dots::default(),
         })
     }
 
@@ -260,6 +263,17 @@ impl Model {
     /// How sequences' caches store keys and values.
     pub fn kv_type(&self) -> KvType {
         self.kv
+    }
+
+    /// How products with quantized weights are computed from now on
+    /// ([`Dots::F32`], the exact reference, by default).
+    pub fn set_dots(&mut self, dots: Dots) {
+        self.dots = dots;
+    }
+
+    /// How products with quantized weights are computed.
+    pub fn dots(&self) -> Dots {
+        self.dots
     }
 
     /// An empty cache in the model's [`KvType`] with room for `capacity`
@@ -294,7 +308,7 @@ impl Model {
     /// `out = x · wᵀ` for `t` rows of `x`, from the weights' blocks (see
     /// [`crate::matrix`]: the same bits whichever path a part takes).
     fn linear(&self, x: &[f32], t: usize, w: &Matrix, out: &mut [f32]) {
-        w.matmul(self.isa, x, t, out, !self.f32_only)
+        w.matmul(self.isa, x, t, out, self.dots, !self.f32_only)
     }
 
     /// Rotates each head of `v` by position `pos`: pairs `(2i, 2i+1)`

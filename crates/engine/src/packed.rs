@@ -35,6 +35,8 @@ use half::f16;
 use crate::kernels::{Isa, LANES};
 use crate::quant::Dtype;
 
+pub mod q8;
+
 /// Weights per block.
 const BLOCK: usize = 32;
 
@@ -531,7 +533,12 @@ mod x86 {
     /// [`scales512`].
     #[inline]
     #[target_feature(enable = "avx2,f16c")]
-    unsafe fn scales256(p: &Packed, g0: usize, ds: &mut [f32; 2 * SEG], ms: &mut [f32; SEG]) {
+    pub(super) unsafe fn scales256(
+        p: &Packed,
+        g0: usize,
+        ds: &mut [f32; 2 * SEG],
+        ms: &mut [f32; SEG],
+    ) {
         let h8 = |v: &[f16], at: usize| {
             debug_assert!(at + 8 <= v.len());
             _mm256_cvtph_ps(_mm_loadu_si128(v.as_ptr().add(at) as *const __m128i))

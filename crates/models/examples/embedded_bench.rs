@@ -14,6 +14,9 @@
 //!   prefix reuse off (as llama.cpp runs) and on (ragprobe's default);
 //! * the process's peak resident memory (`VmHWM`) and the file's size.
 //!
+//! `RAGPROBE_DOTS=q8` runs the engine's integer dots with 8-bit activations
+//! ([`ragprobe_engine::Dots::Q8`]) instead of the default f32 products.
+//!
 //! Prints one JSON object on stdout, with every generated token of the
 //! single-stream and batched runs, so the script can check that batching
 //! changed no output before it prints a ratio.
@@ -143,11 +146,14 @@ fn main() {
         })
     };
     let (threads, gen, batch) = (num(4), num(5), num(6));
-    let llm =
-        LocalLlm::load_with_threads(std::path::Path::new(&args[1]), threads).unwrap_or_else(|e| {
+    let mut llm = LocalLlm::load_with_threads(std::path::Path::new(&args[1]), threads)
+        .unwrap_or_else(|e| {
             eprintln!("{e}");
             std::process::exit(1)
         });
+    if std::env::var("RAGPROBE_DOTS").as_deref() == Ok("q8") {
+        llm.set_dots(ragprobe_engine::Dots::Q8);
+    }
     let chats = std::fs::File::open(&args[2]).unwrap_or_else(|e| {
         eprintln!("{}: {e}", args[2]);
         std::process::exit(1)

@@ -425,6 +425,13 @@ impl LocalLlm {
         self.model.set_packed(on);
     }
 
+    /// How products with quantized weights are computed
+    /// ([`ragprobe_engine::Dots::F32`] by default; outputs differ between
+    /// the two, each is deterministic).
+    pub fn set_dots(&mut self, dots: ragprobe_engine::Dots) {
+        self.model.set_dots(dots);
+    }
+
     /// The engine that runs the model (for benchmarks that drive it
     /// directly, token ids in and out).
     pub fn engine(&self) -> &Model {
