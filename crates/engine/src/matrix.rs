@@ -396,12 +396,17 @@ pub(crate) mod tests {
         m.matmul(isa, &x, 20, &mut all, Dots::Q8, true);
         let (mut f32s, w) = (vec![0f32; 20 * n], m.to_f32());
         kernels::matmul(isa, &x, 20, k, &w, n, &mut f32s);
+        let alone: Vec<Vec<f32>> = (0..20)
+            .map(|r| {
+                let mut one = vec![0f32; n];
+                m.matmul(isa, &x[r * k..(r + 1) * k], 1, &mut one, Dots::Q8, true);
+                one
+            })
+            .collect();
         let mut col = 0;
         for p in &m.parts {
             let quantized = Packed::holds(p.dtype());
-            for r in 0..20 {
-                let mut one = vec![0f32; n];
-                m.matmul(isa, &x[r * k..(r + 1) * k], 1, &mut one, Dots::Q8, true);
+            for (r, one) in alone.iter().enumerate() {
                 for c in col..col + p.rows {
                     assert_eq!(
                         one[c].to_bits(),
