@@ -12,6 +12,7 @@
 //!    `q_i = round_ties_even(x_i · (127 / amax))`, an integer in
 //!    −127..=127 (`d = 0`, `q = 0` for a block of zeros; `d = NaN` when
 //!    the block holds a NaN or an infinity, so it reaches the output).
+//!    The block also keeps `c = d · S`, `S = Σ q_i` (exact).
 //! 2. A weight block's 32 weights are small integers `w_j` with f32 scales
 //!    from [`Packed::scales`]: `w_j = q_j − o` (Q8_0 `o = 0`, Q4_0 8, Q5_0
 //!    16, Q6_K 32) with scale `ds` (Q6_K: one for weights 0..16, one for
@@ -19,16 +20,22 @@
 //!    `w_j = q_j` with scale `ds` and minimum `ms`.
 //! 3. Lane `l` of 8 sums weights `4l..4l + 4`: `P_l = Σ w_j · q_j`, exact
 //!    in `i32`. The block adds `acc_l = fma(P_l, ds · d, acc_l)` (Q6_K:
-//!    lanes 0..4 the first scale, 4..8 the second), and for the types with
-//!    a minimum also `acc_l = fma(A_l, ms · d, acc_l)`, `A_l` the lane's
-//!    sum of `q_j` (the minimum's share: `Σ ms · d · q_j`).
-//! 4. Blocks in row order; the row's output is
-//!    `(a₀+a₄ + a₂+a₆) + (a₁+a₅ + a₃+a₇)` as [`reduce8`] adds them.
+//!    lanes 0..4 the first scale, 4..8 the second).
+//! 4. For the types with a minimum, the minimum's share `Σ_j ms · d · q_j`
+//!    of a block `b` is added to lane `b mod 16` of 16 more:
+//!    `m_i = fma(ms, c, m_i)`.
+//! 5. Blocks in row order; the row's output is `reduce8(acc)`, plus
+//!    `reduce8(m_l + m_{l+8})` for the types with a minimum, where
+//!    [`reduce8`] adds `(a₀+a₄ + a₂+a₆) + (a₁+a₅ + a₃+a₇)`.
 //!
 //! Against the f32 reference (exactly decoded weights, f32 activations)
 //! the products differ by the activations' rounding: at most `d / 2` a
 //! value, about 0.4% of the block's largest; the tests state the measured
 //! agreement of whole models.
+//!
+//! **The layout** makes the SIMD kernels cheap: rows of `x` are held in
+//! pairs, so one register holds lane `l` of two rows side by side and one
+//! multiply serves both with the weights' lanes doubled.
 
 use super::{Packed, BLOCK, SEG};
 use crate::kernels::Isa;
@@ -44,29 +51,36 @@ const ROUND: f32 = 12_582_912.0;
 pub struct Q8Rows {
     /// Row length (whole blocks).
     k: usize,
-    /// The quantized values, row after row.
+    /// Number of rows.
+    t: usize,
+    /// The quantized values. Rows `2p, 2p + 1` are held together, block
+    /// by block: 64 bytes a block, whose 4-byte group `2l + h` is lane `l`
+    /// (values `4l..4l + 4`) of row `2p + h`. An odd last row follows
+    /// alone, 32 bytes a block.
     q: Vec<i8>,
-    /// Each block's scale `d`.
+    /// Each block's scale `d`, the two rows of a pair side by side: row
+    /// `r`'s block `b` at `2 · (r / 2 · nb + b) + r % 2`.
     d: Vec<f32>,
-    /// Each block's 8 lane sums `A_l` of `q` (exact small integers).
-    sums: Vec<f32>,
+    /// Each block's `c = d · S`, row after row, and [`SEG`] more entries
+    /// so a segment reads one whole register.
+    c: Vec<f32>,
 }
 
 impl Q8Rows {
     /// The `t` rows of `k` values of `x` quantized (`k` whole blocks).
     pub fn quantize(x: &[f32], t: usize, k: usize) -> Q8Rows {
         assert!(k.is_multiple_of(BLOCK) && x.len() >= t * k);
-        let blocks = t * k / BLOCK;
+        let nb = k / BLOCK;
         let mut r = Q8Rows {
             k,
+            t,
             q: vec![0; t * k],
-            d: vec![0.0; blocks],
-            sums: vec![0.0; 8 * blocks],
+            d: vec![0.0; 2 * t.div_ceil(2) * nb],
+            c: vec![0.0; t * nb + SEG],
         };
-        let it = x[..t * k]
-            .chunks_exact(BLOCK)
-            .zip(r.q.chunks_exact_mut(BLOCK));
-        for (b, (xs, qs)) in it.enumerate() {
+        let mut qs = [0i8; BLOCK];
+        for (at, xs) in x[..t * k].chunks_exact(BLOCK).enumerate() {
+            let (row, b) = (at / nb, at % nb);
             let (mut amax, mut finite) = (0f32, true);
             for v in xs {
                 amax = amax.max(v.abs());
@@ -77,12 +91,14 @@ impl Q8Rows {
                 (true, true) => (0.0, 0.0),
                 (true, false) => (amax / 127.0, 127.0 / amax),
             };
-            r.d[b] = d;
             for (q, &v) in qs.iter_mut().zip(xs) {
                 *q = ((v * id + ROUND) - ROUND) as i8;
             }
-            for (l, s) in r.sums[8 * b..8 * b + 8].iter_mut().enumerate() {
-                *s = qs[4 * l..4 * l + 4].iter().map(|&q| q as i32).sum::<i32>() as f32;
+            r.d[2 * (row / 2 * nb + b) + row % 2] = d;
+            r.c[at] = d * qs.iter().map(|&q| q as i32).sum::<i32>() as f32;
+            for (j, &q) in qs.iter().enumerate() {
+                let at = r.at(row, b, j);
+                r.q[at] = q;
             }
         }
         r
@@ -90,7 +106,26 @@ impl Q8Rows {
 
     /// Number of rows.
     pub fn rows(&self) -> usize {
-        self.q.len().checked_div(self.k).unwrap_or(0)
+        self.t
+    }
+
+    /// Where value `j` of row `r`'s block `b` is held in `q`.
+    fn at(&self, r: usize, b: usize, j: usize) -> usize {
+        let nb = self.k / BLOCK;
+        match r < (self.t & !1) {
+            true => 64 * (r / 2 * nb + b) + 4 * (2 * (j / 4) + r % 2) + j % 4,
+            false => self.single(b) + j,
+        }
+    }
+
+    /// Where the odd last row's block `b` starts in `q`.
+    fn single(&self, b: usize) -> usize {
+        (self.t & !1) * self.k + b * BLOCK
+    }
+
+    /// Block `b`'s scale `d` in row `r`.
+    fn d(&self, r: usize, b: usize) -> f32 {
+        self.d[2 * (r / 2 * (self.k / BLOCK) + b) + r % 2]
     }
 }
 
@@ -109,12 +144,18 @@ fn offset(dtype: Dtype) -> i32 {
     }
 }
 
-/// The 8 lanes' sum, in the fixed order of the module docs (step 4).
+/// The 8 lanes' sum, in the fixed order of the module docs (step 5).
 #[inline(always)]
 pub fn reduce8(a: &[f32; 8]) -> f32 {
     let s: [f32; 4] = std::array::from_fn(|j| a[j] + a[j + 4]);
     let u = [s[0] + s[2], s[1] + s[3]];
     u[0] + u[1]
+}
+
+/// The minimum lanes' sum (module docs, step 5).
+#[inline(always)]
+fn reduce16(m: &[f32; 16]) -> f32 {
+    reduce8(&std::array::from_fn(|l| m[l] + m[l + 8]))
 }
 
 /// Block `g`'s integer weights `w_j` (module docs, step 2).
@@ -158,32 +199,38 @@ unsafe fn rows_portable<const TT: usize>(
     let min = has_min(p.dtype);
     for n in n0..n1 {
         let mut acc = [[0f32; 8]; TT];
+        let mut macc = [[0f32; 16]; TT];
         for s in (0..nb).step_by(SEG) {
             let cnt = (nb - s).min(SEG);
             p.scales(n * nb + s, cnt, &mut ds, &mut ms);
             for i in 0..cnt {
                 let b = s + i;
                 let w = weights(p, n * nb + b);
-                for (t, acc) in acc.iter_mut().enumerate() {
-                    let at = (t0 + t) * nb + b;
-                    let q = &a.q[at * BLOCK..(at + 1) * BLOCK];
-                    let d = a.d[at];
-                    for (l, acc) in acc.iter_mut().enumerate() {
-                        let dot: i32 = (4 * l..4 * l + 4).map(|j| w[j] * q[j] as i32).sum();
+                for t in 0..TT {
+                    let r = t0 + t;
+                    let d = a.d(r, b);
+                    for (l, acc) in acc[t].iter_mut().enumerate() {
+                        let dot: i32 = (4 * l..4 * l + 4)
+                            .map(|j| w[j] * a.q[a.at(r, b, j)] as i32)
+                            .sum();
                         let scale = match p.dtype {
                             Dtype::Q6_K => ds[2 * i + l / 4],
                             _ => ds[i],
                         };
                         *acc = (dot as f32).mul_add(scale * d, *acc);
-                        if min {
-                            *acc = a.sums[8 * at + l].mul_add(ms[i] * d, *acc);
-                        }
+                    }
+                    if min {
+                        macc[t][i] = ms[i].mul_add(a.c[r * nb + b], macc[t][i]);
                     }
                 }
             }
         }
-        for (t, acc) in acc.iter().enumerate() {
-            *out.add(t * ldo + n) = reduce8(acc);
+        for t in 0..TT {
+            let mut o = reduce8(&acc[t]);
+            if min {
+                o += reduce16(&macc[t]);
+            }
+            *out.add(t * ldo + n) = o;
         }
     }
 }
@@ -241,13 +288,23 @@ mod x86 {
         _mm_cvtss_f32(_mm_add_ss(u, _mm_shuffle_ps(u, u, 1)))
     }
 
+    /// A pair's two outputs as [`reduce8`] adds them, from its lanes
+    /// `0..4` (`lo`) and `4..8` (`hi`), the rows alternating.
+    #[inline(always)]
+    unsafe fn reduce_pair(lo: __m256, hi: __m256) -> [f32; 2] {
+        let s = _mm256_add_ps(lo, hi);
+        let u = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+        let v = _mm_add_ps(u, _mm_movehl_ps(u, u));
+        [_mm_cvtss_f32(v), _mm_cvtss_f32(_mm_shuffle_ps(v, v, 1))]
+    }
+
     macro_rules! kernel {
         ($name:ident, $features:literal, $add_bits:ident, $dot:ident) => {
             /// [`rows_portable`] in SIMD registers (module docs).
             ///
             /// # Safety
             /// The CPU has the features enabled here (the caller detected
-            /// them); as [`rows_portable`].
+            /// them); as [`rows_portable`]; `t0` is even.
             #[target_feature(enable = $features)]
             pub unsafe fn $name<const TT: usize>(
                 a: &Q8Rows,
@@ -263,11 +320,40 @@ mod x86 {
                 let signed = !min;
                 let o = _mm256_set1_epi8(offset(dtype) as i8);
                 let low = _mm_set1_epi8(0x0F);
+                // Lanes 0..4 and 4..8 of a block, each twice.
+                let dup = [
+                    _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3),
+                    _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7),
+                ];
+                debug_assert!(t0 % 2 == 0 && (TT % 2 == 0 || t0 + TT == a.t));
+                let pairs = TT / 2;
+                let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
                 for n in n0..n1 {
-                    let mut acc = [_mm256_setzero_ps(); TT];
+                    // Per pair, lanes 0..4 and 4..8 of both rows; the odd
+                    // last row alone; and the minimum lanes 0..8, 8..16.
+                    let mut acc = [[_mm256_setzero_ps(); 2]; 4];
+                    let mut one = _mm256_setzero_ps();
+                    let mut macc = [[_mm256_setzero_ps(); 2]; TT];
                     for s in (0..nb).step_by(SEG) {
                         let cnt = (nb - s).min(SEG);
                         super::super::x86::scales256(p, n * nb + s, &mut ds, &mut ms);
+                        if min {
+                            for (t, m) in macc.iter_mut().enumerate() {
+                                let c = a.c.as_ptr().add((t0 + t) * nb + s);
+                                for (h, m) in m.iter_mut().enumerate() {
+                                    let live = _mm256_cmpgt_epi32(
+                                        _mm256_set1_epi32(cnt as i32 - 8 * h as i32),
+                                        lanes,
+                                    );
+                                    let f = _mm256_fmadd_ps(
+                                        _mm256_loadu_ps(ms.as_ptr().add(8 * h)),
+                                        _mm256_loadu_ps(c.add(8 * h)),
+                                        *m,
+                                    );
+                                    *m = _mm256_blendv_ps(*m, f, _mm256_castsi256_ps(live));
+                                }
+                            }
+                        }
                         for i in 0..cnt {
                             let (b, g) = (s + i, n * nb + s + i);
                             // The block's weights as bytes: q_j (minimum
@@ -299,32 +385,66 @@ mod x86 {
                             };
                             // Signed weights multiply as |w_j| · ±q_j.
                             let u = if signed { _mm256_abs_epi8(w) } else { w };
-                            let scale = |d: f32| match dtype {
-                                Dtype::Q6_K => _mm256_set_m128(
-                                    _mm_set1_ps(*ds.get_unchecked(2 * i + 1) * d),
-                                    _mm_set1_ps(*ds.get_unchecked(2 * i) * d),
-                                ),
-                                _ => _mm256_set1_ps(*ds.get_unchecked(i) * d),
-                            };
-                            for (t, acc) in acc.iter_mut().enumerate() {
-                                let at = (t0 + t) * nb + b;
+                            // The scales of lanes 0..4 and 4..8.
+                            let sc = match dtype {
+                                Dtype::Q6_K => [2 * i, 2 * i + 1],
+                                _ => [i, i],
+                            }
+                            .map(|j| _mm256_set1_ps(*ds.get_unchecked(j)));
+                            if pairs > 0 {
+                                let u2 = dup.map(|x| _mm256_permutevar8x32_epi32(u, x));
+                                let w2 = dup.map(|x| _mm256_permutevar8x32_epi32(w, x));
+                                for (pp, acc) in acc.iter_mut().enumerate().take(pairs) {
+                                    let at = (t0 / 2 + pp) * nb + b;
+                                    let d = _mm256_castpd_ps(_mm256_set1_pd(
+                                        (a.d.as_ptr().add(2 * at) as *const f64).read_unaligned(),
+                                    ));
+                                    let q = a.q.as_ptr().add(64 * at);
+                                    for (h, acc) in acc.iter_mut().enumerate() {
+                                        let q = _mm256_loadu_si256(q.add(32 * h) as *const __m256i);
+                                        let q = if signed {
+                                            _mm256_sign_epi8(q, w2[h])
+                                        } else {
+                                            q
+                                        };
+                                        let dot = _mm256_cvtepi32_ps($dot(u2[h], q));
+                                        *acc = _mm256_fmadd_ps(dot, _mm256_mul_ps(sc[h], d), *acc);
+                                    }
+                                }
+                            }
+                            if TT % 2 == 1 {
+                                let r = t0 + TT - 1;
                                 let q = _mm256_loadu_si256(
-                                    a.q.as_ptr().add(at * BLOCK) as *const __m256i
+                                    a.q.as_ptr().add(a.single(b)) as *const __m256i
                                 );
                                 let q = if signed { _mm256_sign_epi8(q, w) } else { q };
-                                let d = *a.d.get_unchecked(at);
+                                let d = _mm256_set1_ps(a.d(r, b));
+                                let scale = match dtype {
+                                    Dtype::Q6_K => _mm256_permute2f128_ps(
+                                        _mm256_mul_ps(sc[0], d),
+                                        _mm256_mul_ps(sc[1], d),
+                                        0x20,
+                                    ),
+                                    _ => _mm256_mul_ps(sc[0], d),
+                                };
                                 let dot = _mm256_cvtepi32_ps($dot(u, q));
-                                *acc = _mm256_fmadd_ps(dot, scale(d), *acc);
-                                if min {
-                                    let sums = _mm256_loadu_ps(a.sums.as_ptr().add(8 * at));
-                                    let m = _mm256_set1_ps(*ms.get_unchecked(i) * d);
-                                    *acc = _mm256_fmadd_ps(sums, m, *acc);
-                                }
+                                one = _mm256_fmadd_ps(dot, scale, one);
                             }
                         }
                     }
-                    for (t, acc) in acc.iter().enumerate() {
-                        *out.add(t * ldo + n) = reduce(*acc);
+                    let share = |t: usize| match min {
+                        true => reduce(_mm256_add_ps(macc[t][0], macc[t][1])),
+                        false => 0.0,
+                    };
+                    for (pp, acc) in acc.iter().enumerate().take(pairs) {
+                        let [x, y] = reduce_pair(acc[0], acc[1]);
+                        let (t, u) = (2 * pp, 2 * pp + 1);
+                        *out.add(t * ldo + n) = if min { x + share(t) } else { x };
+                        *out.add(u * ldo + n) = if min { y + share(u) } else { y };
+                    }
+                    if TT % 2 == 1 {
+                        let (t, x) = (TT - 1, reduce(one));
+                        *out.add(t * ldo + n) = if min { x + share(t) } else { x };
                     }
                 }
             }
@@ -446,10 +566,14 @@ mod tests {
         x[..6].copy_from_slice(&[254.0, -127.0, 3.0, 1.0, 5.0, -3.0]);
         x[33] = f32::NAN;
         let a = Q8Rows::quantize(&x, 2, 32);
-        assert_eq!(a.d[0], 2.0);
-        assert_eq!(&a.q[..7], &[127, -64, 2, 0, 2, -2, 0]);
-        assert_eq!(a.sums[..2], [(127 - 64 + 2) as f32, 0.0]);
-        assert!(a.d[1].is_nan(), "a NaN reaches the output");
+        assert_eq!(a.d(0, 0), 2.0);
+        let q: Vec<i8> = (0..7).map(|j| a.q[a.at(0, 0, j)]).collect();
+        assert_eq!(q, [127, -64, 2, 0, 2, -2, 0]);
+        assert_eq!(a.c[0], 2.0 * (127 - 64 + 2 + 2 - 2) as f32);
+        assert!(
+            a.d(1, 0).is_nan() && a.c[1].is_nan(),
+            "a NaN reaches the output"
+        );
         assert_eq!(a.rows(), 2);
         let zero = Q8Rows::quantize(&[0.0; 32], 1, 32);
         assert_eq!((zero.d[0], zero.q[0]), (0.0, 0));
