@@ -179,6 +179,7 @@ impl Model {
                     },
                     logits: active[slot].last.is_some()
                         || to == requests[active[slot].request].prompt.len(),
+                    generated: active[slot].last.is_some(),
                 })
                 .collect();
             let wants: Vec<(usize, bool)> = feeds.iter().map(|f| (f.cache, f.logits)).collect();

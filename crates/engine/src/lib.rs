@@ -19,14 +19,15 @@
 //!   request cache and the determinism guarantees rely on.
 //!
 //! Weights stay in their GGUF tensor types ([`quant`]; [`gguf`] parses the
-//! header): no f32 copy is held. By default ([`Dots::F32`]) f32
-//! activations multiply exactly decoded weights: steps of a few tokens
-//! decode the blocks inside the dot product ([`packed`]), longer ones tiles
-//! of rows ([`matrix`]), bit-identical to the f32 kernels on the
-//! reference's dequantized weights. [`Dots::Q8`] (opt-in) quantizes the
-//! activations to 8 bits per 32-value block and multiplies them with the
-//! weights' blocks as integers, as llama.cpp does ([`packed::q8`]), at
-//! every step size.
+//! header): no f32 copy is held. [`Dots::F32`], the exact reference,
+//! multiplies f32 activations with exactly decoded weights: steps of a
+//! few tokens decode the blocks inside the dot product ([`packed`]),
+//! longer ones tiles of rows ([`matrix`]), bit-identical to the f32
+//! kernels on the reference's dequantized weights. [`Dots::Q8`]
+//! quantizes the activations to 8 bits per 32-value block and multiplies
+//! them with the weights' blocks as integers, as llama.cpp does
+//! ([`packed::q8`]). By default ([`Dots::Q8Generated`]) generated tokens
+//! take the integer dots and prompt tokens the f32 products.
 
 pub mod batch;
 pub mod encoder;
@@ -46,7 +47,7 @@ pub use weights::Config;
 
 /// Bumped whenever the engine's arithmetic changes (and with it, possibly,
 /// its outputs): it enters the model's id in request hashes.
-pub const ENGINE_ID: &str = "ragprobe-engine-2";
+pub const ENGINE_ID: &str = "ragprobe-engine-3";
 
 /// What can go wrong loading a model.
 #[derive(Debug, thiserror::Error)]

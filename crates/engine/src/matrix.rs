@@ -29,19 +29,27 @@ use crate::quant::Dtype;
 /// Weight rows each parallel task decodes and multiplies at once.
 pub const TILE_ROWS: usize = 16;
 
-/// How products with quantized weights are computed.
+/// How products with quantized weights are computed. Each is
+/// deterministic: a token's products are the same bits whatever else is
+/// in the batch, the threads, the prefix reuse or the ISA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dots {
-    /// f32 activations times the exactly decoded weights (the default):
-    /// the reference the tests compare with llama.cpp on dequantized twins.
-    #[default]
+    /// f32 activations times the exactly decoded weights: the reference
+    /// the tests compare with llama.cpp on dequantized twins.
     F32,
     /// Activations quantized to 8 bits in 32-value blocks and multiplied
     /// with the weights' blocks as integers, as llama.cpp does
-    /// ([`packed::q8`]; opt-in while its speed is being measured): fewer
-    /// operations a block. The same operations on every path, so outputs
-    /// stay the same bits whatever the batch, threads or ISA.
+    /// ([`packed::q8`]): fewer operations a block, so a decode step runs
+    /// at the speed memory delivers the blocks.
     Q8,
+    /// The default: generated tokens take [`Dots::Q8`] (their steps are
+    /// bound by reading the weights) and prompt tokens [`Dots::F32`]
+    /// (chunks of many tokens are bound by arithmetic, where the f32
+    /// tiles are faster, and exact). Which a token takes depends only on
+    /// whether it was generated, so batching still changes no output.
+    /// The model decides per row; a [`Matrix`] given it computes in f32.
+    #[default]
+    Q8Generated,
 }
 
 /// Bytes of a tensor: a range of the memory-mapped file, or owned.
@@ -248,6 +256,8 @@ impl Matrix {
     /// kernels (for tests comparing the paths). With [`Dots::Q8`] the
     /// quantized parts take [`packed::q8`]'s integer dots at every `t`
     /// (`blocks` is then moot) and F32/F16/BF16 parts the f32 paths.
+    /// [`Dots::Q8Generated`] computes as [`Dots::F32`] here (the model
+    /// splits its rows between the two).
     pub fn matmul(&self, isa: Isa, x: &[f32], t: usize, out: &mut [f32], dots: Dots, blocks: bool) {
         let (k, n) = (self.k, self.rows);
         assert!(x.len() >= t * k && out.len() >= t * n);

@@ -198,6 +198,9 @@ pub(crate) struct Feed<'a> {
     pub tokens: &'a [u32],
     /// Whether the step must return the next token after the last one.
     pub logits: bool,
+    /// Whether `tokens` is the last generated token (else prompt tokens):
+    /// [`Dots::Q8Generated`] computes the two kinds differently.
+    pub generated: bool,
 }
 
 impl Model {
@@ -266,7 +269,8 @@ impl Model {
     }
 
     /// How products with quantized weights are computed from now on
-    /// ([`Dots::F32`], the exact reference, by default).
+    /// ([`Dots::Q8Generated`] by default; [`Dots::F32`] is the exact
+    /// reference).
     pub fn set_dots(&mut self, dots: Dots) {
         self.dots = dots;
     }
@@ -305,10 +309,24 @@ impl Model {
         }
     }
 
-    /// `out = x · wᵀ` for `t` rows of `x`, from the weights' blocks (see
+    /// `out = x · wᵀ` for `t` rows of `x`, the first `generated` of them
+    /// generated tokens' (see [`Dots`]), from the weights' blocks (see
     /// [`crate::matrix`]: the same bits whichever path a part takes).
-    fn linear(&self, x: &[f32], t: usize, w: &Matrix, out: &mut [f32]) {
-        w.matmul(self.isa, x, t, out, self.dots, !self.f32_only)
+    fn linear(&self, x: &[f32], (t, generated): (usize, usize), w: &Matrix, out: &mut [f32]) {
+        let blocks = !self.f32_only;
+        match self.dots {
+            Dots::Q8Generated => {
+                let (k, n, g) = (w.k(), w.rows(), generated);
+                if g > 0 {
+                    w.matmul(self.isa, x, g, out, Dots::Q8, blocks);
+                }
+                if t > g {
+                    let (x, out) = (&x[g * k..], &mut out[g * n..]);
+                    w.matmul(self.isa, x, t - g, out, Dots::F32, blocks);
+                }
+            }
+            dots => w.matmul(self.isa, x, t, out, dots, blocks),
+        }
     }
 
     /// Rotates each head of `v` by position `pos`: pairs `(2i, 2i+1)`
@@ -359,6 +377,7 @@ impl Model {
             cache: 0,
             tokens,
             logits: true,
+            generated: false,
         }];
         self.install(|| self.forward(&mut caches, &feeds))
     }
@@ -366,6 +385,31 @@ impl Model {
     /// [`Model::step`]'s forward pass: the logits, `[vocab]` per feed that
     /// asks for them, in feed order.
     fn forward(&self, caches: &mut [KvCache], feeds: &[Feed]) -> Vec<f32> {
+        // The generated tokens' feeds first, so their rows are one block
+        // (each row is computed alone, so the order changes no output).
+        let order: Vec<usize> = {
+            let (mut g, p): (Vec<usize>, Vec<usize>) =
+                (0..feeds.len()).partition(|&i| feeds[i].generated);
+            g.extend(p);
+            g
+        };
+        let ordered: Vec<&Feed> = order.iter().map(|&i| &feeds[i]).collect();
+        let logits = self.forward_ordered(caches, &ordered);
+        // Back in feed order.
+        let vocab = self.weights.config.vocab;
+        let mut row = vec![usize::MAX; feeds.len()];
+        for (r, &i) in order.iter().filter(|&&i| feeds[i].logits).enumerate() {
+            row[i] = r;
+        }
+        (0..feeds.len())
+            .filter(|&i| feeds[i].logits)
+            .flat_map(|i| &logits[row[i] * vocab..(row[i] + 1) * vocab])
+            .copied()
+            .collect()
+    }
+
+    /// [`Model::forward`] with the generated tokens' feeds first.
+    fn forward_ordered(&self, caches: &mut [KvCache], feeds: &[&Feed]) -> Vec<f32> {
         let c = &self.weights.config;
         let (d, kv, ff) = (c.dim, c.kv_dim(), c.ff_dim);
         let isa = self.isa;
@@ -376,6 +420,12 @@ impl Model {
             at.extend((0..f.tokens.len()).map(|i| (f.cache, start + i)));
         }
         let t = at.len();
+        let g: usize = feeds
+            .iter()
+            .filter(|f| f.generated)
+            .map(|f| f.tokens.len())
+            .sum();
+        let split = (t, g);
         let mut x = vec![0f32; t * d];
         let tokens = feeds.iter().flat_map(|f| f.tokens);
         for (row, &tok) in x.chunks_exact_mut(d).zip(tokens) {
@@ -404,7 +454,7 @@ impl Model {
         let mut act = vec![0f32; t * ff];
         for (l, layer) in self.weights.layers.iter().enumerate() {
             norm_rows(&x, &layer.attn_norm, c.eps, &mut h, d);
-            self.linear(&h, t, &layer.qkv, &mut qkv);
+            self.linear(&h, split, &layer.qkv, &mut qkv);
             qkv.par_chunks_mut(qkv_w)
                 .zip(angles.par_chunks(2 * half))
                 .for_each(|(row, cs)| {
@@ -428,10 +478,10 @@ impl Model {
                 let q = &qkv[r * qkv_w..r * qkv_w + d];
                 shared[ci].attend(isa, &attend, l, (q, h, h + 1), pos + 1, out);
             });
-            self.linear(&att, t, &layer.out, &mut proj);
+            self.linear(&att, split, &layer.out, &mut proj);
             add(&mut x, &proj);
             norm_rows(&x, &layer.ffn_norm, c.eps, &mut h, d);
-            self.linear(&h, t, &layer.gate_up, &mut gu);
+            self.linear(&h, split, &layer.gate_up, &mut gu);
             act.par_chunks_mut(ff)
                 .zip(gu.par_chunks(2 * ff))
                 .for_each(|(a, row)| {
@@ -440,7 +490,7 @@ impl Model {
                         *a = g / (1.0 + (-g).exp()) * u;
                     }
                 });
-            self.linear(&act, t, &layer.down, &mut proj);
+            self.linear(&act, split, &layer.down, &mut proj);
             add(&mut x, &proj);
         }
         for f in feeds {
@@ -464,7 +514,8 @@ impl Model {
         }
         let head = self.weights.output.as_ref().unwrap_or(&self.weights.embed);
         let mut logits = vec![0f32; last.len() * c.vocab];
-        self.linear(&rows, last.len(), head, &mut logits);
+        let generated = feeds.iter().filter(|f| f.generated && f.logits).count();
+        self.linear(&rows, (last.len(), generated), head, &mut logits);
         logits
     }
 }

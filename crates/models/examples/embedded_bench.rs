@@ -14,8 +14,9 @@
 //!   prefix reuse off (as llama.cpp runs) and on (ragprobe's default);
 //! * the process's peak resident memory (`VmHWM`) and the file's size.
 //!
-//! `RAGPROBE_DOTS=q8` runs the engine's integer dots with 8-bit activations
-//! ([`ragprobe_engine::Dots::Q8`]) instead of the default f32 products.
+//! `RAGPROBE_DOTS=f32` or `q8` runs every token with the engine's f32
+//! products or integer dots ([`ragprobe_engine::Dots`]) instead of the
+//! default (integer dots for generated tokens, f32 for prompts).
 //!
 //! Prints one JSON object on stdout, with every generated token of the
 //! single-stream and batched runs, so the script can check that batching
@@ -151,8 +152,10 @@ fn main() {
             eprintln!("{e}");
             std::process::exit(1)
         });
-    if std::env::var("RAGPROBE_DOTS").as_deref() == Ok("q8") {
-        llm.set_dots(ragprobe_engine::Dots::Q8);
+    match std::env::var("RAGPROBE_DOTS").as_deref() {
+        Ok("f32") => llm.set_dots(ragprobe_engine::Dots::F32),
+        Ok("q8") => llm.set_dots(ragprobe_engine::Dots::Q8),
+        _ => {}
     }
     let chats = std::fs::File::open(&args[2]).unwrap_or_else(|e| {
         eprintln!("{}: {e}", args[2]);

@@ -180,12 +180,17 @@ def main(out):
         # default F16 one (ggml type 1), which rounds keys and values as the
         # engine's default cache does (and also the queries and the softmax
         # weights, which the engine keeps in f32).
-        def run(kv_type):
-            llm = Llama(model_path=twin, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, type_k=kv_type, type_v=kv_type, verbose=False)
+        def run(kv_type, model=twin):
+            llm = Llama(model_path=model, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, type_k=kv_type, type_v=kv_type, verbose=False)
             llm.eval(ids)
             return np.array(llm.scores[: len(ids)], dtype=np.float32).tolist()
+        ref = {"tokens": ids, "types": types, "logits": run(0), "logits_f16_cache": run(1)}
+        if qtype is not None:
+            # llama.cpp on the quantized file itself: its integer dots with
+            # 8-bit activations, the engine's default arithmetic.
+            ref["logits_quantized"] = run(0, path)
         with open(f"{out}/{name}.json", "w") as f:
-            json.dump({"tokens": ids, "types": types, "logits": run(0), "logits_f16_cache": run(1)}, f)
+            json.dump(ref, f)
         print(name, arch, "types", ",".join(types), "positions", len(ids))
 
 

@@ -426,8 +426,8 @@ impl LocalLlm {
     }
 
     /// How products with quantized weights are computed
-    /// ([`ragprobe_engine::Dots::F32`] by default; outputs differ between
-    /// the two, each is deterministic).
+    /// ([`ragprobe_engine::Dots::Q8Generated`] by default; outputs differ
+    /// between them, each is deterministic).
     pub fn set_dots(&mut self, dots: ragprobe_engine::Dots) {
         self.model.set_dots(dots);
     }
