@@ -35,7 +35,8 @@
 //!
 //! **The layout** makes the SIMD kernels cheap: rows of `x` are held in
 //! pairs, so one register holds lane `l` of two rows side by side and one
-//! multiply serves both with the weights' lanes doubled.
+//! multiply serves both with the weights' lanes doubled (with AVX-512, a
+//! pair's whole block in one 512-bit register).
 
 use super::{Packed, BLOCK, SEG};
 use crate::kernels::Isa;
@@ -96,9 +97,9 @@ impl Q8Rows {
             }
             r.d[2 * (row / 2 * nb + b) + row % 2] = d;
             r.c[at] = d * qs.iter().map(|&q| q as i32).sum::<i32>() as f32;
-            for (j, &q) in qs.iter().enumerate() {
-                let at = r.at(row, b, j);
-                r.q[at] = q;
+            for (l, lane) in qs.chunks_exact(4).enumerate() {
+                let at = r.lane(row, b, l);
+                r.q[at..at + 4].copy_from_slice(lane);
             }
         }
         r
@@ -109,13 +110,19 @@ impl Q8Rows {
         self.t
     }
 
-    /// Where value `j` of row `r`'s block `b` is held in `q`.
-    fn at(&self, r: usize, b: usize, j: usize) -> usize {
+    /// Where lane `l` (values `4l..4l + 4`) of row `r`'s block `b` starts
+    /// in `q`.
+    fn lane(&self, r: usize, b: usize, l: usize) -> usize {
         let nb = self.k / BLOCK;
         match r < (self.t & !1) {
-            true => 64 * (r / 2 * nb + b) + 4 * (2 * (j / 4) + r % 2) + j % 4,
-            false => self.single(b) + j,
+            true => 64 * (r / 2 * nb + b) + 4 * (2 * l + r % 2),
+            false => self.single(b) + 4 * l,
         }
+    }
+
+    /// Where value `j` of row `r`'s block `b` is held in `q`.
+    fn at(&self, r: usize, b: usize, j: usize) -> usize {
+        self.lane(r, b, j / 4) + j % 4
     }
 
     /// Where the odd last row's block `b` starts in `q`.
@@ -299,7 +306,7 @@ mod x86 {
     }
 
     macro_rules! kernel {
-        ($name:ident, $features:literal, $add_bits:ident, $dot:ident) => {
+        ($name:ident, $features:literal, $add_bits:ident, $dot:ident, $wide:literal) => {
             /// [`rows_portable`] in SIMD registers (module docs).
             ///
             /// # Safety
@@ -332,6 +339,9 @@ mod x86 {
                     // Per pair, lanes 0..4 and 4..8 of both rows; the odd
                     // last row alone; and the minimum lanes 0..8, 8..16.
                     let mut acc = [[_mm256_setzero_ps(); 2]; 4];
+                    // `$wide`: each pair's lanes 0..4 and 4..8 in one
+                    // 512-bit register instead (the same lanes).
+                    let mut wide: [__m512; 4] = std::mem::zeroed();
                     let mut one = _mm256_setzero_ps();
                     let mut macc = [[_mm256_setzero_ps(); 2]; TT];
                     for s in (0..nb).step_by(SEG) {
@@ -391,7 +401,36 @@ mod x86 {
                                 _ => [i, i],
                             }
                             .map(|j| _mm256_set1_ps(*ds.get_unchecked(j)));
-                            if pairs > 0 {
+                            if $wide && pairs > 0 {
+                                let twice = _mm512_setr_epi32(
+                                    0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,
+                                );
+                                let u2 = _mm512_permutexvar_epi32(twice, _mm512_castsi256_si512(u));
+                                let w2 = _mm512_permutexvar_epi32(twice, _mm512_castsi256_si512(w));
+                                // Negative weights negate the activation.
+                                let neg = _mm512_movepi8_mask(w2);
+                                let sc = _mm512_castpd_ps(_mm512_insertf64x4(
+                                    _mm512_castpd256_pd512(_mm256_castps_pd(sc[0])),
+                                    _mm256_castps_pd(sc[1]),
+                                    1,
+                                ));
+                                for (pp, acc) in wide.iter_mut().enumerate().take(pairs) {
+                                    let at = (t0 / 2 + pp) * nb + b;
+                                    let d = _mm512_castpd_ps(_mm512_set1_pd(
+                                        (a.d.as_ptr().add(2 * at) as *const f64).read_unaligned(),
+                                    ));
+                                    let q =
+                                        _mm512_loadu_si512(a.q.as_ptr().add(64 * at) as *const _);
+                                    let q = if signed {
+                                        _mm512_mask_sub_epi8(q, neg, _mm512_setzero_si512(), q)
+                                    } else {
+                                        q
+                                    };
+                                    let dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u2, q);
+                                    let dot = _mm512_cvtepi32_ps(dot);
+                                    *acc = _mm512_fmadd_ps(dot, _mm512_mul_ps(sc, d), *acc);
+                                }
+                            } else if pairs > 0 {
                                 let u2 = dup.map(|x| _mm256_permutevar8x32_epi32(u, x));
                                 let w2 = dup.map(|x| _mm256_permutevar8x32_epi32(w, x));
                                 for (pp, acc) in acc.iter_mut().enumerate().take(pairs) {
@@ -436,6 +475,14 @@ mod x86 {
                         true => reduce(_mm256_add_ps(macc[t][0], macc[t][1])),
                         false => 0.0,
                     };
+                    if $wide {
+                        for (acc, w) in acc.iter_mut().zip(&wide).take(pairs) {
+                            *acc = [
+                                _mm512_castps512_ps256(*w),
+                                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(*w), 1)),
+                            ];
+                        }
+                    }
                     for (pp, acc) in acc.iter().enumerate().take(pairs) {
                         let [x, y] = reduce_pair(acc[0], acc[1]);
                         let (t, u) = (2 * pp, 2 * pp + 1);
@@ -451,12 +498,13 @@ mod x86 {
         };
     }
 
-    kernel!(rows_avx2, "avx2,fma,f16c", add_bits_avx2, dot_avx2);
+    kernel!(rows_avx2, "avx2,fma,f16c", add_bits_avx2, dot_avx2, false);
     kernel!(
         rows_vnni,
         "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni",
         add_bits_vnni,
-        dot_vnni
+        dot_vnni,
+        true
     );
 }
 
