@@ -95,6 +95,29 @@ fn reference(text: &str) -> Reference {
     }
 }
 
+/// The largest difference of `got` from `want`, and `want`'s largest
+/// magnitude.
+fn spread(want: &[f32], got: &[f32]) -> (f32, f32) {
+    let scale = want.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let diff = got
+        .iter()
+        .zip(want)
+        .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    (diff, scale)
+}
+
+/// The largest [`spread`] of `got` from `want` over the positions, as a
+/// fraction of each position's largest logit.
+fn worst_spread(want: &[Vec<f32>], got: &[Vec<f32>]) -> f32 {
+    want.iter()
+        .zip(got)
+        .map(|(w, g)| {
+            let (diff, scale) = spread(w, g);
+            diff / scale
+        })
+        .fold(0f32, f32::max)
+}
+
 /// The largest difference of `model`'s next-token logits from `want`'s at
 /// every position of `tokens`, as a fraction of the largest logit; each
 /// within `tolerance`, with the same greedy token.
@@ -117,11 +140,7 @@ fn closeness(
     for (p, want) in want.iter().enumerate() {
         let got = model.next_logits(&tokens[..=p]);
         assert_eq!(got.len(), want.len(), "{what}: vocabulary");
-        let scale = want.iter().fold(0f32, |m, v| m.max(v.abs()));
-        let diff = got
-            .iter()
-            .zip(want)
-            .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+        let (diff, scale) = spread(want, &got);
         worst = worst.max(diff / scale);
         assert!(
             diff <= tolerance * scale,
@@ -210,8 +229,8 @@ fn each_architecture_gives_llama_cpp_logits() {
             on.iter().zip(&off).all(|(a, b)| a.to_bits() == b.to_bits()),
             "{name}: packed and f32 paths differ"
         );
-        // The default integer dots: near llama.cpp's own on the quantized
-        // file, and near the f32 reference.
+        // Integer dots for every token: near llama.cpp's own on the
+        // quantized file, and near the f32 reference.
         let mut q8 = String::new();
         if let Some(own) = &r.logits_quantized {
             model.set_dots(Dots::Q8);
@@ -222,14 +241,7 @@ fn each_architecture_gives_llama_cpp_logits() {
             let what = format!("{name} (integer dots, the f32 reference)");
             let (w_ref, s_ref) = closeness(&model, &r.tokens, &r.logits, Q8_TOLERANCE, &what);
             // llama.cpp's own integer dots against the f32 reference.
-            let llama = own
-                .iter()
-                .zip(&r.logits)
-                .map(|(a, b)| {
-                    let scale = b.iter().fold(0f32, |m, v| m.max(v.abs()));
-                    a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs())) / scale
-                })
-                .fold(0f32, f32::max);
+            let llama = worst_spread(&r.logits, own);
             assert!(
                 w_ref <= Q8_AGAINST_LLAMA * llama + 1e-5,
                 "{name}: integer dots {w_ref:.2e} from the f32 reference, llama.cpp's {llama:.2e}"
@@ -264,16 +276,7 @@ fn each_architecture_gives_llama_cpp_logits() {
             true
         };
         // How far llama.cpp's own f16 cache moves its logits.
-        let own = r
-            .logits
-            .iter()
-            .zip(&r.logits_f16_cache)
-            .map(|(a, b)| {
-                let scale = a.iter().fold(0f32, |m, v| m.max(v.abs()));
-                let diff = a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs()));
-                diff / scale
-            })
-            .fold(0f32, f32::max);
+        let own = worst_spread(&r.logits, &r.logits_f16_cache);
         checked.push(format!(
             "{name}: {} positions, worst {worst:.2e} (f16 caches: {worst_f16:.2e}; llama.cpp's f16 against its f32: {own:.2e}), matrices {held:?}, {packed} for the block kernels{}",
             r.logits.len(),

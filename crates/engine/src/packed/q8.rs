@@ -95,7 +95,8 @@ impl Q8Rows {
             for (q, &v) in qs.iter_mut().zip(xs) {
                 *q = ((v * id + ROUND) - ROUND) as i8;
             }
-            r.d[2 * (row / 2 * nb + b) + row % 2] = d;
+            let at_d = r.d_at(row, b);
+            r.d[at_d] = d;
             r.c[at] = d * qs.iter().map(|&q| q as i32).sum::<i32>() as f32;
             for (l, lane) in qs.chunks_exact(4).enumerate() {
                 let at = r.lane(row, b, l);
@@ -130,9 +131,14 @@ impl Q8Rows {
         (self.t & !1) * self.k + b * BLOCK
     }
 
+    /// Where row `r`'s block `b` has its scale in `d`.
+    fn d_at(&self, r: usize, b: usize) -> usize {
+        2 * (r / 2 * (self.k / BLOCK) + b) + r % 2
+    }
+
     /// Block `b`'s scale `d` in row `r`.
     fn d(&self, r: usize, b: usize) -> f32 {
-        self.d[2 * (r / 2 * (self.k / BLOCK) + b) + r % 2]
+        self.d[self.d_at(r, b)]
     }
 }
 
