@@ -64,7 +64,8 @@ fn main() {
             }
         });
         let secs = t0.elapsed().as_secs_f64() / reps as f64;
-        // The integer dots with 8-bit activations (the default).
+        // The integer dots with 8-bit activations (the default for
+        // generated tokens).
         let variant = q8::Variant::for_isa(isa);
         let t0 = Instant::now();
         pool.install(|| {
